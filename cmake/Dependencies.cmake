@@ -1,0 +1,29 @@
+# The settled dependency set (see ../shared/TOOLCHAIN.md for the traps).
+# The fuzz build needs only protobuf and ONNX.
+find_package(Protobuf REQUIRED)
+find_package(ONNX CONFIG REQUIRED)  # after Protobuf: its targets use protobuf's
+if(TESSEL_FUZZ)
+  return()
+endif()
+
+find_package(LLVM 19.1 REQUIRED CONFIG HINTS /usr/lib/llvm-19/lib/cmake/llvm)
+message(STATUS "LLVM ${LLVM_PACKAGE_VERSION} from ${LLVM_DIR}")
+
+find_package(nlohmann_json 3.11 REQUIRED)
+find_package(GTest REQUIRED)
+
+find_package(xgboost CONFIG QUIET)
+if(TARGET xgboost::xgboost)
+  set(TESSEL_XGBOOST xgboost::xgboost)
+else()
+  find_path(XGBOOST_INCLUDE_DIR xgboost/c_api.h REQUIRED)
+  find_library(XGBOOST_LIBRARY NAMES xgboost libxgboost.so.1.6.0 REQUIRED)
+  add_library(tessel_xgboost INTERFACE)
+  target_include_directories(tessel_xgboost INTERFACE ${XGBOOST_INCLUDE_DIR})
+  target_link_libraries(tessel_xgboost INTERFACE ${XGBOOST_LIBRARY})
+  set(TESSEL_XGBOOST tessel_xgboost)
+endif()
+
+# NVRTC only: the driver (libcuda) is opened with dlopen at run time.
+list(APPEND CMAKE_PREFIX_PATH /usr/local/cuda)
+find_package(CUDAToolkit REQUIRED)

@@ -1,0 +1,138 @@
+// Host tensor storage, element conversion and small constructors.
+#include "ir/core/tensor.h"
+
+#include <cstring>
+#include <new>
+#include <sstream>
+#include <type_traits>
+
+namespace tessel {
+
+namespace {
+
+constexpr int64_t kMaxBytes = int64_t(1) << 40;  // refuse sizes no machine here can hold
+
+template <typename T>
+double load_as_double(const void* p, int64_t i) {
+  const T* d = static_cast<const T*>(p);
+  if constexpr (std::is_same_v<T, Half>) return half_to_float(d[i]);
+  else if constexpr (std::is_same_v<T, BFloat16>) return bf16_to_float(d[i]);
+  else return double(d[i]);
+}
+
+template <typename T>
+void store_from_double(void* p, int64_t i, double v) {
+  T* d = static_cast<T*>(p);
+  if constexpr (std::is_same_v<T, Half>) d[i] = float_to_half(float(v));
+  else if constexpr (std::is_same_v<T, BFloat16>) d[i] = float_to_bf16(float(v));
+  else if constexpr (std::is_same_v<T, bool>) d[i] = v != 0.0;
+  else if constexpr (std::is_integral_v<T>) d[i] = T(int64_t(v));
+  else d[i] = T(v);
+}
+
+}  // namespace
+
+int64_t num_elements(const Dims& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+Dims contiguous_strides(const Dims& shape) {
+  Dims strides(shape.size(), 1);
+  for (int i = int(shape.size()) - 2; i >= 0; --i) strides[i] = strides[i + 1] * shape[i + 1];
+  return strides;
+}
+
+std::string dims_str(const Dims& shape) {
+  std::ostringstream os;
+  os << "[";
+  for (size_t i = 0; i < shape.size(); ++i) os << (i ? ", " : "") << shape[i];
+  os << "]";
+  return os.str();
+}
+
+Tensor::Tensor(DType dtype, Dims shape) : dtype_(dtype), shape_(std::move(shape)) {
+  numel_ = 1;
+  for (int64_t d : shape_) {
+    TESSEL_USER_CHECK(d >= 0, Span{}) << "negative dimension in tensor shape " << dims_str(shape_);
+    TESSEL_USER_CHECK(d == 0 || numel_ <= kMaxBytes / d, Span{})
+        << "tensor of shape " << dims_str(shape_) << " is too large";
+    numel_ *= d;
+  }
+  TESSEL_USER_CHECK(numel_ <= kMaxBytes / int64_t(dtype_size(dtype)), Span{})
+      << "tensor of shape " << dims_str(shape_) << " is too large";
+  size_t bytes = (nbytes() + 63) / 64 * 64;
+  if (bytes == 0) bytes = 64;
+  auto* p = static_cast<std::byte*>(::operator new[](bytes, std::align_val_t(64)));
+  std::memset(p, 0, bytes);
+  data_ = std::shared_ptr<std::byte[]>(
+      p, [](std::byte* q) { ::operator delete[](q, std::align_val_t(64)); });
+}
+
+double Tensor::get_f64(int64_t i) const {
+  return dispatch_dtype(dtype_, [&](auto t) { return load_as_double<decltype(t)>(raw(), i); });
+}
+
+int64_t Tensor::get_i64(int64_t i) const {
+  return dispatch_dtype(dtype_, [&](auto t) -> int64_t {
+    using T = decltype(t);
+    if constexpr (std::is_integral_v<T>) return int64_t(data<T>()[i]);
+    else return int64_t(load_as_double<T>(raw(), i));
+  });
+}
+
+void Tensor::set_f64(int64_t i, double v) {
+  dispatch_dtype(dtype_, [&](auto t) { store_from_double<decltype(t)>(raw(), i, v); });
+}
+
+void Tensor::set_i64(int64_t i, int64_t v) {
+  dispatch_dtype(dtype_, [&](auto t) {
+    using T = decltype(t);
+    if constexpr (std::is_same_v<T, bool>) data<T>()[i] = v != 0;
+    else if constexpr (std::is_integral_v<T>) data<T>()[i] = T(v);
+    else store_from_double<T>(raw(), i, double(v));
+  });
+}
+
+std::vector<int64_t> Tensor::to_i64_vector() const {
+  std::vector<int64_t> out(static_cast<size_t>(numel_));
+  for (int64_t i = 0; i < numel_; ++i) out[size_t(i)] = get_i64(i);
+  return out;
+}
+
+std::vector<double> Tensor::to_f64_vector() const {
+  std::vector<double> out(static_cast<size_t>(numel_));
+  for (int64_t i = 0; i < numel_; ++i) out[size_t(i)] = get_f64(i);
+  return out;
+}
+
+Tensor Tensor::clone() const {
+  Tensor t(dtype_, shape_);
+  if (nbytes()) std::memcpy(t.raw(), raw(), nbytes());
+  return t;
+}
+
+Tensor Tensor::reshaped(Dims shape) const {
+  TESSEL_ICHECK(num_elements(shape) == numel_) << "reshape " << dims_str(shape_) << " to " << dims_str(shape);
+  Tensor t = *this;
+  t.shape_ = std::move(shape);
+  return t;
+}
+
+Tensor Tensor::from_i64(const std::vector<int64_t>& values, Dims shape) {
+  Tensor t(DType::kI64, std::move(shape));
+  TESSEL_ICHECK(t.numel() == int64_t(values.size())) << "value count does not match shape";
+  if (!values.empty()) std::memcpy(t.raw(), values.data(), values.size() * sizeof(int64_t));
+  return t;
+}
+
+Tensor Tensor::scalar_f64(DType dtype, double value) {
+  Tensor t(dtype, {});
+  t.set_f64(0, value);
+  return t;
+}
+
+std::string Tensor::type_str() const { return std::string(dtype_name(dtype_)) + dims_str(shape_); }
+
+}  // namespace tessel

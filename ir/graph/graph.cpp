@@ -1,0 +1,98 @@
+// Graph construction and rewiring.
+#include "ir/graph/graph.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+namespace tessel::graph {
+
+Value* Graph::new_value(std::string value_name) {
+  auto v = std::make_unique<Value>();
+  v->id = next_id_++;
+  v->name = std::move(value_name);
+  values_.push_back(std::move(v));
+  return values_.back().get();
+}
+
+Value* Graph::add_input(std::string value_name, TensorType type) {
+  Value* v = new_value(std::move(value_name));
+  v->type = std::move(type);
+  inputs_.push_back(v);
+  return v;
+}
+
+Value* Graph::add_constant(std::string value_name, Tensor value) {
+  Value* v = new_value(std::move(value_name));
+  v->type = TensorType(value.dtype(), value.shape());
+  v->constant = std::move(value);
+  return v;
+}
+
+Node* Graph::add_node(std::string op, std::string node_name, std::vector<Value*> node_inputs,
+                      const std::vector<std::string>& output_names, Attrs attrs) {
+  auto n = std::make_unique<Node>();
+  n->id = next_id_++;
+  n->op = std::move(op);
+  n->name = std::move(node_name);
+  n->inputs = std::move(node_inputs);
+  n->attrs = std::move(attrs);
+  for (size_t i = 0; i < output_names.size(); ++i) {
+    Value* v = new_value(output_names[i]);
+    v->producer = n.get();
+    v->producer_output = int(i);
+    n->outputs.push_back(v);
+  }
+  nodes_.push_back(std::move(n));
+  return nodes_.back().get();
+}
+
+std::vector<Node*> Graph::nodes() const {
+  std::vector<Node*> out;
+  out.reserve(nodes_.size());
+  for (const auto& n : nodes_) out.push_back(n.get());
+  return out;
+}
+
+std::vector<Value*> Graph::values() const {
+  std::vector<Value*> out;
+  for (const auto& v : values_) out.push_back(v.get());
+  return out;
+}
+
+std::vector<Value*> Graph::constants() const {
+  std::vector<Value*> out;
+  for (const auto& v : values_)
+    if (v->is_constant() && v->producer == nullptr) out.push_back(v.get());
+  return out;
+}
+
+void Graph::replace_uses(Value* from, Value* to) {
+  for (auto& n : nodes_)
+    for (Value*& in : n->inputs)
+      if (in == from) in = to;
+  for (Value*& out : outputs_)
+    if (out == from) out = to;
+}
+
+void Graph::remove_unused_values() {
+  std::unordered_set<const Value*> used(inputs_.begin(), inputs_.end());
+  used.insert(outputs_.begin(), outputs_.end());
+  for (const auto& n : nodes_) {
+    used.insert(n->inputs.begin(), n->inputs.end());
+    used.insert(n->outputs.begin(), n->outputs.end());
+  }
+  std::erase_if(values_, [&](const std::unique_ptr<Value>& v) { return !used.count(v.get()); });
+}
+
+std::string Graph::unique_name(const std::string& base) {
+  return base + "__t" + std::to_string(next_name_++);
+}
+
+std::vector<Node*> users_of(const Graph& g, const Value* v) {
+  std::vector<Node*> out;
+  for (Node* n : g.nodes())
+    if (std::find(n->inputs.begin(), n->inputs.end(), v) != n->inputs.end()) out.push_back(n);
+  return out;
+}
+
+}  // namespace tessel::graph

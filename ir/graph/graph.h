@@ -1,0 +1,92 @@
+// The graph IR: a typed dataflow graph of nodes over values. Weights are
+// values holding a constant, stored once and referenced by every use.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/core/diagnostics.h"
+#include "ir/graph/attr.h"
+#include "ir/graph/types.h"
+
+namespace tessel::graph {
+
+struct Node;
+
+struct Value {
+  int id = 0;
+  std::string name;
+  TensorType type;
+  Node* producer = nullptr;       // null for graph inputs and constants
+  int producer_output = 0;
+  std::optional<Tensor> constant;  // weights and folded values
+
+  bool is_constant() const { return constant.has_value(); }
+};
+
+struct Node {
+  int id = 0;
+  std::string op;    // canonical op name in the registry (ONNX name, newest semantics)
+  std::string name;  // ONNX node name, or a generated one
+  Attrs attrs;
+  std::vector<Value*> inputs;  // null entries are omitted optional inputs
+  std::vector<Value*> outputs;
+
+  Span span() const { return Span{name, op}; }
+  bool has_input(size_t i) const { return i < inputs.size() && inputs[i] != nullptr; }
+};
+
+class Graph {
+ public:
+  std::string name;
+
+  Value* add_input(std::string name, TensorType type);
+  Value* add_constant(std::string name, Tensor value);
+  // Appends a node; its outputs are new values named output_names (types filled
+  // in by shape inference). Nodes are kept in topological order by construction.
+  Node* add_node(std::string op, std::string name, std::vector<Value*> inputs,
+                 const std::vector<std::string>& output_names, Attrs attrs = {});
+  void set_outputs(std::vector<Value*> outputs) { outputs_ = std::move(outputs); }
+  void replace_output(size_t i, Value* v) { outputs_.at(i) = v; }
+
+  const std::vector<Value*>& inputs() const { return inputs_; }
+  const std::vector<Value*>& outputs() const { return outputs_; }
+  std::vector<Node*> nodes() const;
+  std::vector<Value*> values() const;
+  std::vector<Value*> constants() const;
+  size_t num_nodes() const { return nodes_.size(); }
+
+  // Rewires every use of `from` (node inputs and graph outputs) to `to`.
+  void replace_uses(Value* from, Value* to);
+  // Removes the nodes for which pred holds; their outputs must be unused.
+  template <typename Pred>
+  void remove_nodes_if(Pred pred);
+  // Drops values that nothing refers to any more.
+  void remove_unused_values();
+
+  std::string unique_name(const std::string& base);
+
+ private:
+  Value* new_value(std::string name);
+  std::vector<std::unique_ptr<Value>> values_;
+  std::vector<std::unique_ptr<Node>> nodes_;
+  std::vector<Value*> inputs_;
+  std::vector<Value*> outputs_;
+  int next_id_ = 0;
+  int next_name_ = 0;
+};
+
+template <typename Pred>
+void Graph::remove_nodes_if(Pred pred) {
+  std::vector<std::unique_ptr<Node>> kept;
+  for (auto& n : nodes_)
+    if (!pred(*n)) kept.push_back(std::move(n));
+  nodes_ = std::move(kept);
+}
+
+// Nodes that read v, in graph order.
+std::vector<Node*> users_of(const Graph& g, const Value* v);
+
+}  // namespace tessel::graph

@@ -1,0 +1,47 @@
+// The graph printer.
+#include "ir/graph/printer.h"
+
+#include <sstream>
+
+namespace tessel::graph {
+
+namespace {
+
+std::string value_ref(const Value* v) { return v ? "%" + v->name : "_"; }
+
+std::string typed(const Value* v) { return value_ref(v) + ": " + v->type.str(); }
+
+void print_node(std::ostringstream& os, const Node& n) {
+  os << "  ";
+  for (size_t i = 0; i < n.outputs.size(); ++i) os << (i ? ", " : "") << typed(n.outputs[i]);
+  os << " = " << n.op << "(";
+  for (size_t i = 0; i < n.inputs.size(); ++i) os << (i ? ", " : "") << value_ref(n.inputs[i]);
+  os << ")";
+  if (!n.attrs.empty()) {
+    os << " {";
+    bool first = true;
+    for (const auto& [name, value] : n.attrs.all()) {
+      os << (first ? "" : ", ") << name << " = " << attr_value_str(value);
+      first = false;
+    }
+    os << "}";
+  }
+  os << "  # node '" << n.name << "'\n";
+}
+
+}  // namespace
+
+std::string print_graph(const Graph& g) {
+  std::ostringstream os;
+  os << "graph " << (g.name.empty() ? "main" : g.name) << "(";
+  for (size_t i = 0; i < g.inputs().size(); ++i) os << (i ? ", " : "") << typed(g.inputs()[i]);
+  os << ") {\n";
+  for (const Value* c : g.constants()) os << "  const " << typed(c) << "\n";
+  for (const Node* n : g.nodes()) print_node(os, *n);
+  os << "  return ";
+  for (size_t i = 0; i < g.outputs().size(); ++i) os << (i ? ", " : "") << value_ref(g.outputs()[i]);
+  os << "\n}\n";
+  return os.str();
+}
+
+}  // namespace tessel::graph

@@ -1,0 +1,62 @@
+// The graph verifier. Nodes are kept in topological order, so "defined
+// before use" in that order also proves there is no cycle.
+#include "ir/graph/verifier.h"
+
+#include <unordered_set>
+
+#include "ir/graph/op_registry.h"
+
+namespace tessel::graph {
+
+namespace {
+
+void check_types_agree(const Node& n) {
+  std::vector<const TensorType*> types;
+  std::vector<const Tensor*> values;
+  for (Value* in : n.inputs) {
+    types.push_back(in ? &in->type : nullptr);
+    values.push_back(in && in->constant ? &*in->constant : nullptr);
+  }
+  const OpSchema* schema = OpRegistry::global().find(n.op);
+  TESSEL_ICHECK(schema != nullptr) << "node '" << n.name << "' has unregistered op " << n.op;
+  InferContext ctx(n, std::move(types), std::move(values));
+  schema->infer(ctx);
+  for (size_t i = 0; i < n.outputs.size(); ++i) {
+    const TensorType& have = n.outputs[i]->type;
+    const TensorType& want = ctx.output_types[i];
+    TESSEL_ICHECK(have.dtype == want.dtype && have.rank_known == want.rank_known &&
+                  (!have.rank_known || have.rank() == want.rank()))
+        << "node '" << n.name << "' output " << i << " has type " << have.str()
+        << " but its op infers " << want.str();
+  }
+}
+
+}  // namespace
+
+void verify_graph(const Graph& g) {
+  std::unordered_set<const Value*> defined(g.inputs().begin(), g.inputs().end());
+  for (const Value* v : g.values()) {
+    if (v->producer == nullptr && v->is_constant()) defined.insert(v);
+    if (!v->is_constant()) continue;
+    TESSEL_ICHECK(v->constant->dtype() == v->type.dtype && v->type.is_static() &&
+                  v->constant->shape() == v->type.static_dims())
+        << "constant %" << v->name << " holds " << v->constant->type_str() << " but is typed "
+        << v->type.str();
+  }
+  for (const Node* n : g.nodes()) {
+    for (const Value* in : n->inputs)
+      TESSEL_ICHECK(in == nullptr || defined.count(in))
+          << "node '" << n->name << "' uses %" << in->name << " before it is defined";
+    for (size_t i = 0; i < n->outputs.size(); ++i) {
+      const Value* out = n->outputs[i];
+      TESSEL_ICHECK(out->producer == n && out->producer_output == int(i))
+          << "output %" << out->name << " of node '" << n->name << "' has a wrong producer";
+      TESSEL_ICHECK(defined.insert(out).second) << "%" << out->name << " is defined twice";
+    }
+    check_types_agree(*n);
+  }
+  for (const Value* out : g.outputs())
+    TESSEL_ICHECK(defined.count(out)) << "graph output %" << out->name << " is not defined";
+}
+
+}  // namespace tessel::graph

@@ -1,0 +1,110 @@
+// Implementations of the subcommands.
+#include "src/cli/commands.h"
+
+#include <google/protobuf/stubs/common.h>
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <iostream>
+
+#include "ir/graph/printer.h"
+#include "src/codegen/cuda/nvrtc_info.h"
+#include "src/codegen/llvm/host_target.h"
+#include "src/driver/conformance.h"
+#include "src/driver/inspect.h"
+#include "src/driver/run_inputs.h"
+#include "src/frontend/onnx/importer.h"
+#include "src/reference/executor.h"
+#include "tuner/cost_model/xgboost_info.h"
+
+namespace tessel::cli {
+
+namespace {
+
+std::string single_model(Args& args, const char* command) {
+  std::vector<std::string> pos = args.positionals();
+  TESSEL_USER_CHECK(pos.size() == 1, Span{}) << command << " takes one model file (see tessel " << command << " --help)";
+  return pos[0];
+}
+
+onnx_frontend::ImportOptions import_options(Args& args) {
+  onnx_frontend::ImportOptions o;
+  for (const std::string& spec : args.values("--input-shape")) {
+    auto [name, dims] = onnx_frontend::parse_input_shape(spec);
+    o.input_shapes[name] = dims;
+  }
+  return o;
+}
+
+void print_output_summary(const std::string& name, const Tensor& t) {
+  std::cout << "output '" << name << "' " << t.type_str();
+  if (t.numel() > 0) {
+    double lo = t.get_f64(0), hi = lo, sum = 0;
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      double v = t.get_f64(i);
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+      sum += v;
+    }
+    std::cout << "  min " << lo << "  max " << hi << "  mean " << sum / double(t.numel());
+  }
+  std::cout << "\n";
+}
+
+}  // namespace
+
+int cmd_inspect(Args& args) {
+  onnx_frontend::ImportOptions options = import_options(args);
+  bool print = args.flag("--print");
+  std::string path = single_model(args, "inspect");
+  graph::Graph g = onnx_frontend::import_model(path, options);
+  std::cout << "model " << path << "\n";
+  driver::print_inspection(g, std::cout);
+  if (print) std::cout << "\n" << graph::print_graph(g);
+  return 0;
+}
+
+int cmd_run(Args& args) {
+  onnx_frontend::ImportOptions options = import_options(args);
+  bool reference = args.flag("--reference");
+  auto inputs_dir = args.value("--inputs");
+  auto out_dir = args.value("--out");
+  uint64_t seed = uint64_t(parse_int(args.value("--seed").value_or("0"), "--seed"));
+  std::string path = single_model(args, "run");
+  TESSEL_USER_CHECK(reference, Span{})
+      << "this build runs models with the reference executor only: pass --reference";
+  graph::Graph g = onnx_frontend::import_model(path, options);
+  std::vector<Tensor> inputs = inputs_dir ? driver::load_inputs(g, *inputs_dir) : driver::random_inputs(g, seed);
+  std::vector<Tensor> outputs = reference::Executor(g).run(inputs);
+  for (size_t i = 0; i < outputs.size(); ++i) print_output_summary(g.outputs()[i]->name, outputs[i]);
+  if (out_dir) driver::write_outputs(g, outputs, *out_dir, std::cout);
+  return 0;
+}
+
+int cmd_conformance(Args& args) {
+  driver::ConformanceOptions o;
+  o.list_file = args.value("--list").value_or("");
+  o.target = args.value("--target").value_or("reference");
+  if (auto t = args.value("--timeout")) o.case_timeout_s = double(parse_int(*t, "--timeout"));
+  std::vector<std::string> pos = args.positionals();
+  TESSEL_USER_CHECK(pos.size() == 1, Span{}) << "conformance takes one folder of cases (see --help)";
+  o.dir = pos[0];
+  return driver::run_conformance(o, std::cout) == 0 ? 0 : 1;
+}
+
+int cmd_version(Args& args) {
+  args.positionals();
+  codegen::CpuTarget cpu = codegen::host_cpu_target();
+  std::cout << "tessel 0.1.0\n"
+            << "LLVM " << codegen::llvm_version() << "\n"
+            << "NVRTC " << codegen::nvrtc_version() << "\n"
+            << "XGBoost " << tune::xgboost_version() << "\n"
+            << "protobuf " << google::protobuf::internal::VersionString(GOOGLE_PROTOBUF_VERSION) << "\n"
+            << "host " << cpu.triple << " cpu " << cpu.cpu << ", " << cpu.features.size() << " features"
+            << (std::find(cpu.features.begin(), cpu.features.end(), "+avx512f") != cpu.features.end() ? " (AVX-512)" : "")
+            << "\n";
+  return 0;
+}
+
+}  // namespace tessel::cli

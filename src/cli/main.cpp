@@ -1,0 +1,84 @@
+// The `tessel` command: subcommands over the driver. User errors exit with
+// code 2, internal errors with code 3.
+#include <iostream>
+#include <map>
+
+#include "src/cli/args.h"
+#include "src/cli/commands.h"
+#include "tessel/error.h"
+
+namespace tessel::cli {
+namespace {
+
+constexpr const char* kUsage = R"(tessel - a tensor-program compiler with a learned autotuner
+
+usage: tessel <command> [options]
+
+commands:
+  inspect      ops, shapes, parameters and FLOPs of an ONNX model
+  run          run a model with the reference executor
+  conformance  run ONNX operator conformance cases
+  version      versions of Tessel and its compiler libraries, and the host CPU
+
+`tessel <command> --help` describes each command.
+)";
+
+struct Command {
+  int (*run)(Args&);
+  const char* help;
+};
+
+const std::map<std::string, Command>& commands() {
+  static const std::map<std::string, Command> table = {
+      {"inspect", {cmd_inspect, kInspectHelp}},
+      {"run", {cmd_run, kRunHelp}},
+      {"conformance", {cmd_conformance, kConformanceHelp}},
+      {"version", {cmd_version, kVersionHelp}},
+  };
+  return table;
+}
+
+int dispatch(int argc, char** argv) {
+  if (argc < 2) {
+    std::cerr << kUsage;
+    return 2;
+  }
+  std::string name = argv[1];
+  if (name == "--help" || name == "-h" || name == "help") {
+    std::cout << kUsage;
+    return 0;
+  }
+  if (name == "--version") name = "version";
+  auto it = commands().find(name);
+  if (it == commands().end()) {
+    std::cerr << "tessel: unknown command '" << name << "'\n\n" << kUsage;
+    return 2;
+  }
+  Args args(argc, argv, 2);
+  if (args.flag("--help") || args.flag("-h")) {
+    std::cout << it->second.help;
+    return 0;
+  }
+  return it->second.run(args);
+}
+
+}  // namespace
+}  // namespace tessel::cli
+
+int main(int argc, char** argv) {
+  try {
+    return tessel::cli::dispatch(argc, argv);
+  } catch (const tessel::UserError& e) {
+    std::cerr << "tessel: error: " << e.what() << "\n";
+    return 2;
+  } catch (const tessel::InternalError& e) {
+    std::cerr << "tessel: " << e.what() << "\n";
+    return 3;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "tessel: error: out of memory\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "tessel: internal error, please report: " << e.what() << "\n";
+    return 3;
+  }
+}

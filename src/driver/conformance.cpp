@@ -1,0 +1,188 @@
+// The conformance runner. Cases run in forked children so that one crashing
+// or hanging case cannot take the whole run down.
+#include "src/driver/conformance.h"
+
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "src/frontend/onnx/importer.h"
+#include "src/frontend/onnx/tensor_proto.h"
+#include "src/reference/executor.h"
+
+namespace tessel::driver {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Cases whose expected outputs need a looser tolerance than the ONNX
+// backend's default, with the reason. Empty until a case needs one.
+const std::map<std::string, Tolerance>& looser_tolerances() {
+  static const std::map<std::string, Tolerance> table;
+  return table;
+}
+
+// Files named <prefix>_<N>.pb in dir, ordered by N.
+std::vector<fs::path> numbered_pbs(const fs::path& dir, const std::string& prefix) {
+  std::vector<std::pair<int, fs::path>> found;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    std::string f = e.path().filename().string();
+    if (f.rfind(prefix + "_", 0) != 0 || e.path().extension() != ".pb") continue;
+    std::string num = f.substr(prefix.size() + 1, f.size() - prefix.size() - 4);
+    if (num.empty() || !std::all_of(num.begin(), num.end(), ::isdigit)) continue;
+    found.emplace_back(std::stoi(num), e.path());
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<fs::path> out;
+  for (auto& [n, p] : found) out.push_back(p);
+  return out;
+}
+
+std::vector<std::string> case_names(const ConformanceOptions& o) {
+  std::vector<std::string> names;
+  if (!o.list_file.empty()) {
+    std::ifstream in(o.list_file);
+    TESSEL_USER_CHECK(in.good(), Span{}) << o.list_file << ": cannot open case list";
+    std::string line;
+    while (std::getline(in, line)) {
+      line.erase(0, line.find_first_not_of(" \t"));
+      line.erase(line.find_last_not_of(" \t\r") + 1);
+      if (!line.empty() && line[0] != '#') names.push_back(line);
+    }
+    return names;
+  }
+  for (const auto& e : fs::directory_iterator(o.dir))
+    if (fs::exists(e.path() / "model.onnx")) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// Runs the case in a child; returns its verdict text ("" = pass).
+std::string run_isolated(const std::string& case_dir, const std::string& target, double timeout_s) {
+  int fds[2];
+  if (pipe(fds) != 0) return "cannot create a pipe";
+  pid_t pid = fork();
+  if (pid < 0) return "cannot fork";
+  if (pid == 0) {
+    close(fds[0]);
+    std::string verdict;
+    try {
+      verdict = run_conformance_case(case_dir, target);
+    } catch (const std::exception& e) {
+      verdict = e.what();
+    }
+    if (verdict.empty()) verdict = "ok";
+    ssize_t ignored = write(fds[1], verdict.data(), verdict.size());
+    (void)ignored;
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string text;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  char buf[4096];
+  while (true) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      kill(pid, SIGKILL);
+      text = "timed out after " + std::to_string(int(timeout_s)) + " s";
+      break;
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    if (poll(&p, 1, int(left.count())) <= 0) continue;
+    ssize_t n = read(fds[0], buf, sizeof buf);
+    if (n <= 0) break;
+    text.append(buf, size_t(n));
+  }
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (text.empty() && WIFSIGNALED(status)) return "crashed with signal " + std::to_string(WTERMSIG(status));
+  return text == "ok" ? "" : text;
+}
+
+}  // namespace
+
+std::string compare_tensors(const Tensor& got, const Tensor& want, Tolerance tol) {
+  std::ostringstream os;
+  if (got.dtype() != want.dtype() || got.shape() != want.shape()) {
+    os << "got " << got.type_str() << ", expected " << want.type_str();
+    return os.str();
+  }
+  bool exact = !is_float(want.dtype());
+  int64_t bad = 0, first = -1;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    bool ok;
+    if (exact) {
+      ok = got.get_i64(i) == want.get_i64(i);
+    } else {
+      double a = got.get_f64(i), b = want.get_f64(i);
+      ok = (std::isnan(a) && std::isnan(b)) || a == b ||
+           (std::isfinite(a) && std::isfinite(b) && std::fabs(a - b) <= tol.atol + tol.rtol * std::fabs(b));
+    }
+    if (!ok && bad++ == 0) first = i;
+  }
+  if (bad == 0) return "";
+  os << bad << " of " << want.numel() << " elements differ; first at " << first << ": got "
+     << got.get_f64(first) << ", expected " << want.get_f64(first);
+  return os.str();
+}
+
+std::string run_conformance_case(const std::string& case_dir, const std::string& target) {
+  TESSEL_USER_CHECK(target == "reference", Span{}) << "unknown conformance target '" << target
+                                                   << "' (available: reference)";
+  fs::path dir(case_dir);
+  graph::Graph g = onnx_frontend::import_model((dir / "model.onnx").string());
+  reference::Executor exec(g);
+  Tolerance tol;
+  if (auto it = looser_tolerances().find(dir.filename().string()); it != looser_tolerances().end())
+    tol = it->second;
+  int sets = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (!e.is_directory() || e.path().filename().string().rfind("test_data_set_", 0) != 0) continue;
+    ++sets;
+    std::vector<Tensor> inputs, expected;
+    for (const fs::path& p : numbered_pbs(e.path(), "input")) inputs.push_back(onnx_frontend::load_tensor_pb(p.string()));
+    for (const fs::path& p : numbered_pbs(e.path(), "output")) expected.push_back(onnx_frontend::load_tensor_pb(p.string()));
+    std::vector<Tensor> outputs = exec.run(inputs);
+    if (outputs.size() != expected.size())
+      return "produced " + std::to_string(outputs.size()) + " outputs, expected " + std::to_string(expected.size());
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      std::string diff = compare_tensors(outputs[i], expected[i], tol);
+      if (!diff.empty()) return e.path().filename().string() + " output " + std::to_string(i) + ": " + diff;
+    }
+  }
+  return sets == 0 ? "no test_data_set_* folder" : "";
+}
+
+int run_conformance(const ConformanceOptions& o, std::ostream& out) {
+  TESSEL_USER_CHECK(fs::is_directory(o.dir), Span{}) << o.dir << ": not a folder";
+  int passed = 0, failed = 0;
+  for (const std::string& name : case_names(o)) {
+    fs::path case_dir = fs::path(o.dir) / name;
+    std::string verdict = fs::is_directory(case_dir) ? run_isolated(case_dir.string(), o.target, o.case_timeout_s)
+                                                     : "no such case folder";
+    if (verdict.empty()) {
+      ++passed;
+      out << "PASS " << name << "\n";
+    } else {
+      ++failed;
+      std::replace(verdict.begin(), verdict.end(), '\n', ' ');
+      out << "FAIL " << name << ": " << verdict << "\n";
+    }
+    out.flush();
+  }
+  out << passed << " passed, " << failed << " failed\n";
+  return failed;
+}
+
+}  // namespace tessel::driver

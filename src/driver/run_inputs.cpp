@@ -1,0 +1,71 @@
+// Inputs and outputs of `tessel run`.
+#include "src/driver/run_inputs.h"
+
+#include <filesystem>
+#include <random>
+
+#include "src/driver/npy.h"
+#include "src/frontend/onnx/tensor_proto.h"
+#include "src/reference/executor.h"
+
+namespace tessel::driver {
+
+namespace fs = std::filesystem;
+
+std::string safe_file_name(const std::string& value_name) {
+  std::string out;
+  for (char c : value_name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_') ? c : '_';
+  if (out.empty() || out == "." || out == "..") out = "_" + out;
+  return out;
+}
+
+std::vector<Tensor> load_inputs(const graph::Graph& g, const std::string& dir) {
+  TESSEL_USER_CHECK(fs::is_directory(dir), Span{}) << dir << ": not a folder";
+  std::vector<Tensor> inputs;
+  bool pb_layout = fs::exists(fs::path(dir) / "input_0.pb");
+  for (size_t i = 0; i < g.inputs().size(); ++i) {
+    const graph::Value* in = g.inputs()[i];
+    fs::path path = pb_layout ? fs::path(dir) / ("input_" + std::to_string(i) + ".pb")
+                              : fs::path(dir) / (safe_file_name(in->name) + ".npy");
+    TESSEL_USER_CHECK(fs::exists(path), Span{}) << "missing input '" << in->name << "': no file " << path.string();
+    Tensor t = pb_layout ? onnx_frontend::load_tensor_pb(path.string()) : read_npy(path.string());
+    reference::check_input(*in, t);
+    inputs.push_back(std::move(t));
+  }
+  return inputs;
+}
+
+std::vector<Tensor> random_inputs(const graph::Graph& g, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<Tensor> inputs;
+  for (const graph::Value* in : g.inputs()) {
+    TESSEL_USER_CHECK(in->type.is_static(), Span{})
+        << "input '" << in->name << "' has shape " << in->type.str()
+        << "; bind its dimensions with --input-shape " << in->name << "=...";
+    Tensor t(in->type.dtype, in->type.static_dims());
+    std::uniform_real_distribution<double> real(-1.0, 1.0);
+    std::uniform_int_distribution<int64_t> small(0, 3);
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      if (is_float(t.dtype())) t.set_f64(i, real(rng));
+      else if (t.dtype() == DType::kBool) t.set_i64(i, small(rng) & 1);
+      else t.set_i64(i, small(rng));
+    }
+    inputs.push_back(std::move(t));
+  }
+  return inputs;
+}
+
+void write_outputs(const graph::Graph& g, const std::vector<Tensor>& outputs, const std::string& dir,
+                   std::ostream& log) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  TESSEL_USER_CHECK(fs::is_directory(dir), Span{}) << dir << ": cannot create folder";
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string& name = g.outputs()[i]->name;
+    fs::path path = fs::path(dir) / (safe_file_name(name) + ".npy");
+    write_npy(path.string(), outputs[i]);
+    log << "output '" << name << "' " << outputs[i].type_str() << " -> " << path.string() << "\n";
+  }
+}
+
+}  // namespace tessel::driver

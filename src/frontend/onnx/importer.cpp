@@ -1,0 +1,309 @@
+// The ONNX importer: model checks, then one pass over the nodes in order
+// (adapt, infer, fold), then the graph outputs.
+#include "src/frontend/onnx/importer.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unordered_map>
+
+#include "ir/graph/op_registry.h"
+#include "src/frontend/onnx/adapters.h"
+#include "src/frontend/onnx/attributes.h"
+#include "src/frontend/onnx/tensor_proto.h"
+#include "src/reference/executor.h"
+
+namespace tessel::onnx_frontend {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool is_default_domain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
+
+bool is_supported(const onnx::NodeProto& n) {
+  if (!is_default_domain(n.domain())) return false;
+  return n.op_type() == "Constant" || adapters().count(n.op_type()) ||
+         graph::OpRegistry::global().find(n.op_type()) != nullptr;
+}
+
+int default_opset(const onnx::ModelProto& m) {
+  int opset = -1;
+  for (const auto& o : m.opset_import())
+    if (is_default_domain(o.domain())) opset = int(o.version());
+  TESSEL_USER_CHECK(opset >= 0, Span{}) << "the model imports no opset of the default ONNX domain";
+  TESSEL_USER_CHECK(opset >= kMinOpset && opset <= kMaxOpset, Span{})
+      << "opset " << opset << " is not supported (supported: " << kMinOpset << " to " << kMaxOpset << ")";
+  return opset;
+}
+
+void check_model(const onnx::ModelProto& m) {
+  TESSEL_USER_CHECK(m.has_ir_version() && m.has_graph(), Span{})
+      << "not an ONNX model (no IR version or no graph)";
+  TESSEL_USER_CHECK(m.ir_version() >= kMinIrVersion && m.ir_version() <= kMaxIrVersion, Span{})
+      << "IR version " << m.ir_version() << " is not supported (supported: " << kMinIrVersion
+      << " to " << kMaxIrVersion << ")";
+  std::map<std::string, std::vector<std::string>> unsupported;
+  for (int i = 0; i < m.graph().node_size(); ++i) {
+    const onnx::NodeProto& n = m.graph().node(i);
+    if (is_supported(n)) continue;
+    std::string op = is_default_domain(n.domain()) ? n.op_type() : n.domain() + "." + n.op_type();
+    unsupported[op].push_back(n.name().empty() ? "#" + std::to_string(i) : n.name());
+  }
+  if (unsupported.empty()) return;
+  std::ostringstream os;
+  os << "unsupported ops:";
+  for (const auto& [op, nodes] : unsupported) {
+    os << " " << op << " (node" << (nodes.size() > 1 ? "s" : "");
+    for (size_t i = 0; i < nodes.size() && i < 8; ++i) os << (i ? ", '" : " '") << nodes[i] << "'";
+    if (nodes.size() > 8) os << ", and " << nodes.size() - 8 << " more";
+    os << ");";
+  }
+  std::string msg = os.str();
+  msg.pop_back();
+  throw UserError(msg);
+}
+
+graph::TensorType type_from_value_info(const onnx::ValueInfoProto& vi) {
+  Span span{"", "value '" + vi.name() + "'"};
+  TESSEL_USER_CHECK(vi.has_type() && vi.type().has_tensor_type(), span)
+      << "only tensor-typed graph inputs and outputs are supported";
+  const auto& tt = vi.type().tensor_type();
+  auto dtype = dtype_from_onnx(tt.elem_type());
+  TESSEL_USER_CHECK(dtype.has_value(), span) << "unsupported element type " << onnx_type_name(tt.elem_type());
+  if (!tt.has_shape()) return graph::TensorType::unknown_rank(*dtype);
+  graph::TensorType t;
+  t.dtype = *dtype;
+  for (const auto& d : tt.shape().dim()) {
+    if (d.has_dim_value()) {
+      TESSEL_USER_CHECK(d.dim_value() >= 0, span) << "negative dimension " << d.dim_value();
+      t.dims.push_back(graph::Dim::known(d.dim_value()));
+    } else {
+      t.dims.push_back(graph::Dim::unknown(d.dim_param()));
+    }
+  }
+  return t;
+}
+
+void bind_input_shape(graph::TensorType& t, const Dims& dims, const std::string& name) {
+  Span span{"", "input '" + name + "'"};
+  TESSEL_USER_CHECK(!t.rank_known || t.rank() == int(dims.size()), span)
+      << "--input-shape gives rank " << dims.size() << " but the model declares " << t.str();
+  for (size_t i = 0; t.rank_known && i < dims.size(); ++i)
+    TESSEL_USER_CHECK(!t.dims[i].is_known() || t.dims[i].value == dims[i], span)
+        << "--input-shape gives " << dims_str(dims) << " but the model declares " << t.str();
+  t = graph::TensorType(t.dtype, dims);
+}
+
+bool should_fold(const graph::Node& n) {
+  for (const graph::Value* in : n.inputs)
+    if (in && !in->is_constant()) return false;
+  for (const graph::Value* out : n.outputs)
+    if (!out->type.is_static() || *out->type.numel() > (int64_t(1) << 26)) return false;
+  return true;
+}
+
+class Importer {
+ public:
+  Importer(const onnx::ModelProto& m, std::string dir, const ImportOptions& o)
+      : model_(m), dir_(std::move(dir)), options_(o) {}
+
+  graph::Graph run();
+
+ private:
+  graph::Value* lookup(const std::string& name, const std::string& node) const;
+  void import_inputs();
+  void import_node(const onnx::NodeProto& n, int index);
+  void import_constant(const onnx::NodeProto& n, const std::string& name);
+  void import_outputs();
+  void drop_folded_nodes();
+
+  const onnx::ModelProto& model_;
+  std::string dir_;
+  const ImportOptions& options_;
+  graph::Graph g_;
+  int opset_ = 0;
+  std::unordered_map<std::string, graph::Value*> values_;
+};
+
+graph::Value* Importer::lookup(const std::string& name, const std::string& node) const {
+  auto it = values_.find(name);
+  TESSEL_USER_CHECK(it != values_.end(), (Span{node, ""}))
+      << "uses '" << name << "', which no earlier node, input or initializer defines";
+  return it->second;
+}
+
+void Importer::import_inputs() {
+  for (const auto& init : model_.graph().initializer())
+    values_[init.name()] = g_.add_constant(init.name(), tensor_from_proto(init, dir_));
+  TESSEL_USER_CHECK(model_.graph().sparse_initializer_size() == 0, Span{})
+      << "sparse initializers are not supported";
+  std::map<std::string, Dims> pending = options_.input_shapes;
+  for (const auto& vi : model_.graph().input()) {
+    if (values_.count(vi.name())) continue;  // an initializer listed as input (IR < 4)
+    graph::TensorType t = type_from_value_info(vi);
+    if (auto it = pending.find(vi.name()); it != pending.end()) {
+      bind_input_shape(t, it->second, vi.name());
+      pending.erase(it);
+    }
+    values_[vi.name()] = g_.add_input(vi.name(), t);
+  }
+  TESSEL_USER_CHECK(pending.empty(), Span{})
+      << "--input-shape names '" << pending.begin()->first << "', which is not a graph input";
+}
+
+void Importer::import_constant(const onnx::NodeProto& n, const std::string& name) {
+  Span span{name, "Constant"};
+  TESSEL_USER_CHECK(n.output_size() == 1 && n.attribute_size() == 1, span)
+      << "a Constant needs exactly one output and one value attribute";
+  const onnx::AttributeProto& a = n.attribute(0);
+  Tensor t;
+  if (a.name() == "value") {
+    TESSEL_USER_CHECK(a.has_t(), span) << "attribute 'value' must hold a tensor";
+    t = tensor_from_proto(a.t(), dir_);
+  } else if (a.name() == "value_float") {
+    t = Tensor::scalar_f64(DType::kF32, a.f());
+  } else if (a.name() == "value_int") {
+    t = Tensor::from_i64({a.i()}, {});
+  } else if (a.name() == "value_floats") {
+    t = Tensor(DType::kF32, {a.floats_size()});
+    for (int i = 0; i < a.floats_size(); ++i) t.set_f64(i, a.floats(i));
+  } else if (a.name() == "value_ints") {
+    t = Tensor::from_i64(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+  } else {
+    TESSEL_USER_ERROR(span) << "unsupported attribute '" << a.name() << "'";
+  }
+  values_[n.output(0)] = g_.add_constant(n.output(0), std::move(t));
+}
+
+void Importer::import_node(const onnx::NodeProto& n, int index) {
+  std::string name = n.name().empty() ? n.op_type() + "_" + std::to_string(index) : n.name();
+  if (n.op_type() == "Constant") return import_constant(n, name);
+  AdaptContext ctx{g_, opset_, options_.fold_constants, n.op_type(), name, {}, {}, {}, std::nullopt};
+  ctx.attrs = convert_attributes(n, Span{name, n.op_type()}, dir_);
+  for (const std::string& in : n.input()) ctx.inputs.push_back(in.empty() ? nullptr : lookup(in, name));
+  for (const std::string& out : n.output()) ctx.output_names.push_back(out);
+  if (auto it = adapters().find(n.op_type()); it != adapters().end()) it->second(ctx);
+  std::vector<graph::Value*> results;
+  if (ctx.results) {
+    results = *ctx.results;
+  } else {
+    graph::Node* node = g_.add_node(ctx.op, name, ctx.inputs, ctx.output_names, ctx.attrs);
+    infer_and_fold(*node, options_.fold_constants);
+    results = node->outputs;
+  }
+  TESSEL_ICHECK(results.size() == size_t(n.output_size())) << "adapter of " << n.op_type() << " lost outputs";
+  for (int i = 0; i < n.output_size(); ++i)
+    if (!n.output(i).empty()) values_[n.output(i)] = results[size_t(i)];
+}
+
+void Importer::import_outputs() {
+  std::vector<graph::Value*> outs;
+  for (const auto& vi : model_.graph().output()) {
+    graph::Value* v = lookup(vi.name(), "graph output");
+    if (vi.has_type() && vi.type().has_tensor_type() && vi.type().tensor_type().elem_type() != 0) {
+      graph::TensorType declared = type_from_value_info(vi);
+      std::string who = v->producer ? "node '" + v->producer->name + "'" : "the graph";
+      TESSEL_USER_CHECK(declared.dtype == v->type.dtype, Span{})
+          << "output '" << vi.name() << "' is declared " << declared.str() << " but " << who
+          << " produces " << v->type.str();
+      bool same_rank = !declared.rank_known || !v->type.rank_known || declared.rank() == v->type.rank();
+      for (int i = 0; same_rank && declared.rank_known && v->type.rank_known && i < declared.rank(); ++i) {
+        const graph::Dim &a = declared.dims[size_t(i)], &b = v->type.dims[size_t(i)];
+        same_rank = !a.is_known() || !b.is_known() || a.value == b.value;
+      }
+      TESSEL_USER_CHECK(same_rank, Span{}) << "shape mismatch: output '" << vi.name() << "' is declared "
+                                           << declared.str() << " but " << who << " produces " << v->type.str();
+    }
+    outs.push_back(v);
+  }
+  g_.set_outputs(std::move(outs));
+}
+
+// Folded nodes become plain constants; weights only they read disappear.
+void Importer::drop_folded_nodes() {
+  auto folded = [](const graph::Node& n) {
+    for (const graph::Value* out : n.outputs)
+      if (!out->is_constant()) return false;
+    return true;
+  };
+  for (graph::Node* n : g_.nodes())
+    if (folded(*n))
+      for (graph::Value* out : n->outputs) out->producer = nullptr;
+  g_.remove_nodes_if(folded);
+  g_.remove_unused_values();
+}
+
+graph::Graph Importer::run() {
+  check_model(model_);
+  opset_ = default_opset(model_);
+  g_.name = model_.graph().name();
+  import_inputs();
+  for (int i = 0; i < model_.graph().node_size(); ++i) import_node(model_.graph().node(i), i);
+  import_outputs();
+  drop_folded_nodes();
+  return std::move(g_);
+}
+
+}  // namespace
+
+void infer_and_fold(graph::Node& node, bool fold) {
+  graph::infer_node(node);
+  if (!fold || !should_fold(node)) return;
+  std::vector<const Tensor*> args;
+  for (graph::Value* in : node.inputs) args.push_back(in ? &*in->constant : nullptr);
+  std::vector<Tensor> folded = reference::evaluate_node(node, args);
+  for (size_t i = 0; i < folded.size(); ++i) node.outputs[i]->constant = std::move(folded[i]);
+}
+
+graph::Graph import_model_proto(const onnx::ModelProto& model, const std::string& model_dir,
+                                const ImportOptions& options) {
+  return Importer(model, model_dir, options).run();
+}
+
+graph::Graph import_model_bytes(const std::string& bytes, const std::string& model_dir,
+                                const ImportOptions& options) {
+  onnx::ModelProto model;
+  TESSEL_USER_CHECK(model.ParseFromString(bytes), Span{})
+      << "not a valid ONNX model (the protobuf does not parse: truncated, or not ONNX)";
+  return import_model_proto(model, model_dir, options);
+}
+
+graph::Graph import_model(const std::string& path, const ImportOptions& options) {
+  try {
+    std::error_code ec;
+    TESSEL_USER_CHECK(fs::is_regular_file(path, ec), Span{}) << "no such file";
+    std::ifstream in(path, std::ios::binary);
+    TESSEL_USER_CHECK(in.good(), Span{}) << "cannot open file";
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    TESSEL_USER_CHECK(!bytes.empty(), Span{}) << "the file is empty";
+    return import_model_bytes(bytes, fs::path(path).parent_path().string(), options);
+  } catch (const UserError& e) {
+    throw UserError(path + ": " + e.what());
+  }
+}
+
+std::pair<std::string, Dims> parse_input_shape(const std::string& spec) {
+  size_t eq = spec.rfind('=');
+  TESSEL_USER_CHECK(eq != std::string::npos && eq > 0 && eq + 1 < spec.size(), Span{})
+      << "--input-shape '" << spec << "' must look like name=1x3x224x224";
+  Dims dims;
+  std::string_view rest(spec.data() + eq + 1, spec.size() - eq - 1);
+  while (true) {
+    size_t x = rest.find('x');
+    std::string_view part = rest.substr(0, x);
+    int64_t d = -1;
+    auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), d);
+    TESSEL_USER_CHECK(ec == std::errc() && end == part.data() + part.size() && d >= 0, Span{})
+        << "--input-shape '" << spec << "': '" << part << "' is not a dimension";
+    dims.push_back(d);
+    if (x == std::string_view::npos) break;
+    rest = rest.substr(x + 1);
+  }
+  return {spec.substr(0, eq), dims};
+}
+
+}  // namespace tessel::onnx_frontend

@@ -1,0 +1,40 @@
+// ONNX -> graph IR. Parses a ModelProto, checks it, adapts each node to its
+// canonical op for the model's opset, infers shapes and folds constants.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "ir/graph/graph.h"
+
+namespace onnx {
+class ModelProto;
+}
+
+namespace tessel::onnx_frontend {
+
+inline constexpr int kMinIrVersion = 3;
+inline constexpr int kMaxIrVersion = 13;
+inline constexpr int kMinOpset = 7;
+inline constexpr int kMaxOpset = 26;
+
+struct ImportOptions {
+  // Binds symbolic (or checks fixed) input dimensions: "x" -> {1, 3, 224, 224}.
+  std::map<std::string, Dims> input_shapes;
+  // Evaluates nodes whose inputs are all constant while importing.
+  bool fold_constants = true;
+};
+
+// Every failure is a UserError whose message starts with the file path.
+graph::Graph import_model(const std::string& path, const ImportOptions& options = {});
+// model_dir: where external data files are looked up.
+graph::Graph import_model_proto(const onnx::ModelProto& model, const std::string& model_dir,
+                                const ImportOptions& options = {});
+// Parses a byte buffer (the fuzz target's entry point).
+graph::Graph import_model_bytes(const std::string& bytes, const std::string& model_dir,
+                                const ImportOptions& options = {});
+
+// Parses "x=1x3x224x224" into ("x", {1, 3, 224, 224}).
+std::pair<std::string, Dims> parse_input_shape(const std::string& spec);
+
+}  // namespace tessel::onnx_frontend

@@ -1,0 +1,183 @@
+// Decoding and encoding of ONNX tensors.
+#include "src/frontend/onnx/tensor_proto.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "ir/core/diagnostics.h"
+
+namespace tessel::onnx_frontend {
+
+namespace fs = std::filesystem;
+
+std::optional<DType> dtype_from_onnx(int t) {
+  switch (t) {
+    case onnx::TensorProto::FLOAT: return DType::kF32;
+    case onnx::TensorProto::FLOAT16: return DType::kF16;
+    case onnx::TensorProto::BFLOAT16: return DType::kBF16;
+    case onnx::TensorProto::DOUBLE: return DType::kF64;
+    case onnx::TensorProto::INT8: return DType::kI8;
+    case onnx::TensorProto::UINT8: return DType::kU8;
+    case onnx::TensorProto::INT32: return DType::kI32;
+    case onnx::TensorProto::INT64: return DType::kI64;
+    case onnx::TensorProto::BOOL: return DType::kBool;
+    default: return std::nullopt;
+  }
+}
+
+int dtype_to_onnx(DType t) {
+  switch (t) {
+    case DType::kF32: return onnx::TensorProto::FLOAT;
+    case DType::kF16: return onnx::TensorProto::FLOAT16;
+    case DType::kBF16: return onnx::TensorProto::BFLOAT16;
+    case DType::kF64: return onnx::TensorProto::DOUBLE;
+    case DType::kI8: return onnx::TensorProto::INT8;
+    case DType::kU8: return onnx::TensorProto::UINT8;
+    case DType::kI32: return onnx::TensorProto::INT32;
+    case DType::kI64: return onnx::TensorProto::INT64;
+    case DType::kBool: return onnx::TensorProto::BOOL;
+  }
+  return onnx::TensorProto::UNDEFINED;
+}
+
+std::string onnx_type_name(int t) {
+  if (onnx::TensorProto_DataType_IsValid(t))
+    return onnx::TensorProto_DataType_Name(onnx::TensorProto_DataType(t));
+  return "type " + std::to_string(t);  // newer than our ONNX headers (float8, int4, ...)
+}
+
+namespace {
+
+Span tensor_span(const std::string& name) { return Span{"", "tensor '" + name + "'"}; }
+
+// Resolves an external-data location, refusing anything outside model_dir.
+fs::path resolve_external(const std::string& location, const std::string& model_dir,
+                          const std::string& tensor) {
+  Span span = tensor_span(tensor);
+  fs::path rel(location);
+  TESSEL_USER_CHECK(!location.empty() && rel.is_relative(), span)
+      << "external data location '" << location << "' must be a relative path inside the model's folder";
+  std::error_code ec;
+  fs::path base = fs::weakly_canonical(fs::path(model_dir.empty() ? "." : model_dir), ec);
+  fs::path full = fs::weakly_canonical(base / rel, ec);
+  TESSEL_USER_CHECK(!ec, span) << "cannot resolve external data location '" << location << "'";
+  auto [b, f] = std::mismatch(base.begin(), base.end(), full.begin(), full.end());
+  TESSEL_USER_CHECK(b == base.end(), span)
+      << "external data location '" << location << "' escapes the model's folder " << base.string();
+  return full;
+}
+
+int64_t parse_int(const std::string& text, const std::string& key, const Span& span) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  TESSEL_USER_CHECK(ec == std::errc() && end == text.data() + text.size(), span)
+      << "external data " << key << " '" << text << "' is not an integer";
+  return v;
+}
+
+std::string read_external(const onnx::TensorProto& p, const std::string& model_dir, size_t want) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  Span span = tensor_span(p.name());
+  for (const auto& kv : p.external_data()) {
+    if (kv.key() == "location") location = kv.value();
+    else if (kv.key() == "offset") offset = parse_int(kv.value(), "offset", span);
+    else if (kv.key() == "length") length = parse_int(kv.value(), "length", span);
+  }
+  fs::path path = resolve_external(location, model_dir, p.name());
+  std::ifstream in(path, std::ios::binary);
+  TESSEL_USER_CHECK(in.good(), span) << "cannot open external data file " << path.string();
+  in.seekg(0, std::ios::end);
+  int64_t size = int64_t(in.tellg());
+  if (length < 0) length = int64_t(want);
+  TESSEL_USER_CHECK(offset >= 0 && length == int64_t(want) && offset + length <= size, span)
+      << "external data in " << path.string() << " (offset " << offset << ", length " << length
+      << ", file size " << size << ") does not hold the " << want << " bytes the tensor needs";
+  std::string bytes(size_t(length), '\0');
+  in.seekg(offset);
+  in.read(bytes.data(), length);
+  return bytes;
+}
+
+template <typename Field>
+void copy_typed(Tensor& t, const Field& field, const std::string& name) {
+  TESSEL_USER_CHECK(int64_t(field.size()) == t.numel(), tensor_span(name))
+      << "has " << field.size() << " values for shape " << dims_str(t.shape());
+  for (int i = 0; i < field.size(); ++i) t.set_f64(i, double(field.Get(i)));
+}
+
+void copy_int_field(Tensor& t, const onnx::TensorProto& p) {
+  Span span = tensor_span(p.name());
+  if (t.dtype() == DType::kI64) {
+    TESSEL_USER_CHECK(int64_t(p.int64_data_size()) == t.numel(), span)
+        << "has " << p.int64_data_size() << " values for shape " << dims_str(t.shape());
+    for (int i = 0; i < p.int64_data_size(); ++i) t.set_i64(i, p.int64_data(i));
+    return;
+  }
+  TESSEL_USER_CHECK(int64_t(p.int32_data_size()) == t.numel(), span)
+      << "has " << p.int32_data_size() << " values for shape " << dims_str(t.shape());
+  for (int i = 0; i < p.int32_data_size(); ++i) {
+    if (t.dtype() == DType::kF16) t.data<Half>()[i] = Half{uint16_t(p.int32_data(i))};
+    else if (t.dtype() == DType::kBF16) t.data<BFloat16>()[i] = BFloat16{uint16_t(p.int32_data(i))};
+    else t.set_i64(i, p.int32_data(i));
+  }
+}
+
+}  // namespace
+
+Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& model_dir) {
+  Span span = tensor_span(p.name());
+  auto dtype = dtype_from_onnx(p.data_type());
+  TESSEL_USER_CHECK(dtype.has_value(), span) << "unsupported element type " << onnx_type_name(p.data_type());
+  Dims dims(p.dims().begin(), p.dims().end());
+  for (int64_t d : dims) TESSEL_USER_CHECK(d >= 0, span) << "has a negative dimension " << d;
+  Tensor t(*dtype, dims);
+  bool external = p.has_data_location() && p.data_location() == onnx::TensorProto::EXTERNAL;
+  if (external || p.has_raw_data()) {
+    std::string bytes = external ? read_external(p, model_dir, t.nbytes()) : p.raw_data();
+    TESSEL_USER_CHECK(bytes.size() == t.nbytes(), span)
+        << "has " << bytes.size() << " bytes of data, shape " << dims_str(dims) << " needs " << t.nbytes();
+    if (!bytes.empty()) std::memcpy(t.raw(), bytes.data(), bytes.size());
+    return t;
+  }
+  switch (*dtype) {
+    case DType::kF32: copy_typed(t, p.float_data(), p.name()); break;
+    case DType::kF64: copy_typed(t, p.double_data(), p.name()); break;
+    default: copy_int_field(t, p); break;
+  }
+  return t;
+}
+
+void tensor_to_proto(const Tensor& t, const std::string& name, onnx::TensorProto* proto) {
+  proto->set_name(name);
+  proto->set_data_type(dtype_to_onnx(t.dtype()));
+  for (int64_t d : t.shape()) proto->add_dims(d);
+  proto->set_raw_data(std::string(static_cast<const char*>(t.raw()), t.nbytes()));
+}
+
+Tensor load_tensor_pb(const std::string& path, std::string* name) {
+  std::ifstream in(path, std::ios::binary);
+  TESSEL_USER_CHECK(in.good(), Span{}) << path << ": cannot open file";
+  onnx::TensorProto proto;
+  TESSEL_USER_CHECK(proto.ParseFromIstream(&in), Span{}) << path << ": not a serialised ONNX TensorProto";
+  if (name) *name = proto.name();
+  try {
+    return tensor_from_proto(proto, fs::path(path).parent_path().string());
+  } catch (const UserError& e) {
+    throw UserError(path + ": " + e.what());
+  }
+}
+
+void save_tensor_pb(const Tensor& t, const std::string& name, const std::string& path) {
+  onnx::TensorProto proto;
+  tensor_to_proto(t, name, &proto);
+  std::ofstream out(path, std::ios::binary);
+  TESSEL_USER_CHECK(out.good() && proto.SerializeToOstream(&out), Span{}) << path << ": cannot write file";
+}
+
+}  // namespace tessel::onnx_frontend
