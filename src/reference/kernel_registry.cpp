@@ -26,6 +26,7 @@ const KernelRegistry& KernelRegistry::global() {
     kernels::register_nn(r);
     kernels::register_reduce(r);
     kernels::register_shape(r);
+    kernels::register_movement(r);
     return r;
   }();
   return registry;

@@ -31,6 +31,7 @@ void register_elementwise(KernelRegistry& r);
 void register_nn(KernelRegistry& r);
 void register_reduce(KernelRegistry& r);
 void register_shape(KernelRegistry& r);
+void register_movement(KernelRegistry& r);
 }  // namespace kernels
 
 }  // namespace tessel::reference

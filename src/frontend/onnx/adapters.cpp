@@ -54,6 +54,7 @@ const AdapterTable& adapters() {
     register_nn_adapters(t);
     register_reduce_adapters(t);
     register_shape_adapters(t);
+    register_movement_adapters(t);
     return t;
   }();
   return table;

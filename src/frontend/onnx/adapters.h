@@ -52,5 +52,6 @@ void register_elementwise_adapters(AdapterTable& t);
 void register_nn_adapters(AdapterTable& t);
 void register_reduce_adapters(AdapterTable& t);
 void register_shape_adapters(AdapterTable& t);
+void register_movement_adapters(AdapterTable& t);
 
 }  // namespace tessel::onnx_frontend
