@@ -13,6 +13,7 @@
 #include "src/codegen/llvm/host_target.h"
 #include "src/driver/conformance.h"
 #include "src/driver/inspect.h"
+#include "src/driver/pipeline.h"
 #include "src/driver/run_inputs.h"
 #include "src/frontend/onnx/importer.h"
 #include "src/reference/executor.h"
@@ -28,12 +29,14 @@ std::string single_model(Args& args, const char* command) {
   return pos[0];
 }
 
-onnx_frontend::ImportOptions import_options(Args& args) {
-  onnx_frontend::ImportOptions o;
+driver::PipelineOptions pipeline_options(Args& args) {
+  driver::PipelineOptions o;
   for (const std::string& spec : args.values("--input-shape")) {
     auto [name, dims] = onnx_frontend::parse_input_shape(spec);
-    o.input_shapes[name] = dims;
+    o.import.input_shapes[name] = dims;
   }
+  if (args.flag("--verify")) o.verify = true;
+  if (args.flag("--print-after-all")) o.print_after_all = &std::cout;
   return o;
 }
 
@@ -55,10 +58,10 @@ void print_output_summary(const std::string& name, const Tensor& t) {
 }  // namespace
 
 int cmd_inspect(Args& args) {
-  onnx_frontend::ImportOptions options = import_options(args);
+  driver::PipelineOptions options = pipeline_options(args);
   bool print = args.flag("--print");
   std::string path = single_model(args, "inspect");
-  graph::Graph g = onnx_frontend::import_model(path, options);
+  graph::Graph g = driver::load_graph(path, options);
   std::cout << "model " << path << "\n";
   driver::print_inspection(g, std::cout);
   if (print) std::cout << "\n" << graph::print_graph(g);
@@ -66,7 +69,7 @@ int cmd_inspect(Args& args) {
 }
 
 int cmd_run(Args& args) {
-  onnx_frontend::ImportOptions options = import_options(args);
+  driver::PipelineOptions options = pipeline_options(args);
   bool reference = args.flag("--reference");
   auto inputs_dir = args.value("--inputs");
   auto out_dir = args.value("--out");
@@ -74,7 +77,7 @@ int cmd_run(Args& args) {
   std::string path = single_model(args, "run");
   TESSEL_USER_CHECK(reference, Span{})
       << "this build runs models with the reference executor only: pass --reference";
-  graph::Graph g = onnx_frontend::import_model(path, options);
+  graph::Graph g = driver::load_graph(path, options);
   std::vector<Tensor> inputs = inputs_dir ? driver::load_inputs(g, *inputs_dir) : driver::random_inputs(g, seed);
   std::vector<Tensor> outputs = reference::Executor(g).run(inputs);
   for (size_t i = 0; i < outputs.size(); ++i) print_output_summary(g.outputs()[i]->name, outputs[i]);

@@ -16,6 +16,8 @@ Prints the op histogram, the inputs and outputs with their shapes, the
 parameter count and bytes, and the FLOPs of each node and in total.
   --input-shape NAME=1x3x224x224   bind the symbolic dimensions of an input
   --print                          also print the graph IR
+  --verify                         run the graph verifier after every pass
+  --print-after-all                print the graph IR after every pass
 )";
 
 inline constexpr const char* kRunHelp = R"(usage: tessel run MODEL.onnx --reference [--inputs DIR] [--out DIR] [--seed S]
@@ -29,6 +31,7 @@ oracle that compiled models are checked against).
   --out DIR       write each output as <output name>.npy (the mapping is printed)
   --seed S        seed of the random inputs (default 0)
   --input-shape NAME=1x3x224x224   bind the symbolic dimensions of an input
+  --verify                         run the graph verifier after every pass
 )";
 
 inline constexpr const char* kConformanceHelp = R"(usage: tessel conformance DIR [--list FILE] [--target reference] [--timeout SECONDS]

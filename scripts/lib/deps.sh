@@ -1,0 +1,39 @@
+# Shared by setup.sh and test.sh: installs the Debian packages Tessel needs,
+# only those not installed yet, and checks the CUDA toolkit.
+# Usage: source scripts/lib/deps.sh; tessel_install_packages LIST...
+
+TESSEL_BUILD_PACKAGES="cmake g++ ninja-build ccache llvm-19-dev libzstd-dev libxgboost-dev xgboost \
+nlohmann-json3-dev libgtest-dev libonnx-dev libprotobuf-dev protobuf-compiler python3-onnx python3-numpy"
+# Tests also export real models with Debian's torch, fuzz with clang and run ONNX Runtime in a venv.
+TESSEL_TEST_PACKAGES="python3-torch python3-torchvision python3-venv clang-14 libclang-rt-14-dev"
+
+tessel_install_packages() {
+  local missing=()
+  for pkg in "$@"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    echo "== Debian packages: all $# present"
+    return 0
+  fi
+  echo "== installing ${#missing[@]} missing Debian packages: ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=600 "${missing[@]}"
+}
+
+tessel_check_cuda() {
+  local cuda="${CUDA_HOME:-/usr/local/cuda}"
+  if [ ! -e "$cuda/include/nvrtc.h" ]; then
+    echo "error: the CUDA toolkit (NVRTC) was not found at $cuda; install CUDA 12 or 13 there or set CUDA_HOME" >&2
+    return 1
+  fi
+}
+
+tessel_build() {  # tessel_build BUILD_DIR [TARGET...]
+  local dir="$1"; shift
+  cmake -S "$TESSEL_ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  ninja -C "$dir" "$@"
+}

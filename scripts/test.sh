@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The test command: installs the missing Debian packages, builds everything,
+# runs a bounded fuzz of the ONNX importer, then every CTest test (unit,
+# conformance, model). ctest's summary is the last thing printed.
+set -euo pipefail
+TESSEL_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+source "$TESSEL_ROOT/scripts/lib/deps.sh"
+
+tessel_install_packages $TESSEL_BUILD_PACKAGES $TESSEL_TEST_PACKAGES
+tessel_check_cuda
+tessel_build "$TESSEL_ROOT/build"
+
+echo "== fuzzing the ONNX importer (${TESSEL_FUZZ_SECONDS:-60} s)"
+"$TESSEL_ROOT/scripts/run_fuzz.sh" "${TESSEL_FUZZ_SECONDS:-60}"
+
+echo "== ctest"
+ctest --test-dir "$TESSEL_ROOT/build" --output-on-failure -j2
