@@ -4,6 +4,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <fstream>
@@ -98,12 +99,37 @@ void bind_input_shape(graph::TensorType& t, const Dims& dims, const std::string&
   t = graph::TensorType(t.dtype, dims);
 }
 
+// Folding makes data that the file does not hold (ConstantOfShape, Tile,
+// Expand, ...). Each folded node is capped, and an import in all (see
+// Importer::charge_folding), so that a few hundred bytes of model cannot make
+// the importer take gigabytes or minutes; what is not folded runs at run time.
+constexpr int64_t kMaxFoldBytesPerNode = int64_t(1) << 26;  // 64 MiB
+constexpr int64_t kMaxFoldFlopsPerNode = int64_t(1) << 30;
+constexpr int64_t kFoldBytesBudget = int64_t(1) << 28;      // 256 MiB, plus twice the weights
+constexpr int64_t kFoldFlopsBudget = int64_t(1) << 32;
+
+// Bytes of a value of type t, or nullopt when it is not static or too large.
+std::optional<int64_t> static_bytes(const graph::TensorType& t) {
+  if (!t.is_static()) return std::nullopt;
+  int64_t n = int64_t(dtype_size(t.dtype));
+  for (const graph::Dim& d : t.dims)
+    if (__builtin_mul_overflow(n, d.value, &n)) return std::nullopt;
+  return n;
+}
+
+int64_t node_flops(const graph::Node& n) {
+  const graph::OpSchema* schema = graph::OpRegistry::global().find(n.op);
+  return schema && schema->flops ? schema->flops(n) : 0;
+}
+
 bool should_fold(const graph::Node& n) {
   for (const graph::Value* in : n.inputs)
     if (in && !in->is_constant()) return false;
-  for (const graph::Value* out : n.outputs)
-    if (!out->type.is_static() || *out->type.numel() > (int64_t(1) << 26)) return false;
-  return true;
+  for (const graph::Value* out : n.outputs) {
+    std::optional<int64_t> bytes = static_bytes(out->type);
+    if (!bytes || *bytes > kMaxFoldBytesPerNode) return false;
+  }
+  return node_flops(n) <= kMaxFoldFlopsPerNode;
 }
 
 class Importer {
@@ -120,6 +146,8 @@ class Importer {
   void import_constant(const onnx::NodeProto& n, const std::string& name);
   void import_outputs();
   void drop_folded_nodes();
+  bool may_fold() const { return options_.fold_constants && fold_bytes_left_ > 0 && fold_flops_left_ > 0; }
+  void charge_folding(const std::vector<graph::Value*>& results);
 
   const onnx::ModelProto& model_;
   std::string dir_;
@@ -127,6 +155,8 @@ class Importer {
   graph::Graph g_;
   int opset_ = 0;
   std::unordered_map<std::string, graph::Value*> values_;
+  int64_t fold_bytes_left_ = kFoldBytesBudget;
+  int64_t fold_flops_left_ = kFoldFlopsBudget;
 };
 
 graph::Value* Importer::lookup(const std::string& name, const std::string& node) const {
@@ -137,8 +167,11 @@ graph::Value* Importer::lookup(const std::string& name, const std::string& node)
 }
 
 void Importer::import_inputs() {
-  for (const auto& init : model_.graph().initializer())
-    values_[init.name()] = g_.add_constant(init.name(), tensor_from_proto(init, dir_));
+  for (const auto& init : model_.graph().initializer()) {
+    graph::Value* v = g_.add_constant(init.name(), tensor_from_proto(init, dir_));
+    fold_bytes_left_ += 2 * int64_t(v->constant->nbytes());  // room to cast or transpose every weight
+    values_[init.name()] = v;
+  }
   TESSEL_USER_CHECK(model_.graph().sparse_initializer_size() == 0, Span{})
       << "sparse initializers are not supported";
   std::map<std::string, Dims> pending = options_.input_shapes;
@@ -182,7 +215,7 @@ void Importer::import_constant(const onnx::NodeProto& n, const std::string& name
 void Importer::import_node(const onnx::NodeProto& n, int index) {
   std::string name = n.name().empty() ? n.op_type() + "_" + std::to_string(index) : n.name();
   if (n.op_type() == "Constant") return import_constant(n, name);
-  AdaptContext ctx{g_, opset_, options_.fold_constants, n.op_type(), name, {}, {}, {}, std::nullopt};
+  AdaptContext ctx{g_, opset_, may_fold(), n.op_type(), name, {}, {}, {}, std::nullopt};
   ctx.attrs = convert_attributes(n, Span{name, n.op_type()}, dir_);
   for (const std::string& in : n.input()) ctx.inputs.push_back(in.empty() ? nullptr : lookup(in, name));
   for (const std::string& out : n.output()) ctx.output_names.push_back(out);
@@ -192,9 +225,10 @@ void Importer::import_node(const onnx::NodeProto& n, int index) {
     results = *ctx.results;
   } else {
     graph::Node* node = g_.add_node(ctx.op, name, ctx.inputs, ctx.output_names, ctx.attrs);
-    infer_and_fold(*node, options_.fold_constants);
+    infer_and_fold(*node, ctx.fold_constants);
     results = node->outputs;
   }
+  charge_folding(results);
   TESSEL_ICHECK(results.size() == size_t(n.output_size())) << "adapter of " << n.op_type() << " lost outputs";
   for (int i = 0; i < n.output_size(); ++i)
     if (!n.output(i).empty()) values_[n.output(i)] = results[size_t(i)];
@@ -221,6 +255,19 @@ void Importer::import_outputs() {
     outs.push_back(v);
   }
   g_.set_outputs(std::move(outs));
+}
+
+// Once the budget is spent, later nodes are no longer folded. Helper nodes of
+// adapters are not charged: the per-node caps bound them.
+void Importer::charge_folding(const std::vector<graph::Value*>& results) {
+  std::vector<const graph::Node*> charged;
+  for (const graph::Value* v : results) {
+    if (v == nullptr || !v->is_constant() || v->producer == nullptr) continue;  // null: an omitted output
+    fold_bytes_left_ -= int64_t(v->constant->nbytes());
+    if (std::find(charged.begin(), charged.end(), v->producer) != charged.end()) continue;
+    charged.push_back(v->producer);
+    fold_flops_left_ -= node_flops(*v->producer);
+  }
 }
 
 // Folded nodes become plain constants; weights only they read disappear.

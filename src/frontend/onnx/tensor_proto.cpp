@@ -82,7 +82,7 @@ int64_t parse_int(const std::string& text, const std::string& key, const Span& s
 
 std::string read_external(const onnx::TensorProto& p, const std::string& model_dir, size_t want) {
   std::string location;
-  int64_t offset = 0, length = -1;
+  int64_t offset = 0, length = int64_t(want);
   Span span = tensor_span(p.name());
   for (const auto& kv : p.external_data()) {
     if (kv.key() == "location") location = kv.value();
@@ -90,41 +90,62 @@ std::string read_external(const onnx::TensorProto& p, const std::string& model_d
     else if (kv.key() == "length") length = parse_int(kv.value(), "length", span);
   }
   fs::path path = resolve_external(location, model_dir, p.name());
+  // A folder or a FIFO would read as garbage or block forever.
+  std::error_code ec;
+  TESSEL_USER_CHECK(fs::is_regular_file(path, ec), span)
+      << "external data file " << path.string() << " does not exist or is not a regular file";
   std::ifstream in(path, std::ios::binary);
   TESSEL_USER_CHECK(in.good(), span) << "cannot open external data file " << path.string();
   in.seekg(0, std::ios::end);
   int64_t size = int64_t(in.tellg());
-  if (length < 0) length = int64_t(want);
-  TESSEL_USER_CHECK(offset >= 0 && length == int64_t(want) && offset + length <= size, span)
+  // Written so that nothing overflows: offset and length come from the model.
+  TESSEL_USER_CHECK(offset >= 0 && length == int64_t(want) && offset <= size && length <= size - offset, span)
       << "external data in " << path.string() << " (offset " << offset << ", length " << length
       << ", file size " << size << ") does not hold the " << want << " bytes the tensor needs";
   std::string bytes(size_t(length), '\0');
   in.seekg(offset);
   in.read(bytes.data(), length);
+  TESSEL_USER_CHECK(in.gcount() == length, span)
+      << "cannot read " << length << " bytes at offset " << offset << " of external data file " << path.string();
   return bytes;
 }
 
-template <typename Field>
-void copy_typed(Tensor& t, const Field& field, const std::string& name) {
-  TESSEL_USER_CHECK(int64_t(field.size()) == t.numel(), tensor_span(name))
-      << "has " << field.size() << " values for shape " << dims_str(t.shape());
-  for (int i = 0; i < field.size(); ++i) t.set_f64(i, double(field.Get(i)));
+// The element count that dims promise, checked before anything is allocated,
+// so that a few bytes of model cannot ask for terabytes.
+int64_t promised_elements(const Dims& dims, DType dtype, const Span& span) {
+  bool empty = false;
+  for (int64_t d : dims) {
+    TESSEL_USER_CHECK(d >= 0, span) << "has a negative dimension " << d;
+    empty = empty || d == 0;
+  }
+  if (empty) return 0;
+  int64_t n = 1;
+  for (int64_t d : dims)
+    TESSEL_USER_CHECK(!__builtin_mul_overflow(n, d, &n), span) << "shape " << dims_str(dims) << " is too large";
+  TESSEL_USER_CHECK(n <= INT64_MAX / int64_t(dtype_size(dtype)), span) << "shape " << dims_str(dims) << " is too large";
+  return n;
 }
 
-void copy_int_field(Tensor& t, const onnx::TensorProto& p) {
-  Span span = tensor_span(p.name());
-  if (t.dtype() == DType::kI64) {
-    TESSEL_USER_CHECK(int64_t(p.int64_data_size()) == t.numel(), span)
-        << "has " << p.int64_data_size() << " values for shape " << dims_str(t.shape());
-    for (int i = 0; i < p.int64_data_size(); ++i) t.set_i64(i, p.int64_data(i));
-    return;
+// How many values the typed field that ONNX uses for dtype holds.
+int64_t typed_count(const onnx::TensorProto& p, DType dtype) {
+  switch (dtype) {
+    case DType::kF32: return p.float_data_size();
+    case DType::kF64: return p.double_data_size();
+    case DType::kI64: return p.int64_data_size();
+    default: return p.int32_data_size();  // the narrow integers, bool and the 16-bit floats
   }
-  TESSEL_USER_CHECK(int64_t(p.int32_data_size()) == t.numel(), span)
-      << "has " << p.int32_data_size() << " values for shape " << dims_str(t.shape());
-  for (int i = 0; i < p.int32_data_size(); ++i) {
-    if (t.dtype() == DType::kF16) t.data<Half>()[i] = Half{uint16_t(p.int32_data(i))};
-    else if (t.dtype() == DType::kBF16) t.data<BFloat16>()[i] = BFloat16{uint16_t(p.int32_data(i))};
-    else t.set_i64(i, p.int32_data(i));
+}
+
+void copy_typed_field(Tensor& t, const onnx::TensorProto& p) {
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    switch (t.dtype()) {
+      case DType::kF32: t.set_f64(i, p.float_data(int(i))); break;
+      case DType::kF64: t.set_f64(i, p.double_data(int(i))); break;
+      case DType::kI64: t.set_i64(i, p.int64_data(int(i))); break;
+      case DType::kF16: t.data<Half>()[i] = Half{uint16_t(p.int32_data(int(i)))}; break;
+      case DType::kBF16: t.data<BFloat16>()[i] = BFloat16{uint16_t(p.int32_data(int(i)))}; break;
+      default: t.set_i64(i, p.int32_data(int(i))); break;
+    }
   }
 }
 
@@ -135,21 +156,25 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& model_di
   auto dtype = dtype_from_onnx(p.data_type());
   TESSEL_USER_CHECK(dtype.has_value(), span) << "unsupported element type " << onnx_type_name(p.data_type());
   Dims dims(p.dims().begin(), p.dims().end());
-  for (int64_t d : dims) TESSEL_USER_CHECK(d >= 0, span) << "has a negative dimension " << d;
-  Tensor t(*dtype, dims);
+  int64_t numel = promised_elements(dims, *dtype, span);
+  size_t want = size_t(numel) * dtype_size(*dtype);
   bool external = p.has_data_location() && p.data_location() == onnx::TensorProto::EXTERNAL;
   if (external || p.has_raw_data()) {
-    std::string bytes = external ? read_external(p, model_dir, t.nbytes()) : p.raw_data();
-    TESSEL_USER_CHECK(bytes.size() == t.nbytes(), span)
-        << "has " << bytes.size() << " bytes of data, shape " << dims_str(dims) << " needs " << t.nbytes();
+    std::string external_bytes = external ? read_external(p, model_dir, want) : std::string();
+    const std::string& bytes = external ? external_bytes : p.raw_data();
+    TESSEL_USER_CHECK(bytes.size() == want, span)
+        << "has " << bytes.size() << " bytes of data, shape " << dims_str(dims) << " needs " << want;
+    Tensor t(*dtype, dims);
     if (!bytes.empty()) std::memcpy(t.raw(), bytes.data(), bytes.size());
+    // A bool byte other than 0 or 1 is not a valid bool in C++.
+    if (*dtype == DType::kBool)
+      for (int64_t i = 0; i < numel; ++i) reinterpret_cast<uint8_t*>(t.raw())[i] = bytes[size_t(i)] != 0;
     return t;
   }
-  switch (*dtype) {
-    case DType::kF32: copy_typed(t, p.float_data(), p.name()); break;
-    case DType::kF64: copy_typed(t, p.double_data(), p.name()); break;
-    default: copy_int_field(t, p); break;
-  }
+  int64_t have = typed_count(p, *dtype);
+  TESSEL_USER_CHECK(have == numel, span) << "has " << have << " values for shape " << dims_str(dims);
+  Tensor t(*dtype, dims);
+  copy_typed_field(t, p);
   return t;
 }
 

@@ -1,8 +1,124 @@
-// Reference kernels of the elementwise ops.
-#include "src/reference/kernel_registry.h"
+// Reference kernels of the unary elementwise ops (math, activations, Not).
+// Floats compute in their own precision (f16/bf16 in float), integers wrap.
+#include "src/reference/kernels/elementwise.h"
+
+#include <algorithm>
+#include <cmath>
 
 namespace tessel::reference::kernels {
 
-void register_elementwise(KernelRegistry& r) { (void)r; }
+namespace {
+
+using graph::Node;
+using Inputs = std::vector<const Tensor*>;
+using Outputs = std::vector<Tensor>;
+
+// out[i] = fn(in[i]) for every element, fn taking and returning compute_t<T>.
+template <TypeClass K, typename Fn>
+void map_unary(const Node& n, const Tensor& in, Tensor& out, Fn fn) {
+  dispatch_dtype(in.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (admits<K, T>()) {
+      const T* x = in.data<T>();
+      T* y = out.data<T>();
+      for (int64_t i = 0; i < in.numel(); ++i) store(y, i, compute_t<T>(fn(load(x, i))));
+    } else {
+      unsupported_dtype(n, in.dtype());
+    }
+  });
+}
+
+// A kernel for an op without attributes.
+template <TypeClass K, typename Fn>
+Kernel unary(Fn fn) {
+  return [fn](const Node& n, const Inputs& in, Outputs& out) { map_unary<K>(n, *in[0], out[0], fn); };
+}
+
+template <typename C>
+C sign_of(C x) {
+  if constexpr (std::is_floating_point_v<C>)
+    if (std::isnan(x)) return x;
+  return x > C(0) ? C(1) : (x < C(0) ? C(-1) : C(0));
+}
+
+template <typename C>
+C sigmoid(C x) {
+  return C(1) / (C(1) + std::exp(-x));
+}
+
+// log(1 + exp(x)) without overflow for large x.
+template <typename C>
+C softplus(C x) {
+  return std::max(x, C(0)) + std::log1p(std::exp(-std::fabs(x)));
+}
+
+template <typename C>
+C hard_sigmoid(C x, C alpha, C beta) {
+  return std::max(C(0), std::min(C(1), alpha * x + beta));
+}
+
+template <typename C>
+C gelu(C x, bool tanh_approx) {
+  if (tanh_approx) {
+    const C k = C(0.7978845608028654);  // sqrt(2 / pi)
+    return C(0.5) * x * (C(1) + std::tanh(k * (x + C(0.044715) * x * x * x)));
+  }
+  return C(0.5) * x * (C(1) + std::erf(x * C(0.7071067811865476)));  // x / sqrt(2)
+}
+
+void register_math(KernelRegistry& r) {
+  constexpr TypeClass F = TypeClass::kFloat;
+  r.add("Exp", unary<F>([](auto x) { return std::exp(x); }));
+  r.add("Log", unary<F>([](auto x) { return std::log(x); }));
+  r.add("Sqrt", unary<F>([](auto x) { return std::sqrt(x); }));
+  r.add("Reciprocal", unary<F>([](auto x) { return decltype(x)(1) / x; }));
+  r.add("Erf", unary<F>([](auto x) { return std::erf(x); }));
+  r.add("Tanh", unary<F>([](auto x) { return std::tanh(x); }));
+  r.add("Sin", unary<F>([](auto x) { return std::sin(x); }));
+  r.add("Cos", unary<F>([](auto x) { return std::cos(x); }));
+  r.add("Floor", unary<F>([](auto x) { return std::floor(x); }));
+  r.add("Ceil", unary<F>([](auto x) { return std::ceil(x); }));
+  r.add("Round", unary<F>([](auto x) { return std::nearbyint(x); }));  // halves to even
+  r.add("Neg", unary<TypeClass::kSignedNumeric>([](auto x) { return wrap_neg(x); }));
+  r.add("Abs", unary<TypeClass::kNumeric>([](auto x) { return x < decltype(x)(0) ? wrap_neg(x) : x; }));
+  r.add("Sign", unary<TypeClass::kNumeric>([](auto x) { return sign_of(x); }));
+  r.add("Not", unary<TypeClass::kBool>([](auto x) { return !x; }));
+}
+
+void register_activations(KernelRegistry& r) {
+  constexpr TypeClass F = TypeClass::kFloat;
+  r.add("Sigmoid", unary<F>([](auto x) { return sigmoid(x); }));
+  r.add("Softplus", unary<F>([](auto x) { return softplus(x); }));
+  r.add("Relu",
+        unary<TypeClass::kSignedNumeric>([](auto x) { return x < decltype(x)(0) ? decltype(x)(0) : x; }));
+  r.add("HardSwish", unary<F>([](auto x) {
+          using C = decltype(x);
+          return x * hard_sigmoid(x, C(1) / C(6), C(0.5));
+        }));
+  r.add("LeakyRelu", [](const Node& n, const Inputs& in, Outputs& out) {
+    double alpha = n.attrs.get_float("alpha");
+    map_unary<F>(n, *in[0], out[0], [alpha](auto x) { return x < 0 ? decltype(x)(alpha) * x : x; });
+  });
+  r.add("HardSigmoid", [](const Node& n, const Inputs& in, Outputs& out) {
+    double alpha = n.attrs.get_float("alpha"), beta = n.attrs.get_float("beta");
+    map_unary<F>(n, *in[0], out[0], [alpha, beta](auto x) {
+      using C = decltype(x);
+      return hard_sigmoid(x, C(alpha), C(beta));
+    });
+  });
+  r.add("Gelu", [](const Node& n, const Inputs& in, Outputs& out) {
+    bool tanh_approx = n.attrs.get_string("approximate") == "tanh";
+    map_unary<F>(n, *in[0], out[0], [tanh_approx](auto x) { return gelu(x, tanh_approx); });
+  });
+}
+
+}  // namespace
+
+void register_elementwise(KernelRegistry& r) {
+  register_math(r);
+  register_activations(r);
+  register_elementwise_binary(r);
+  register_elementwise_special(r);
+}
 
 }  // namespace tessel::reference::kernels

@@ -1,8 +1,181 @@
-// Reference kernels of the reduce ops.
+// Reference kernels of the reduce ops: one generic fold over the reduced axes,
+// accumulating floats in double and integers in int64 (wrapping like numpy).
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "ir/graph/ops/reduce_axes.h"
 #include "src/reference/kernel_registry.h"
 
 namespace tessel::reference::kernels {
 
-void register_reduce(KernelRegistry& r) { (void)r; }
+namespace {
+
+enum class Fold { kSum, kMean, kProd, kMax, kMin, kL1, kL2, kSumSquare, kLogSum, kLogSumExp };
+
+// Calls f(in_index, out_index) for every input element, in row-major order;
+// out_index is the row-major index of the output element it folds into.
+template <typename F>
+void for_each_folded(const Dims& shape, const std::vector<bool>& reduced, F&& f) {
+  size_t rank = shape.size();
+  std::vector<int64_t> out_stride(rank, 0);  // 0 along reduced axes
+  int64_t s = 1;
+  for (size_t d = rank; d-- > 0;) {
+    if (reduced[d]) continue;
+    out_stride[d] = s;
+    s *= shape[d];
+  }
+  int64_t total = num_elements(shape);
+  std::vector<int64_t> index(rank, 0);
+  int64_t out = 0;
+  for (int64_t i = 0; i < total; ++i) {
+    f(i, out);
+    for (size_t d = rank; d-- > 0;) {  // odometer: bump the last axis, carry left
+      out += out_stride[d];
+      if (++index[d] < shape[d]) break;
+      out -= out_stride[d] * shape[d];
+      index[d] = 0;
+    }
+  }
+}
+
+template <typename A>
+bool is_nan(A v) {
+  if constexpr (std::is_floating_point_v<A>) return std::isnan(v);
+  else return false;
+}
+
+// Integer sums and products wrap around in two's complement like numpy's.
+template <typename A>
+A add(A a, A b) {
+  if constexpr (std::is_integral_v<A>) return A(uint64_t(a) + uint64_t(b));
+  else return a + b;
+}
+template <typename A>
+A mul(A a, A b) {
+  if constexpr (std::is_integral_v<A>) return A(uint64_t(a) * uint64_t(b));
+  else return a * b;
+}
+
+// The fold of the empty set (ONNX: 0, 1, -inf / +inf or the dtype's limits).
+template <typename T, typename A>
+A fold_init(Fold k) {
+  constexpr bool kFloat = std::is_floating_point_v<T>;
+  if (k == Fold::kProd) return A(1);
+  if (k == Fold::kMax || k == Fold::kLogSumExp)
+    return kFloat ? A(-std::numeric_limits<double>::infinity()) : A(std::numeric_limits<T>::lowest());
+  if (k == Fold::kMin)
+    return kFloat ? A(std::numeric_limits<double>::infinity()) : A(std::numeric_limits<T>::max());
+  return A(0);
+}
+
+// One step; `shift` is the group's maximum (LogSumExp only). NaN wins max/min.
+template <typename A>
+A fold_step(Fold k, A acc, A x, A shift) {
+  switch (k) {
+    case Fold::kSum:
+    case Fold::kMean:
+    case Fold::kLogSum: return add(acc, x);
+    case Fold::kProd: return mul(acc, x);
+    case Fold::kMax: return (x > acc || is_nan(x)) ? x : acc;
+    case Fold::kMin: return (x < acc || is_nan(x)) ? x : acc;
+    case Fold::kL1: return add(acc, x < 0 ? A(0) - x : x);
+    case Fold::kL2:
+    case Fold::kSumSquare: return add(acc, mul(x, x));
+    case Fold::kLogSumExp: return acc + A(std::exp(double(x - shift)));
+  }
+  return acc;
+}
+
+template <typename A>
+A fold_finish(Fold k, A acc, int64_t count, A shift) {
+  switch (k) {
+    case Fold::kMean:
+      if constexpr (std::is_integral_v<A>) return count == 0 ? A(0) : A(acc / count);
+      else return acc / A(count);  // NaN for the empty set
+    case Fold::kL2: return A(std::sqrt(double(acc)));
+    case Fold::kLogSum: return A(std::log(double(acc)));
+    case Fold::kLogSumExp:
+      // log(sum(exp(x - m))) + m, stable; an infinite (or empty: -inf) maximum is the answer.
+      return std::isinf(double(shift)) ? shift : A(std::log(double(acc)) + double(shift));
+    default: return acc;
+  }
+}
+
+// A real result to storage type T; integers truncate, out-of-range values saturate.
+template <typename T, typename A>
+T to_storage(A v) {
+  if constexpr (std::is_floating_point_v<T> || std::is_integral_v<A>) {
+    return T(v);
+  } else {
+    if (std::isnan(v)) return T(0);
+    double lo = double(std::numeric_limits<T>::lowest()), hi = double(std::numeric_limits<T>::max());
+    return T(v < lo ? lo : (v > hi ? hi : v));
+  }
+}
+
+// The fold of storage type T in accumulator type A (double or int64).
+template <typename T, typename A>
+void reduce_as(Fold k, const Tensor& x, const std::vector<bool>& reduced, Tensor& y) {
+  const T* in = x.data<T>();
+  T* out = y.data<T>();
+  int64_t count = 1;
+  for (size_t d = 0; d < reduced.size(); ++d)
+    if (reduced[d]) count *= x.shape()[d];
+  std::vector<A> shift(size_t(y.numel()), A(0));
+  if (k == Fold::kLogSumExp) {
+    shift.assign(size_t(y.numel()), fold_init<T, A>(Fold::kMax));
+    for_each_folded(x.shape(), reduced,
+                    [&](int64_t i, int64_t o) { shift[o] = fold_step(Fold::kMax, shift[o], A(in[i]), A(0)); });
+  }
+  std::vector<A> acc(size_t(y.numel()), fold_init<T, A>(k == Fold::kLogSumExp ? Fold::kSum : k));
+  for_each_folded(x.shape(), reduced, [&](int64_t i, int64_t o) { acc[o] = fold_step(k, acc[o], A(in[i]), shift[o]); });
+  for (int64_t o = 0; o < y.numel(); ++o) out[o] = to_storage<T>(fold_finish(k, acc[o], count, shift[o]));
+}
+
+bool needs_real_math(Fold k) { return k == Fold::kL2 || k == Fold::kLogSum || k == Fold::kLogSumExp; }
+
+// f16 / bf16 compute through an f32 copy.
+Tensor converted(const Tensor& t, DType dtype) {
+  Tensor c(dtype, t.shape());
+  for (int64_t i = 0; i < t.numel(); ++i) c.set_f64(i, t.get_f64(i));
+  return c;
+}
+
+void reduce(Fold k, const graph::Node& n, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) {
+  const Tensor& x = *in[0];
+  std::vector<int64_t> axes = in.size() > 1 && in[1] ? in[1]->to_i64_vector() : std::vector<int64_t>{};
+  std::vector<bool> reduced =
+      graph::ops::reduced_axes(axes, x.rank(), n.attrs.get_int("noop_with_empty_axes") != 0, n.span());
+  if (x.dtype() == DType::kF16 || x.dtype() == DType::kBF16) {
+    Tensor y(DType::kF32, out[0].shape());
+    reduce_as<float, double>(k, converted(x, DType::kF32), reduced, y);
+    out[0] = converted(y, x.dtype());
+    return;
+  }
+  dispatch_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_floating_point_v<T>) {
+      reduce_as<T, double>(k, x, reduced, out[0]);
+    } else if constexpr (std::is_integral_v<T>) {
+      if (needs_real_math(k)) reduce_as<T, double>(k, x, reduced, out[0]);
+      else reduce_as<T, int64_t>(k, x, reduced, out[0]);
+    }
+  });
+}
+
+}  // namespace
+
+void register_reduce(KernelRegistry& r) {
+  const std::pair<const char*, Fold> ops[] = {
+      {"ReduceSum", Fold::kSum},   {"ReduceMean", Fold::kMean},     {"ReduceProd", Fold::kProd},
+      {"ReduceMax", Fold::kMax},   {"ReduceMin", Fold::kMin},       {"ReduceL1", Fold::kL1},
+      {"ReduceL2", Fold::kL2},     {"ReduceSumSquare", Fold::kSumSquare}, {"ReduceLogSum", Fold::kLogSum},
+      {"ReduceLogSumExp", Fold::kLogSumExp}};
+  for (const auto& [op, fold] : ops)
+    r.add(op, [fold = fold](const graph::Node& n, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) {
+      reduce(fold, n, in, out);
+    });
+}
 
 }  // namespace tessel::reference::kernels
