@@ -58,6 +58,7 @@ echo "== fuzzing onnx_import_fuzzer for $SECONDS_TO_RUN s ($(ls "$SEED" | wc -l)
 # -timeout hang; the reproducer is left in $ARTIFACTS.
 LOG="$BUILD/fuzz/fuzz.log"
 set +e
+UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}" \
 "$BUILD/tests/fuzz/onnx_import_fuzzer" "$CORPUS" "$SEED" \
   -max_total_time="$SECONDS_TO_RUN" -rss_limit_mb=2048 -timeout=10 \
   -artifact_prefix="$ARTIFACTS/" -print_final_stats=1 >"$LOG" 2>&1

@@ -1,5 +1,6 @@
-// Schemas and shape functions of the reduce ops (ReduceSum, ReduceMean, ...):
-// the newest ONNX form, axes as an optional input (opset 18; ReduceSum 13).
+// Schemas and shape functions of the reduce ops (ReduceSum, ReduceMean, ...,
+// in the newest ONNX form: axes an optional input, as in opset 18 and
+// ReduceSum-13) and of ArgMax / ArgMin.
 #include "ir/graph/op_registry.h"
 #include "ir/graph/ops/reduce_axes.h"
 #include "ir/graph/ops/register.h"
@@ -43,15 +44,37 @@ void infer_reduce(InferContext& ctx, Accepts accepts) {
   if (!in.rank_known) return ctx.set_output(0, TensorType::unknown_rank(in.dtype));
   if (!axes) {
     // Which axes go is known only at run time; with keepdims the rank stays.
-    return ctx.set_output(0, keep ? TensorType::of_rank(in.dtype, in.rank()) : TensorType::unknown_rank(in.dtype));
+    return ctx.set_output(
+        0, keep ? TensorType::of_rank(in.dtype, in.rank()) : TensorType::unknown_rank(in.dtype));
   }
   std::vector<bool> reduced = reduced_axes(*axes, in.rank(), noop, ctx.span());
   TensorType out;
   out.dtype = in.dtype;
   for (int d = 0; d < in.rank(); ++d) {
-    if (!reduced[size_t(d)]) out.dims.push_back(in.dims[size_t(d)]);
-    else if (keep) out.dims.push_back(Dim::known(1));
+    if (!reduced[size_t(d)])
+      out.dims.push_back(in.dims[size_t(d)]);
+    else if (keep)
+      out.dims.push_back(Dim::known(1));
   }
+  ctx.set_output(0, out);
+}
+
+// ArgMax / ArgMin: the int64 index of the extreme along one axis.
+void infer_arg_reduce(InferContext& ctx) {
+  const TensorType& in = ctx.input(0);
+  TESSEL_USER_CHECK(in.dtype != DType::kBool, ctx.span()) << ctx.node().op << " does not accept bool tensors";
+  if (!in.rank_known) return ctx.set_output(0, TensorType::unknown_rank(DType::kI64));
+  TESSEL_USER_CHECK(in.rank() > 0, ctx.span()) << ctx.node().op << " needs at least one axis, got a scalar";
+  int axis = normalize_axis(ctx.attrs().get_int("axis"), in.rank(), ctx.span());
+  const Dim& d = in.dims[size_t(axis)];
+  TESSEL_USER_CHECK(!d.is_known() || d.value > 0, ctx.span())
+      << "axis " << axis << " of " << in.str() << " is empty: there is no extreme to find";
+  TensorType out = in;
+  out.dtype = DType::kI64;
+  if (ctx.attrs().get_int("keepdims") != 0)
+    out.dims[size_t(axis)] = Dim::known(1);
+  else
+    out.dims.erase(out.dims.begin() + axis);
   ctx.set_output(0, out);
 }
 
@@ -88,6 +111,15 @@ void register_reduce_ops(OpRegistry& r) {
   def_reduce(r, "ReduceSumSquare", Accepts::kNumeric, 2);
   def_reduce(r, "ReduceLogSum", Accepts::kNumeric, 1);
   def_reduce(r, "ReduceLogSumExp", Accepts::kNumeric, 4);
+  for (const char* op : {"ArgMax", "ArgMin"})
+    r.def(op, OpPattern::kReduce)
+        .inputs(1)
+        .outputs(1)
+        .attr("axis", AttrType::kInt, int64_t(0))
+        .attr("keepdims", AttrType::kInt, int64_t(1))
+        .attr("select_last_index", AttrType::kInt, int64_t(0))
+        .infer(infer_arg_reduce)
+        .flops(reduce_flops(1));
 }
 
 }  // namespace tessel::graph::ops

@@ -10,6 +10,14 @@ namespace tessel::graph::ops {
 
 namespace {
 
+// a * b for element counts; an overflow is a UserError, not undefined behaviour.
+int64_t count_mul(int64_t a, int64_t b, const Span& span) {
+  int64_t r = 0;
+  TESSEL_USER_CHECK(!__builtin_mul_overflow(a, b, &r), span)
+      << "element count overflows int64: " << a << " * " << b;
+  return r;
+}
+
 // Entries >= -1, at most one -1, and with allowzero no 0 beside a -1 (ONNX
 // calls that model invalid).
 void check_reshape_target(const std::vector<int64_t>& target, bool allowzero, const Span& span) {
@@ -33,7 +41,7 @@ void resolve_reshape_count(const TensorType& in, const std::vector<bool>& copied
   for (int d = 0; d < in.rank(); ++d) {
     if (copied[size_t(d)]) continue;
     if (!in.dims[size_t(d)].is_known()) return;
-    known_in *= in.dims[size_t(d)].value;
+    known_in = count_mul(known_in, in.dims[size_t(d)].value, span);
   }
   if (infer_at < 0) {
     TESSEL_USER_CHECK(known_in == known_out, span)
@@ -54,9 +62,8 @@ TensorType reshape_type(const TensorType& in, const std::vector<int64_t>& target
   TensorType out;
   out.dtype = in.dtype;
   std::vector<bool> copied(size_t(in.rank()), false);  // unknown input dims a 0 copied
-  int64_t known_out = 1;  // product of the known entries other than -1
+  int64_t known_out = 1;                               // product of the known entries other than -1
   int infer_at = -1;
-  bool blind = !in.rank_known;
   for (size_t i = 0; i < target.size(); ++i) {
     int64_t v = target[i];
     if (v == -1) {
@@ -65,19 +72,21 @@ TensorType reshape_type(const TensorType& in, const std::vector<int64_t>& target
     } else if (v == 0 && !allowzero && !in.rank_known) {
       out.dims.push_back(Dim::unknown());
     } else if (v == 0 && !allowzero) {
-      TESSEL_USER_CHECK(int(i) < in.rank(), span)
-          << "entry " << i << " of shape " << dims_str(target) << " is 0 (keep the input's dimension), but the input "
-          << in.str() << " has only " << in.rank() << " dimensions";
+      TESSEL_USER_CHECK(int(i) < in.rank(), span) << "entry " << i << " of shape " << dims_str(target)
+                                                  << " is 0 (keep the input's dimension), but the input "
+                                                  << in.str() << " has only " << in.rank() << " dimensions";
       const Dim& d = in.dims[i];
       out.dims.push_back(d);
-      if (d.is_known()) known_out *= d.value;
-      else copied[i] = true;
+      if (d.is_known())
+        known_out = count_mul(known_out, d.value, span);
+      else
+        copied[i] = true;
     } else {
       out.dims.push_back(Dim::known(v));
-      known_out *= v;
+      known_out = count_mul(known_out, v, span);
     }
   }
-  if (!blind) resolve_reshape_count(in, copied, known_out, infer_at, out, span);
+  if (in.rank_known) resolve_reshape_count(in, copied, known_out, infer_at, out, span);
   return out;
 }
 
@@ -95,7 +104,9 @@ void infer_reshape(InferContext& ctx) {
   const TensorType& in = ctx.input(0);
   int64_t n = vector_length(ctx, 1, "shape");
   std::optional<std::vector<int64_t>> target = ctx.int_values(1);
-  if (!target) return ctx.set_output(0, n < 0 ? TensorType::unknown_rank(in.dtype) : TensorType::of_rank(in.dtype, int(n)));
+  if (!target)
+    return ctx.set_output(0,
+                          n < 0 ? TensorType::unknown_rank(in.dtype) : TensorType::of_rank(in.dtype, int(n)));
   ctx.set_output(0, reshape_type(in, *target, ctx.attrs().get_int("allowzero") != 0, ctx.span()));
 }
 
@@ -106,8 +117,10 @@ Dim product_dim(const std::vector<Dim>& dims, int begin, int end) {
   int unknowns = 0;
   for (int i = begin; i < end; ++i) {
     const Dim& d = dims[size_t(i)];
-    if (d.is_known()) p *= d.value;
-    else unknown = &d, ++unknowns;
+    if (d.is_known())
+      p *= d.value;
+    else
+      unknown = &d, ++unknowns;
   }
   if (unknowns == 0) return Dim::known(p);
   if (unknowns == 1 && p == 1) return *unknown;

@@ -2,6 +2,7 @@
 // (adapt, infer, fold), then the graph outputs.
 #include "src/frontend/onnx/importer.h"
 
+#include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
@@ -66,6 +67,65 @@ void check_model(const onnx::ModelProto& m) {
   std::string msg = os.str();
   msg.pop_back();
   throw UserError(msg);
+}
+
+std::optional<graph::AttrType> graph_attr_type(onnx::AttributeProto::AttributeType t) {
+  switch (t) {
+    case onnx::AttributeProto::INT: return graph::AttrType::kInt;
+    case onnx::AttributeProto::FLOAT: return graph::AttrType::kFloat;
+    case onnx::AttributeProto::STRING: return graph::AttrType::kString;
+    case onnx::AttributeProto::TENSOR: return graph::AttrType::kTensor;
+    case onnx::AttributeProto::INTS: return graph::AttrType::kInts;
+    case onnx::AttributeProto::FLOATS: return graph::AttrType::kFloats;
+    case onnx::AttributeProto::STRINGS: return graph::AttrType::kStrings;
+    default: return std::nullopt;  // graphs and the like, refused when converted
+  }
+}
+
+std::string count_range(int min, int max) {
+  if (min == max) return std::to_string(min);
+  if (max >= 1 << 20) return "at least " + std::to_string(min);  // variadic
+  return std::to_string(min) + " to " + std::to_string(max);
+}
+
+void check_onnx_attr_types(const onnx::OpSchema& s, graph::Attrs& attrs, const Span& span) {
+  for (const auto& [name, spec] : s.attributes()) {
+    const graph::AttrValue* v = attrs.find(name);
+    std::optional<graph::AttrType> want = graph_attr_type(spec.type);
+    if (v == nullptr || !want || graph::attr_type_of(*v) == *want) continue;
+    // An empty list has no populated field that tells its element type.
+    const auto* ints = std::get_if<std::vector<int64_t>>(v);
+    if (ints && ints->empty() && *want == graph::AttrType::kFloats) attrs.set(name, std::vector<double>{});
+    else if (ints && ints->empty() && *want == graph::AttrType::kStrings) attrs.set(name, std::vector<std::string>{});
+    else
+      TESSEL_USER_ERROR(span) << "attribute '" << name << "' must be of type " << graph::attr_type_name(*want)
+                              << ", got " << graph::attr_type_name(graph::attr_type_of(*v));
+  }
+}
+
+// Checks a node against ONNX's own schema of its op at the model's opset
+// before any adapter sees it, so that adapters may rely on input and output
+// counts and on attribute types. The ONNX library knows opsets up to its
+// release; beyond that a newer version may take other inputs or attributes,
+// so only the types of the attributes it knows are checked.
+void check_onnx_schema(const onnx::NodeProto& n, int opset, graph::Attrs& attrs, const Span& span) {
+  const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(n.op_type(), opset, "");
+  if (s == nullptr || s->Deprecated()) return;
+  check_onnx_attr_types(*s, attrs, span);
+  static const int newest = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at("").second;
+  if (opset > newest) return;
+  for (const auto& [name, spec] : s->attributes())
+    TESSEL_USER_CHECK(!spec.required || attrs.has(name), span) << "missing required attribute '" << name << "'";
+  TESSEL_USER_CHECK(n.input_size() >= s->min_input() && n.input_size() <= s->max_input(), span)
+      << "expects " << count_range(s->min_input(), s->max_input()) << " inputs, got " << n.input_size();
+  TESSEL_USER_CHECK(n.output_size() >= s->min_output() && n.output_size() <= s->max_output(), span)
+      << "expects " << count_range(s->min_output(), s->max_output()) << " outputs, got " << n.output_size();
+  for (int i = 0; i < n.input_size() && i < int(s->inputs().size()); ++i)
+    TESSEL_USER_CHECK(!n.input(i).empty() || s->inputs()[size_t(i)].GetOption() != onnx::OpSchema::Single, span)
+        << "required input " << i << " ('" << s->inputs()[size_t(i)].GetName() << "') is missing";
+  for (int i = 0; i < n.output_size() && i < int(s->outputs().size()); ++i)
+    TESSEL_USER_CHECK(!n.output(i).empty() || s->outputs()[size_t(i)].GetOption() != onnx::OpSchema::Single, span)
+        << "required output " << i << " ('" << s->outputs()[size_t(i)].GetName() << "') is missing";
 }
 
 graph::TensorType type_from_value_info(const onnx::ValueInfoProto& vi) {
@@ -217,6 +277,7 @@ void Importer::import_node(const onnx::NodeProto& n, int index) {
   if (n.op_type() == "Constant") return import_constant(n, name);
   AdaptContext ctx{g_, opset_, may_fold(), n.op_type(), name, {}, {}, {}, std::nullopt};
   ctx.attrs = convert_attributes(n, Span{name, n.op_type()}, dir_);
+  if (is_default_domain(n.domain())) check_onnx_schema(n, opset_, ctx.attrs, Span{name, n.op_type()});
   for (const std::string& in : n.input()) ctx.inputs.push_back(in.empty() ? nullptr : lookup(in, name));
   for (const std::string& out : n.output()) ctx.output_names.push_back(out);
   if (auto it = adapters().find(n.op_type()); it != adapters().end()) it->second(ctx);
@@ -322,7 +383,9 @@ graph::Graph import_model_bytes(const std::string& bytes, const std::string& mod
 graph::Graph import_model(const std::string& path, const ImportOptions& options) {
   try {
     std::error_code ec;
-    TESSEL_USER_CHECK(fs::is_regular_file(path, ec), Span{}) << "no such file";
+    TESSEL_USER_CHECK(fs::exists(path, ec), Span{}) << "no such file";
+    // A folder reads as nothing, a FIFO would block forever.
+    TESSEL_USER_CHECK(fs::is_regular_file(path, ec), Span{}) << "not a regular file";
     std::ifstream in(path, std::ios::binary);
     TESSEL_USER_CHECK(in.good(), Span{}) << "cannot open file";
     std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

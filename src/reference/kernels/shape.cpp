@@ -28,8 +28,7 @@ void expand(const Node&, const Inputs& in, std::vector<Tensor>& out) {
   Dims in_strides = contiguous_strides(x.shape());
   std::vector<int64_t> strides(size_t(y.rank()), 0);
   size_t lead = size_t(y.rank() - x.rank());
-  for (size_t d = 0; d < size_t(x.rank()); ++d)
-    strides[lead + d] = x.shape()[d] == 1 ? 0 : in_strides[d];
+  for (size_t d = 0; d < size_t(x.rank()); ++d) strides[lead + d] = x.shape()[d] == 1 ? 0 : in_strides[d];
   strided_copy(x, 0, strides, y.shape(), y);
 }
 
@@ -39,7 +38,9 @@ void shape(const Node& n, const Inputs& in, std::vector<Tensor>& out) {
   for (int d = first; d < last; ++d) out[0].set_i64(d - first, x.shape()[size_t(d)]);
 }
 
-void size(const Node&, const Inputs& in, std::vector<Tensor>& out) { out[0].set_i64(0, in[0]->numel()); }
+void size(const Node&, const Inputs& in, std::vector<Tensor>& out) {
+  out[0].set_i64(0, in[0]->numel());
+}
 
 void constant_of_shape(const Node& n, const Inputs&, std::vector<Tensor>& out) {
   const Tensor& value = n.attrs.get_tensor("value");
