@@ -233,5 +233,76 @@ TEST(ElementwiseKernel, DropoutIsIdentityWithTrueMask) {
   expect_user_error([&] { reference::evaluate_node(*one.node, {&x, nullptr, &on}); }, {"training-mode"});
 }
 
+TEST(ElementwiseKernel, ExponentialActivations) {
+  Tensor x = f32({4}, {-2, -0.5, 0, 3});
+  auto near = [](const std::vector<double>& got, const std::vector<double>& want) {
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6) << "element " << i;
+  };
+  near(values(run_op("Elu", {&x})[0]), {-0.8646647, -0.3934693, 0, 3});  // exp(x) - 1 below 0
+  near(values(run_op("Selu", {&x})[0]), {-1.5201665, -0.6917582, 0, 3.1521031});
+  graph::Attrs two;
+  two.set("alpha", 2.0);
+  near(values(run_op("Elu", {&x}, two)[0]), {-1.7293294, -0.7869387, 0, 3});
+  near(values(run_op("Celu", {&x}, two)[0]), {-1.2642411, -0.4423984, 0, 3});  // 2 * (exp(x / 2) - 1)
+  near(values(run_op("Mish", {&x})[0]), {-0.2525015, -0.2207438, 0, 2.9865350});
+  Tensor d = make(DType::kF64, {2}, {-40, 40});  // f64 stays f64; no overflow either way
+  near(values(run_op("Mish", {&d})[0]), {-40 * std::tanh(std::log1p(std::exp(-40.0))), 40});
+}
+
+TEST(ElementwiseKernel, SoftsignAndThresholdedRelu) {
+  Tensor x = f32({4}, {-2, -0.5, 0, 3});
+  std::vector<double> soft = values(run_op("Softsign", {&x})[0]);
+  EXPECT_NEAR(soft[0], -2.0 / 3, 1e-7);
+  EXPECT_NEAR(soft[1], -1.0 / 3, 1e-7);
+  EXPECT_EQ(soft[3], 0.75);
+  EXPECT_EQ(values(run_op("ThresholdedRelu", {&x})[0]), (std::vector<double>{0, 0, 0, 3}));  // alpha 1
+  graph::Attrs minus_one;
+  minus_one.set("alpha", -1.0);
+  EXPECT_EQ(values(run_op("ThresholdedRelu", {&x}, minus_one)[0]), (std::vector<double>{0, -0.5, 0, 3}));
+}
+
+TEST(ElementwiseKernel, PReluBroadcastsSlopeToX) {
+  Tensor x = f32({2, 3}, {-1, 2, -3, 4, -5, 6}), slope = f32({3}, {0.5, 0.25, 2});
+  EXPECT_EQ(values(run_op("PRelu", {&x, &slope})[0]), (std::vector<double>{-0.5, 2, -6, 4, -1.25, 6}));
+  Tensor xi = i32({2}, {-4, 5}), si = i32({1}, {3});
+  EXPECT_EQ(values(run_op("PRelu", {&xi, &si})[0]), (std::vector<double>{-12, 5}));
+}
+
+TEST(ElementwiseInfer, PReluShapesAndErrors) {
+  graph::Graph g;
+  TensorType sym = TensorType::of_rank(DType::kF32, 2);
+  sym.dims[1] = Dim::known(3);
+  graph::Node* n = g.add_node("PRelu", "prelu",
+                              {g.add_input("x", sym), g.add_input("s", TensorType(DType::kF32, {3}))}, {"y"});
+  graph::infer_node(*n);
+  EXPECT_EQ(n->outputs[0]->type.str(), "f32[?, 3]");
+  Tensor x(DType::kF32, {2, 3}), s4(DType::kF32, {4}), s3d(DType::kF32, {1, 2, 3}), x13(DType::kF32, {1, 3}),
+      s23(DType::kF32, {2, 3}), si(DType::kI32, {3}), b(DType::kBool, {3});
+  expect_user_error([&] { OneNode("PRelu", {&x, &s4}); }, {"n_PRelu", "does not broadcast to x"});
+  expect_user_error([&] { OneNode("PRelu", {&x, &s3d}); }, {"n_PRelu", "higher rank"});
+  expect_user_error(
+      [&] {
+        OneNode("PRelu", {&x13, &s23});
+      },
+      {"n_PRelu", "does not broadcast"});  // one way only
+  expect_user_error([&] { OneNode("PRelu", {&x, &si}); }, {"n_PRelu", "input 1 has dtype i32"});
+  expect_user_error([&] { OneNode("PRelu", {&b, &b}); }, {"n_PRelu", "non-bool"});
+}
+
+TEST(ElementwiseInfer, ActivationAttributeErrors) {
+  Tensor f(DType::kF32, {2}), i(DType::kI32, {2});
+  graph::Attrs zero;
+  zero.set("alpha", 0.0);
+  expect_user_error([&] { OneNode("Celu", {&f}, zero); }, {"n_Celu", "'alpha' must be non-zero"});
+  for (const char* op : {"Elu", "Selu", "Celu", "Mish", "Softsign", "ThresholdedRelu"})
+    expect_user_error([&] { OneNode(op, {&i}); }, {std::string("n_") + op, "floating-point"});
+  graph::Attrs wrong_type;
+  wrong_type.set("alpha", std::string("big"));
+  expect_user_error([&] { OneNode("Elu", {&f}, wrong_type); }, {"n_Elu", "alpha"});
+  OneNode selu("Selu", {&f});
+  EXPECT_EQ(graph::OpRegistry::global().find("Selu")->flops(*selu.node), 2);
+}
+
 }  // namespace
 }  // namespace tessel::elementwise_test

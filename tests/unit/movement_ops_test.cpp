@@ -1,6 +1,7 @@
 // Shape functions and reference kernels of the data-movement ops, checked
 // against values worked out by hand (or with numpy), plus must-fail cases.
 #include <climits>
+#include <limits>
 
 #include "tests/unit/movement_test_util.h"
 
@@ -297,6 +298,95 @@ TEST(ScatterElements, NegativeIndicesAndMax) {
         run("ScatterElements", {data, i64({5, 0}).reshaped({1, 2}), upd}, attrs_of({{"axis", int64_t(1)}}));
       },
       "the_ScatterElements", "index 5 is out of range");
+}
+
+TEST(Trilu, UpperLowerAndDiagonalOffset) {
+  Tensor x = iota(DType::kF32, {3, 4});
+  EXPECT_EQ(values(run("Trilu", {x})[0]), (V{0, 1, 2, 3, 0, 5, 6, 7, 0, 0, 10, 11}));
+  EXPECT_EQ(values(run("Trilu", {x, i64({1}).reshaped({})})[0]), (V{0, 1, 2, 3, 0, 0, 6, 7, 0, 0, 0, 11}));
+  auto lower = attrs_of({{"upper", int64_t(0)}});
+  EXPECT_EQ(values(run("Trilu", {x}, lower)[0]), (V{0, 0, 0, 0, 4, 5, 0, 0, 8, 9, 10, 0}));
+  EXPECT_EQ(values(run("Trilu", {x, i64({-1}).reshaped({})}, lower)[0]),
+            (V{0, 0, 0, 0, 4, 0, 0, 0, 8, 9, 0, 0}));
+  EXPECT_EQ(values(run("Trilu", {x, i64({100}).reshaped({})}, lower)[0]), values(x));  // k past the corner
+}
+
+TEST(Trilu, BatchedAndEmpty) {
+  auto y = run("Trilu", {iota(DType::kI64, {2, 2, 2})});
+  EXPECT_EQ(values(y[0]), (V{0, 1, 0, 3, 4, 5, 0, 7}));
+  EXPECT_EQ(run("Trilu", {iota(DType::kI64, {0, 5}), std::nullopt})[0].shape(), (Dims{0, 5}));
+}
+
+TEST(Trilu, BadArgumentsAreUserErrors) {
+  expect_user_error([&] { run("Trilu", {iota(DType::kF32, {4})}); }, "the_Trilu", "rank 2 or more");
+  Tensor k32(DType::kI32, {});
+  expect_user_error(
+      [&] {
+        run("Trilu", {iota(DType::kF32, {2, 2}), k32});
+      },
+      "the_Trilu", "'k' must be an int64");
+  expect_user_error(
+      [&] {
+        run("Trilu", {iota(DType::kF32, {2, 2}), i64({0, 1})});
+      },
+      "the_Trilu", "must be a scalar");
+}
+
+TEST(Range, FloatAndIntegerSequences) {
+  auto f = run("Range", {Tensor::scalar_f64(DType::kF32, 1), Tensor::scalar_f64(DType::kF32, 2),
+                         Tensor::scalar_f64(DType::kF32, 0.3)});
+  ASSERT_EQ(f[0].shape(), (Dims{4}));  // ceil(1 / 0.3)
+  for (int64_t i = 0; i < 4; ++i) EXPECT_NEAR(f[0].get_f64(i), 1 + 0.3 * double(i), 1e-6);
+  auto down = run("Range", {Tensor::scalar_f64(DType::kI64, 5), Tensor::scalar_f64(DType::kI64, -4),
+                            Tensor::scalar_f64(DType::kI64, -2)});
+  EXPECT_EQ(values(down[0]), (V{5, 3, 1, -1, -3}));  // ceil(-9 / -2) = 5
+  auto i32 = run("Range", {Tensor::scalar_f64(DType::kI32, 10), Tensor::scalar_f64(DType::kI32, 6),
+                           Tensor::scalar_f64(DType::kI32, -3)});
+  EXPECT_EQ(i32[0].dtype(), DType::kI32);
+  EXPECT_EQ(values(i32[0]), (V{10, 7}));
+  auto empty = run("Range", {Tensor::scalar_f64(DType::kI64, 3), Tensor::scalar_f64(DType::kI64, 1),
+                             Tensor::scalar_f64(DType::kI64, 1)});
+  EXPECT_EQ(empty[0].shape(), (Dims{0}));  // max(ceil(-2), 0)
+}
+
+TEST(Range, RuntimeInputsLeaveLengthUnknown) {
+  graph::Graph g;
+  graph::TensorType scalar(DType::kI64, {});
+  graph::Value* start = g.add_constant("start", Tensor::scalar_f64(DType::kI64, 0));
+  graph::Node* n = g.add_node(
+      "Range", "the_Range", {start, g.add_input("limit", scalar), g.add_constant("delta", i64({1}))}, {"y"});
+  graph::infer_node(*n);
+  EXPECT_EQ(n->outputs[0]->type.str(), "i64[?]");
+}
+
+TEST(Range, BadArgumentsAreUserErrors) {
+  auto s = [](DType t, double v) { return Tensor::scalar_f64(t, v); };
+  expect_user_error(
+      [&] {
+        run("Range", {s(DType::kF32, 0), s(DType::kF32, 1), s(DType::kF32, 0)});
+      },
+      "the_Range", "'delta' must be non-zero");
+  expect_user_error(
+      [&] {
+        run("Range", {s(DType::kI64, 0), s(DType::kI32, 1), s(DType::kI64, 1)});
+      },
+      "the_Range", "input 1 has dtype i32");
+  expect_user_error(
+      [&] {
+        run("Range", {i64({0, 1}), s(DType::kI64, 1), s(DType::kI64, 1)});
+      },
+      "the_Range", "'start' must be a scalar");
+  expect_user_error(
+      [&] {
+        run("Range", {s(DType::kBool, 0), s(DType::kBool, 1), s(DType::kBool, 1)});
+      },
+      "the_Range", "Range takes");
+  double inf = std::numeric_limits<double>::infinity();
+  expect_user_error(
+      [&] {
+        run("Range", {s(DType::kF32, 0), s(DType::kF32, inf), s(DType::kF32, 1)});
+      },
+      "the_Range", "no finite length");
 }
 
 }  // namespace

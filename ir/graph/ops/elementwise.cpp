@@ -1,5 +1,6 @@
-// Schemas and shape functions of the elementwise ops: unary math, binary
-// arithmetic with numpy broadcasting, comparisons, logic, variadic Max/Min/Sum/Mean.
+// Schemas and shape functions of the elementwise ops: unary math and
+// activations, binary arithmetic with numpy broadcasting (PRelu broadcasts
+// one way), comparisons, logic, variadic Max/Min/Sum/Mean.
 // FLOPs: one per output element for every arithmetic op (transcendental
 // functions are not weighted more); Max/Min/Sum/Mean count one per extra input.
 #include "ir/graph/ops/elementwise.h"
@@ -79,6 +80,32 @@ void infer_gelu(InferContext& ctx) {
   unary(TypeClass::kFloat)(ctx);
 }
 
+// Celu divides by alpha, so alpha 0 is rejected.
+void infer_celu(InferContext& ctx) {
+  TESSEL_USER_CHECK(ctx.attrs().get_float("alpha") != 0.0, ctx.span())
+      << "attribute 'alpha' must be non-zero";
+  unary(TypeClass::kFloat)(ctx);
+}
+
+// PRelu broadcasts the slope to x's shape only (unidirectionally): the
+// output has x's shape, a slope dimension is 1 or x's dimension.
+void infer_prelu(InferContext& ctx) {
+  check_type_class(ctx, 0, TypeClass::kNumeric);
+  check_same_dtype(ctx, {0, 1});
+  const TensorType& x = ctx.input(0);
+  const TensorType& slope = ctx.input(1);
+  if (!x.rank_known || !slope.rank_known) return ctx.set_output(0, x);
+  TESSEL_USER_CHECK(slope.rank() <= x.rank(), ctx.span())
+      << "slope " << slope.str() << " has a higher rank than x " << x.str();
+  size_t lead = size_t(x.rank() - slope.rank());
+  for (size_t d = 0; d < slope.dims.size(); ++d) {
+    const Dim &s = slope.dims[d], &xd = x.dims[lead + d];
+    TESSEL_USER_CHECK(!s.is_known() || s.value == 1 || !xd.is_known() || xd.value == s.value, ctx.span())
+        << "slope " << slope.str() << " does not broadcast to x " << x.str();
+  }
+  set_broadcast_output(ctx, {0, 1}, x.dtype);  // x's shape, unknown dims refined by the slope
+}
+
 // One input, one output of the input's shape.
 OpDef def_unary(OpRegistry& r, const char* op, TypeClass c) {
   return r.def(op, OpPattern::kElemwise).inputs(1).outputs(1).infer(unary(c)).flops(one_flop_per_element);
@@ -101,6 +128,14 @@ void register_unary(OpRegistry& r) {
   def_unary(r, "HardSigmoid", TypeClass::kFloat)
       .attr("alpha", AttrType::kFloat, 0.2)
       .attr("beta", AttrType::kFloat, 0.5);
+  for (const char* op : {"Softsign", "Mish"}) def_unary(r, op, TypeClass::kFloat);
+  def_unary(r, "Elu", TypeClass::kFloat).attr("alpha", AttrType::kFloat, 1.0);
+  def_unary(r, "Celu", TypeClass::kFloat).attr("alpha", AttrType::kFloat, 1.0).infer(infer_celu);
+  def_unary(r, "ThresholdedRelu", TypeClass::kFloat).attr("alpha", AttrType::kFloat, 1.0);
+  // The float32 values of ONNX's defaults.
+  def_unary(r, "Selu", TypeClass::kFloat)
+      .attr("alpha", AttrType::kFloat, 1.67326319217681884765625)
+      .attr("gamma", AttrType::kFloat, 1.05070102214813232421875);
   def_unary(r, "Gelu", TypeClass::kFloat)
       .attr("approximate", AttrType::kString, std::string("none"))
       .infer(infer_gelu);
@@ -109,6 +144,7 @@ void register_unary(OpRegistry& r) {
 void register_binary(OpRegistry& r) {
   for (const char* op : {"Add", "Sub", "Mul", "Div"}) def_broadcast(r, op, binary(TypeClass::kNumeric));
   def_broadcast(r, "Pow", infer_pow);
+  def_broadcast(r, "PRelu", infer_prelu);
   def_broadcast(r, "Mod", infer_mod).attr("fmod", AttrType::kInt, int64_t(0));
   def_broadcast(r, "Equal", binary(TypeClass::kAny, DType::kBool));
   for (const char* op : {"Greater", "Less", "GreaterOrEqual", "LessOrEqual"})

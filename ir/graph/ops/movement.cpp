@@ -162,6 +162,7 @@ void register_movement_ops(OpRegistry& r) {
   r.def("Slice", OpPattern::kInjective).inputs(3, 5).outputs(1).infer(infer_slice);
   register_movement_index_ops(r);
   register_movement_scatter_ops(r);
+  register_movement_trilu_range_ops(r);
 }
 
 }  // namespace tessel::graph::ops

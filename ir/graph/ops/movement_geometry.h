@@ -18,8 +18,9 @@ namespace tessel::graph::ops {
 
 // The parts of the movement family's registration; register_movement_ops
 // (movement.cpp) calls the others.
-void register_movement_index_ops(OpRegistry& r);    // Pad, Gather, Tile, ... (movement_index.cpp)
-void register_movement_scatter_ops(OpRegistry& r);  // GatherND, ScatterND, ScatterElements
+void register_movement_index_ops(OpRegistry& r);        // Pad, Gather, Tile, ... (movement_index.cpp)
+void register_movement_scatter_ops(OpRegistry& r);      // GatherND, ScatterND, ScatterElements
+void register_movement_trilu_range_ops(OpRegistry& r);  // Trilu, Range (movement_trilu_range.cpp)
 
 // What one axis of a Slice asks for, axis already normalised.
 struct SliceRequest {

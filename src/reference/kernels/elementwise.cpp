@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 namespace tessel::reference::kernels {
 
@@ -66,6 +67,33 @@ C gelu(C x, bool tanh_approx) {
   return C(0.5) * x * (C(1) + std::erf(x * C(0.7071067811865476)));  // x / sqrt(2)
 }
 
+template <typename C>
+C elu(C x, C alpha) {
+  return x < C(0) ? alpha * (std::exp(x) - C(1)) : x;
+}
+
+// max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).
+template <typename C>
+C celu(C x, C alpha) {
+  return std::max(C(0), x) + std::min(C(0), alpha * (std::exp(x / alpha) - C(1)));
+}
+
+template <typename C>
+C selu(C x, C alpha, C gamma) {
+  return gamma * (x <= C(0) ? alpha * std::exp(x) - alpha : x);
+}
+
+// A kernel for an op whose lambda fn(x, a) takes the float attribute `attr`
+// as a compute-type value.
+template <typename Fn>
+Kernel unary_with_float_attr(const char* attr, Fn fn) {
+  std::string name = attr;
+  return [name, fn](const Node& n, const Inputs& in, Outputs& out) {
+    double a = n.attrs.get_float(name);
+    map_unary<TypeClass::kFloat>(n, *in[0], out[0], [a, fn](auto x) { return fn(x, decltype(x)(a)); });
+  };
+}
+
 void register_math(KernelRegistry& r) {
   constexpr TypeClass F = TypeClass::kFloat;
   r.add("Exp", unary<F>([](auto x) { return std::exp(x); }));
@@ -104,6 +132,19 @@ void register_activations(KernelRegistry& r) {
     map_unary<F>(n, *in[0], out[0], [alpha, beta](auto x) {
       using C = decltype(x);
       return hard_sigmoid(x, C(alpha), C(beta));
+    });
+  });
+  r.add("Softsign", unary<F>([](auto x) { return x / (decltype(x)(1) + std::fabs(x)); }));
+  r.add("Mish", unary<F>([](auto x) { return x * std::tanh(softplus(x)); }));
+  r.add("Elu", unary_with_float_attr("alpha", [](auto x, auto a) { return elu(x, a); }));
+  r.add("Celu", unary_with_float_attr("alpha", [](auto x, auto a) { return celu(x, a); }));
+  r.add("ThresholdedRelu",
+        unary_with_float_attr("alpha", [](auto x, auto a) { return x > a ? x : decltype(x)(0); }));
+  r.add("Selu", [](const Node& n, const Inputs& in, Outputs& out) {
+    double alpha = n.attrs.get_float("alpha"), gamma = n.attrs.get_float("gamma");
+    map_unary<F>(n, *in[0], out[0], [alpha, gamma](auto x) {
+      using C = decltype(x);
+      return selu(x, C(alpha), C(gamma));
     });
   });
   r.add("Gelu", [](const Node& n, const Inputs& in, Outputs& out) {

@@ -1,5 +1,5 @@
-// Reference kernels of the broadcasting elementwise ops: arithmetic, Pow,
-// Mod, comparisons, logic, variadic Max/Min/Sum/Mean and Where.
+// Reference kernels of the broadcasting elementwise ops: arithmetic, PRelu,
+// Pow, Mod, comparisons, logic, variadic Max/Min/Sum/Mean and Where.
 // Integer arithmetic wraps around in the element type; integer Div truncates
 // toward zero (like C); an integer division by zero is a UserError.
 #include <algorithm>
@@ -91,6 +91,8 @@ void register_arithmetic(KernelRegistry& r) {
   r.add("Div", [](const Node& n, const Inputs& in, Outputs& out) {
     map_binary<N, false>(n, *in[0], *in[1], out[0], [&n](auto a, auto b) { return divide(n, a, b); });
   });
+  // The shape function made the slope broadcast to x's shape (one way).
+  r.add("PRelu", binary<N>([](auto x, auto slope) { return x < decltype(x)(0) ? wrap_mul(slope, x) : x; }));
   r.add("Mod", [](const Node& n, const Inputs& in, Outputs& out) {
     bool fmod = n.attrs.get_int("fmod") != 0;
     map_binary<N, false>(n, *in[0], *in[1], out[0],

@@ -135,6 +135,7 @@ void register_movement(KernelRegistry& r) {
   r.add("SpaceToDepth", space_to_depth);
   register_movement_index(r);
   register_movement_scatter(r);
+  register_movement_trilu_range(r);
 }
 
 }  // namespace tessel::reference::kernels

@@ -12,8 +12,9 @@ namespace tessel::reference::kernels {
 
 // The other parts of the movement kernels' registration; register_movement
 // (movement.cpp) calls them.
-void register_movement_index(KernelRegistry& r);    // movement_index.cpp
-void register_movement_scatter(KernelRegistry& r);  // movement_scatter.cpp
+void register_movement_index(KernelRegistry& r);        // movement_index.cpp
+void register_movement_scatter(KernelRegistry& r);      // movement_scatter.cpp
+void register_movement_trilu_range(KernelRegistry& r);  // movement_trilu_range.cpp
 
 // dst[i] = src[offset + sum_d i_d * strides[d]] for every index i of shape
 // (row-major into dst); offsets and strides in elements, strides may be
