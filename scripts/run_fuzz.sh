@@ -3,7 +3,9 @@
 # and fuzzes it for a bounded time. Exits non-zero when it finds a crash.
 # Usage: scripts/run_fuzz.sh [SECONDS=60]
 #   env: TESSEL_FUZZ_BUILD (build folder, default build-fuzz),
-#        TESSEL_ONNX_NODE_DIR (seed models, default ../shared/onnx-node)
+#        TESSEL_ONNX_NODE_DIR (seed models, default ../shared/onnx-node),
+#        TESSEL_FUZZ_EXTREME_SEEDS=1 (also seed with tests/fuzz/extreme_seeds.py:
+#          milestone models with one extreme dimension, attribute or constant)
 set -euo pipefail
 TESSEL_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SECONDS_TO_RUN="${1:-60}"
@@ -53,13 +55,19 @@ save("external_ok", "weights.bin", 64)
 save("external_escape", "../weights.bin", 64)
 PY
 fi
+SEEDS=("$SEED")
+if [ "${TESSEL_FUZZ_EXTREME_SEEDS:-0}" = 1 ] && [ -d "$NODE_DIR" ]; then
+  rm -rf "$BUILD/fuzz/extreme"
+  /usr/bin/python3 "$TESSEL_ROOT/tests/fuzz/extreme_seeds.py" "$NODE_DIR" "$BUILD/fuzz/extreme"
+  SEEDS+=("$BUILD/fuzz/extreme")
+fi
 echo "== fuzzing onnx_import_fuzzer for $SECONDS_TO_RUN s ($(ls "$SEED" | wc -l) seeds, corpus $CORPUS)"
 # libFuzzer exits non-zero on a crash, a leak, an -rss_limit_mb overrun or a
 # -timeout hang; the reproducer is left in $ARTIFACTS.
 LOG="$BUILD/fuzz/fuzz.log"
 set +e
 UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}" \
-"$BUILD/tests/fuzz/onnx_import_fuzzer" "$CORPUS" "$SEED" \
+"$BUILD/tests/fuzz/onnx_import_fuzzer" "$CORPUS" "${SEEDS[@]}" \
   -max_total_time="$SECONDS_TO_RUN" -rss_limit_mb=2048 -timeout=10 \
   -artifact_prefix="$ARTIFACTS/" -print_final_stats=1 >"$LOG" 2>&1
 status=$?

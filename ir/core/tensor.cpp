@@ -34,7 +34,9 @@ void store_from_double(void* p, int64_t i, double v) {
 
 int64_t num_elements(const Dims& shape) {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape)
+    TESSEL_USER_CHECK(!__builtin_mul_overflow(n, d, &n), Span{})
+        << "shape " << dims_str(shape) << " has more elements than 64 bits can count";
   return n;
 }
 

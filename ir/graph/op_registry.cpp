@@ -109,10 +109,9 @@ const OpRegistry& OpRegistry::global() {
   return registry;
 }
 
-void infer_node(Node& node) {
+InferContext run_shape_function(const Node& node) {
   const OpSchema* schema = OpRegistry::global().find(node.op);
   TESSEL_USER_CHECK(schema != nullptr, node.span()) << "unsupported op '" << node.op << "'";
-  schema->validate(node);
   std::vector<const TensorType*> types;
   std::vector<const Tensor*> values;
   for (Value* in : node.inputs) {
@@ -122,10 +121,23 @@ void infer_node(Node& node) {
   InferContext ctx(node, std::move(types), std::move(values));
   TESSEL_ICHECK(schema->infer != nullptr) << "op " << node.op << " has no shape function";
   schema->infer(ctx);
+  return ctx;
+}
+
+void infer_node(Node& node) {
+  const OpSchema* schema = OpRegistry::global().find(node.op);
+  TESSEL_USER_CHECK(schema != nullptr, node.span()) << "unsupported op '" << node.op << "'";
+  schema->validate(node);
+  InferContext ctx = run_shape_function(node);
   for (size_t i = 0; i < node.outputs.size(); ++i) {
     node.outputs[i]->type = ctx.output_types[i];
     if (ctx.output_values[i]) node.outputs[i]->constant = std::move(ctx.output_values[i]);
   }
+}
+
+int64_t node_flops(const Node& node) {
+  const OpSchema* s = OpRegistry::global().find(node.op);
+  return s && s->flops ? s->flops(node) : 0;
 }
 
 }  // namespace tessel::graph

@@ -109,4 +109,11 @@ class OpRegistry {
 // inferred types (and values, where known) to the node's outputs.
 void infer_node(Node& node);
 
+// Runs the shape function of a validated node on its inputs' current types
+// and constant values, without changing the node.
+InferContext run_shape_function(const Node& node);
+
+// FLOPs of a node whose types are inferred; 0 for ops without a FLOP count.
+int64_t node_flops(const Node& node);
+
 }  // namespace tessel::graph

@@ -6,7 +6,8 @@
 
 namespace tessel::graph {
 
-// Throws InternalError describing the first violation. Runs after every pass
+// Throws InternalError describing the first violation. Types are checked
+// for dtype and rank against what each op's shape function infers. Runs after every pass
 // when the pipeline's verify option is on (the default in debug builds).
 void verify_graph(const Graph& g);
 

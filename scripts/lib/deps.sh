@@ -32,6 +32,10 @@ tessel_check_cuda() {
   fi
 }
 
+# ccache keys on relative paths below the checkout, so a fresh clone in another
+# folder (as CI makes) reuses what an earlier build compiled.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$TESSEL_ROOT}"
+
 tessel_build() {  # tessel_build BUILD_DIR [TARGET...]
   local dir="$1"; shift
   cmake -S "$TESSEL_ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null

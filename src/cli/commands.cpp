@@ -89,7 +89,11 @@ int cmd_conformance(Args& args) {
   driver::ConformanceOptions o;
   o.list_file = args.value("--list").value_or("");
   o.target = args.value("--target").value_or("reference");
-  if (auto t = args.value("--timeout")) o.case_timeout_s = double(parse_int(*t, "--timeout"));
+  if (auto t = args.value("--timeout")) {
+    int64_t seconds = parse_int(*t, "--timeout");
+    TESSEL_USER_CHECK(seconds >= 1 && seconds <= 86400, Span{}) << "--timeout must be 1 to 86400 seconds";
+    o.case_timeout_s = double(seconds);
+  }
   std::vector<std::string> pos = args.positionals();
   TESSEL_USER_CHECK(pos.size() == 1, Span{}) << "conformance takes one folder of cases (see --help)";
   o.dir = pos[0];

@@ -1,5 +1,6 @@
 // The `tessel` command: subcommands over the driver. User errors exit with
 // code 2, internal errors with code 3.
+#include <filesystem>
 #include <iostream>
 #include <map>
 
@@ -74,6 +75,10 @@ int main(int argc, char** argv) {
   } catch (const tessel::InternalError& e) {
     std::cerr << "tessel: " << e.what() << "\n";
     return 3;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A path the user gave that the system refuses (too long, unreadable, ...).
+    std::cerr << "tessel: error: " << e.path1().string() << ": " << e.code().message() << "\n";
+    return 2;
   } catch (const std::bad_alloc&) {
     std::cerr << "tessel: error: out of memory\n";
     return 2;

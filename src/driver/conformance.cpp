@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -39,8 +40,10 @@ std::vector<fs::path> numbered_pbs(const fs::path& dir, const std::string& prefi
     std::string f = e.path().filename().string();
     if (f.rfind(prefix + "_", 0) != 0 || e.path().extension() != ".pb") continue;
     std::string num = f.substr(prefix.size() + 1, f.size() - prefix.size() - 4);
-    if (num.empty() || !std::all_of(num.begin(), num.end(), ::isdigit)) continue;
-    found.emplace_back(std::stoi(num), e.path());
+    int n = 0;
+    auto [end, ec] = std::from_chars(num.data(), num.data() + num.size(), n);
+    if (num.empty() || ec != std::errc() || end != num.data() + num.size()) continue;
+    found.emplace_back(n, e.path());
   }
   std::sort(found.begin(), found.end());
   std::vector<fs::path> out;

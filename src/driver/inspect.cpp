@@ -11,11 +11,6 @@ namespace tessel::driver {
 
 namespace {
 
-int64_t node_flops(const graph::Node& n) {
-  const graph::OpSchema* s = graph::OpRegistry::global().find(n.op);
-  return s && s->flops ? s->flops(n) : 0;
-}
-
 std::string human(double v, const char* unit) {
   const char* prefixes[] = {"", "K", "M", "G", "T"};
   int p = 0;
@@ -36,7 +31,7 @@ ModelSummary summarize(const graph::Graph& g) {
     s.parameters += c->constant->numel();
     s.parameter_bytes += int64_t(c->constant->nbytes());
   }
-  for (const graph::Node* n : g.nodes()) s.flops += node_flops(*n);
+  for (const graph::Node* n : g.nodes()) s.flops += graph::node_flops(*n);
   return s;
 }
 
@@ -55,7 +50,7 @@ void print_inspection(const graph::Graph& g, std::ostream& out) {
   out << "\nparameters: " << s.parameters << " (" << human(double(s.parameter_bytes), "B") << ")\n";
   out << "\nFLOPs per node:\n";
   for (const graph::Node* n : g.nodes()) {
-    int64_t f = node_flops(*n);
+    int64_t f = graph::node_flops(*n);
     out << "  " << std::left << std::setw(40) << n->name << std::setw(22) << n->op << std::right
         << std::setw(14) << f << "  " << n->outputs[0]->type.str() << "\n";
   }

@@ -2,7 +2,9 @@
 // hand: it is ~100 lines and Debian packages no C++ reader we would trust more.
 #include "src/driver/npy.h"
 
+#include <charconv>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 
@@ -39,6 +41,8 @@ DType dtype_of_descr(const std::string& d, const std::string& path) {
 }  // namespace
 
 Tensor read_npy(const std::string& path) {
+  std::error_code ec;  // a FIFO would block forever, a folder reads as nothing
+  TESSEL_USER_CHECK(std::filesystem::is_regular_file(path, ec), Span{}) << path << ": no such file or not a regular file";
   std::ifstream in(path, std::ios::binary);
   TESSEL_USER_CHECK(in.good(), Span{}) << path << ": cannot open file";
   char magic[8] = {};
@@ -64,12 +68,32 @@ Tensor read_npy(const std::string& path) {
   Dims shape;
   std::string dims = m[1];
   std::regex num("\\d+");
-  for (auto it = std::sregex_iterator(dims.begin(), dims.end(), num); it != std::sregex_iterator(); ++it)
-    shape.push_back(std::stoll(it->str()));
+  int64_t numel = 1;
+  for (auto it = std::sregex_iterator(dims.begin(), dims.end(), num); it != std::sregex_iterator(); ++it) {
+    int64_t d = 0;
+    std::string text = it->str();
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
+    TESSEL_USER_CHECK(ec == std::errc() && !__builtin_mul_overflow(numel, d, &numel), Span{})
+        << path << ": .npy shape (" << dims << ") is too large";
+    shape.push_back(d);
+  }
+  // The data must be in the file before a buffer is allocated for it: a few
+  // bytes of header must not ask for gigabytes.
+  std::streamoff data_start = in.tellg();
+  in.seekg(0, std::ios::end);
+  int64_t available = int64_t(in.tellg() - data_start);
+  in.seekg(data_start);
+  int64_t itemsize = int64_t(dtype_size(dtype));
+  TESSEL_USER_CHECK(numel <= available / itemsize, Span{})
+      << path << ": .npy data is truncated (" << available << " bytes, shape (" << dims << ") needs "
+      << numel << " x " << itemsize << ")";
   Tensor t(dtype, shape);
   in.read(static_cast<char*>(t.raw()), std::streamsize(t.nbytes()));
   TESSEL_USER_CHECK(in.gcount() == std::streamsize(t.nbytes()), Span{})
       << path << ": .npy data is truncated (" << in.gcount() << " of " << t.nbytes() << " bytes)";
+  // A bool byte other than 0 or 1 is not a valid C++ bool.
+  if (dtype == DType::kBool)
+    for (int64_t i = 0; i < numel; ++i) static_cast<uint8_t*>(t.raw())[i] = static_cast<uint8_t*>(t.raw())[i] != 0;
   return t;
 }
 

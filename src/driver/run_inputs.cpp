@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <random>
+#include <set>
 
 #include "src/driver/npy.h"
 #include "src/frontend/onnx/tensor_proto.h"
@@ -60,9 +61,13 @@ void write_outputs(const graph::Graph& g, const std::vector<Tensor>& outputs, co
   std::error_code ec;
   fs::create_directories(dir, ec);
   TESSEL_USER_CHECK(fs::is_directory(dir), Span{}) << dir << ": cannot create folder";
+  std::set<std::string> used;
   for (size_t i = 0; i < outputs.size(); ++i) {
     const std::string& name = g.outputs()[i]->name;
-    fs::path path = fs::path(dir) / (safe_file_name(name) + ".npy");
+    std::string file = safe_file_name(name);
+    // Two names that become the same file name get the output's index appended.
+    if (!used.insert(file).second) used.insert(file += "_" + std::to_string(i));
+    fs::path path = fs::path(dir) / (file + ".npy");
     write_npy(path.string(), outputs[i]);
     log << "output '" << name << "' " << outputs[i].type_str() << " -> " << path.string() << "\n";
   }

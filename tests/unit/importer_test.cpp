@@ -201,5 +201,34 @@ TEST(Importer, OldOpsetAttributesBecomeInputs) {
   EXPECT_EQ(run_single(g, vec({-5, 0.5, 3, 2})), (std::vector<double>{-1, 0.5, 2, 2}));
 }
 
+TEST(Importer, OpUsedBeforeItsOpsetIsRefused) {
+  ModelBuilder b(13);  // LayerNormalization arrived in opset 17
+  b.input("x", {int64_t(2), int64_t(4)});
+  b.node("LayerNormalization", {"x"}, {"y"}, "ln");
+  b.output("y");
+  try {
+    b.import();
+    FAIL() << "LayerNormalization at opset 13 must be refused";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("node 'ln'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("added in opset 17"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Importer, ValueDefinedTwiceIsRefused) {
+  ModelBuilder b;
+  b.input("x", {int64_t(2)});
+  b.node("Relu", {"x"}, {"y"}, "first");
+  b.node("Neg", {"x"}, {"y"}, "second");
+  b.output("y");
+  try {
+    b.import();
+    FAIL() << "two nodes defining 'y' must be refused";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("node 'second'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("already defines"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace tessel::onnx_frontend

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <map>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -109,10 +110,17 @@ void check_onnx_attr_types(const onnx::OpSchema& s, graph::Attrs& attrs, const S
 // release; beyond that a newer version may take other inputs or attributes,
 // so only the types of the attributes it knows are checked.
 void check_onnx_schema(const onnx::NodeProto& n, int opset, graph::Attrs& attrs, const Span& span) {
-  const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(n.op_type(), opset, "");
-  if (s == nullptr || s->Deprecated()) return;
-  check_onnx_attr_types(*s, attrs, span);
   static const int newest = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at("").second;
+  const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(n.op_type(), opset, "");
+  if (s == nullptr) {
+    const onnx::OpSchema* later = onnx::OpSchemaRegistry::Schema(n.op_type(), newest, "");
+    TESSEL_USER_CHECK(later == nullptr || later->SinceVersion() <= opset, span)
+        << "op " << n.op_type() << " does not exist at opset " << opset << " (it was added in opset "
+        << later->SinceVersion() << ")";
+    return;  // an op newer than our ONNX library: our own schema checks it
+  }
+  if (s->Deprecated()) return;
+  check_onnx_attr_types(*s, attrs, span);
   if (opset > newest) return;
   for (const auto& [name, spec] : s->attributes())
     TESSEL_USER_CHECK(!spec.required || attrs.has(name), span) << "missing required attribute '" << name << "'";
@@ -177,11 +185,6 @@ std::optional<int64_t> static_bytes(const graph::TensorType& t) {
   return n;
 }
 
-int64_t node_flops(const graph::Node& n) {
-  const graph::OpSchema* schema = graph::OpRegistry::global().find(n.op);
-  return schema && schema->flops ? schema->flops(n) : 0;
-}
-
 bool should_fold(const graph::Node& n) {
   for (const graph::Value* in : n.inputs)
     if (in && !in->is_constant()) return false;
@@ -189,7 +192,7 @@ bool should_fold(const graph::Node& n) {
     std::optional<int64_t> bytes = static_bytes(out->type);
     if (!bytes || *bytes > kMaxFoldBytesPerNode) return false;
   }
-  return node_flops(n) <= kMaxFoldFlopsPerNode;
+  return graph::node_flops(n) <= kMaxFoldFlopsPerNode;
 }
 
 class Importer {
@@ -201,6 +204,8 @@ class Importer {
 
  private:
   graph::Value* lookup(const std::string& name, const std::string& node) const;
+  // Binds an ONNX value name; a name defined twice breaks SSA and is refused.
+  void define(const std::string& name, graph::Value* v, const std::string& node);
   void import_inputs();
   void import_node(const onnx::NodeProto& n, int index);
   void import_constant(const onnx::NodeProto& n, const std::string& name);
@@ -224,6 +229,11 @@ graph::Value* Importer::lookup(const std::string& name, const std::string& node)
   TESSEL_USER_CHECK(it != values_.end(), (Span{node, ""}))
       << "uses '" << name << "', which no earlier node, input or initializer defines";
   return it->second;
+}
+
+void Importer::define(const std::string& name, graph::Value* v, const std::string& node) {
+  TESSEL_USER_CHECK(values_.emplace(name, v).second, (Span{node, ""}))
+      << "defines '" << name << "', which an earlier node, input or initializer already defines";
 }
 
 void Importer::import_inputs() {
@@ -253,6 +263,15 @@ void Importer::import_constant(const onnx::NodeProto& n, const std::string& name
   TESSEL_USER_CHECK(n.output_size() == 1 && n.attribute_size() == 1, span)
       << "a Constant needs exactly one output and one value attribute";
   const onnx::AttributeProto& a = n.attribute(0);
+  static const std::map<std::string, onnx::AttributeProto::AttributeType> kTypes = {
+      {"value_float", onnx::AttributeProto::FLOAT}, {"value_int", onnx::AttributeProto::INT},
+      {"value_floats", onnx::AttributeProto::FLOATS}, {"value_ints", onnx::AttributeProto::INTS}};
+  auto want = kTypes.find(a.name());
+  TESSEL_USER_CHECK(want == kTypes.end() || a.type() == onnx::AttributeProto::UNDEFINED || a.type() == want->second,
+                    span)
+      << "attribute '" << a.name() << "' must be of type "
+      << onnx::AttributeProto::AttributeType_Name(want->second) << ", got "
+      << onnx::AttributeProto::AttributeType_Name(a.type());
   Tensor t;
   if (a.name() == "value") {
     TESSEL_USER_CHECK(a.has_t(), span) << "attribute 'value' must hold a tensor";
@@ -269,7 +288,7 @@ void Importer::import_constant(const onnx::NodeProto& n, const std::string& name
   } else {
     TESSEL_USER_ERROR(span) << "unsupported attribute '" << a.name() << "'";
   }
-  values_[n.output(0)] = g_.add_constant(n.output(0), std::move(t));
+  define(n.output(0), g_.add_constant(n.output(0), std::move(t)), name);
 }
 
 void Importer::import_node(const onnx::NodeProto& n, int index) {
@@ -292,7 +311,7 @@ void Importer::import_node(const onnx::NodeProto& n, int index) {
   charge_folding(results);
   TESSEL_ICHECK(results.size() == size_t(n.output_size())) << "adapter of " << n.op_type() << " lost outputs";
   for (int i = 0; i < n.output_size(); ++i)
-    if (!n.output(i).empty()) values_[n.output(i)] = results[size_t(i)];
+    if (!n.output(i).empty()) define(n.output(i), results[size_t(i)], name);
 }
 
 void Importer::import_outputs() {
@@ -327,7 +346,7 @@ void Importer::charge_folding(const std::vector<graph::Value*>& results) {
     fold_bytes_left_ -= int64_t(v->constant->nbytes());
     if (std::find(charged.begin(), charged.end(), v->producer) != charged.end()) continue;
     charged.push_back(v->producer);
-    fold_flops_left_ -= node_flops(*v->producer);
+    fold_flops_left_ -= graph::node_flops(*v->producer);
   }
 }
 

@@ -186,6 +186,8 @@ void tensor_to_proto(const Tensor& t, const std::string& name, onnx::TensorProto
 }
 
 Tensor load_tensor_pb(const std::string& path, std::string* name) {
+  std::error_code ec;  // a FIFO would block forever, a folder reads as nothing
+  TESSEL_USER_CHECK(fs::is_regular_file(path, ec), Span{}) << path << ": no such file or not a regular file";
   std::ifstream in(path, std::ios::binary);
   TESSEL_USER_CHECK(in.good(), Span{}) << path << ": cannot open file";
   onnx::TensorProto proto;
