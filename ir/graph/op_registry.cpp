@@ -81,6 +81,11 @@ void OpSchema::validate(Node& node) const {
   }
 }
 
+OpDef& OpDef::attr(std::string name, AttrType type, std::optional<AttrValue> def) {
+  s_.attrs.push_back({std::move(name), type, std::move(def)});
+  return *this;
+}
+
 OpDef OpRegistry::def(const std::string& name, OpPattern pattern) {
   TESSEL_ICHECK(!schemas_.count(name)) << "op " << name << " registered twice";
   OpSchema& s = schemas_[name];

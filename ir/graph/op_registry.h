@@ -81,10 +81,9 @@ class OpDef {
   OpDef& inputs(int n) { return inputs(n, n); }
   OpDef& outputs(int min, int max) { s_.min_outputs = min; s_.max_outputs = max; return *this; }
   OpDef& outputs(int n) { return outputs(n, n); }
-  OpDef& attr(std::string name, AttrType type, std::optional<AttrValue> def = std::nullopt) {
-    s_.attrs.push_back({std::move(name), type, std::move(def)});
-    return *this;
-  }
+  // Out of line: inlined at every call site, GCC 12 warns falsely about the
+  // optional variant (-Wmaybe-uninitialized).
+  OpDef& attr(std::string name, AttrType type, std::optional<AttrValue> def = std::nullopt);
   OpDef& infer(InferFn f) { s_.infer = std::move(f); return *this; }
   OpDef& flops(FlopsFn f) { s_.flops = std::move(f); return *this; }
 

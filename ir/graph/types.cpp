@@ -17,6 +17,8 @@ TensorType TensorType::unknown_rank(DType t) {
 }
 
 TensorType TensorType::of_rank(DType t, int rank) {
+  TESSEL_USER_CHECK(rank >= 0 && rank <= kMaxRank, Span{})
+      << "a tensor of rank " << rank << " is not supported (at most " << kMaxRank << ")";
   TensorType type;
   type.dtype = t;
   type.dims.assign(size_t(rank), Dim::unknown());

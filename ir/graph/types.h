@@ -23,6 +23,10 @@ struct Dim {
   }
 };
 
+// ONNX sets no limit; real models stay far below it, and a rank read from a
+// corrupt model must not turn into a gigantic allocation.
+inline constexpr int kMaxRank = 64;
+
 struct TensorType {
   DType dtype = DType::kF32;
   std::vector<Dim> dims;

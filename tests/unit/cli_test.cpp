@@ -78,7 +78,9 @@ Result tessel(const std::vector<std::string>& args) {
   return r;
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 // A user error: code 2, one message on stderr, nothing on stdout.
 void expect_user_error(const Result& r, const std::string& message) {
@@ -96,8 +98,10 @@ void add_input(onnx::GraphProto* g, const std::string& name, const std::vector<i
   tt->set_elem_type(onnx::TensorProto::FLOAT);
   for (int64_t d : dims) {
     auto* dim = tt->mutable_shape()->add_dim();
-    if (d >= 0) dim->set_dim_value(d);
-    else dim->set_dim_param(symbol);
+    if (d >= 0)
+      dim->set_dim_value(d);
+    else
+      dim->set_dim_param(symbol);
   }
 }
 
@@ -211,7 +215,8 @@ TEST(Cli, UnknownOpsAreListedTogether) {
   m.mutable_graph()->add_output()->set_name("y");
   fs::path path = save(m, dir / "unknown.onnx");
   Result r = tessel({"inspect", path.string()});
-  expect_user_error(r, "tessel: error: " + path.string() + ": unsupported ops: Baz (node 'z1'); FooBar (nodes 'f1', 'f2')\n");
+  expect_user_error(r, "tessel: error: " + path.string() +
+                           ": unsupported ops: Baz (node 'z1'); FooBar (nodes 'f1', 'f2')\n");
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "one message: " << r.err;
 }
 
@@ -254,8 +259,8 @@ TEST(Cli, RunWithNpyInputsWritesNpyOutputs) {
   driver::write_npy((dir / "in" / "x.npy").string(), kX);
   driver::write_npy((dir / "in" / "bias_0.npy").string(), kBias);  // "bias:0" made safe
   fs::path out = dir / "out";
-  expect_outputs(out, tessel({"run", model.string(), "--reference", "--inputs", (dir / "in").string(), "--out",
-                              out.string()}));
+  expect_outputs(out, tessel({"run", model.string(), "--reference", "--inputs", (dir / "in").string(),
+                              "--out", out.string()}));
 }
 
 TEST(Cli, RunWithPbInputsInGraphOrder) {
@@ -292,7 +297,8 @@ TEST(Cli, RunInputErrors) {
                     "not a folder");
   // A name the file system refuses is the user's error too, not an internal one.
   std::string too_long = (dir / std::string(300, 'a')).string();
-  expect_user_error(tessel({"run", model.string(), "--reference", "--inputs", too_long}), "File name too long");
+  expect_user_error(tessel({"run", model.string(), "--reference", "--inputs", too_long}),
+                    "File name too long");
   expect_user_error(tessel({"conformance", too_long}), "File name too long");
   // An input that is a FIFO would block the reader forever.
   fs::remove(dir / "in" / "bias_0.npy");
@@ -322,7 +328,7 @@ void write_case(const fs::path& dir, bool right) {
   m.mutable_graph()->add_output()->set_name("y");
   save(m, dir / "model.onnx");
   onnx_frontend::save_tensor_pb(kX, "x", (dir / "test_data_set_0" / "input_0.pb").string());
-  Tensor y = f32({2, 3}, {0, 2, 0, 4, 0, right ? 6 : 7});
+  Tensor y = f32({2, 3}, {0, 2, 0, 4, 0, right ? 6.0 : 7.0});
   onnx_frontend::save_tensor_pb(y, "y", (dir / "test_data_set_0" / "output_0.pb").string());
 }
 
@@ -335,9 +341,11 @@ TEST(Cli, ConformanceExitCodes) {
   write_case(dir / "cases" / "test_bad", false);
   Result fail = tessel({"conformance", (dir / "cases").string()});
   EXPECT_EQ(fail.code, 1) << fail.out << fail.err;
-  EXPECT_TRUE(contains(fail.out, "FAIL test_bad: test_data_set_0 output 0: 1 of 6 elements differ")) << fail.out;
+  EXPECT_TRUE(contains(fail.out, "FAIL test_bad: test_data_set_0 output 0: 1 of 6 elements differ"))
+      << fail.out;
   EXPECT_TRUE(contains(fail.out, "1 passed, 1 failed\n")) << fail.out;
-  expect_user_error(tessel({"conformance", (dir / "none").string()}), (dir / "none").string() + ": not a folder");
+  expect_user_error(tessel({"conformance", (dir / "none").string()}),
+                    (dir / "none").string() + ": not a folder");
 }
 
 TEST(Cli, Version) {

@@ -25,8 +25,8 @@ class TempDir {
  public:
   TempDir() {
     const auto* info = testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() /
-            ("tessel_errors_" + std::to_string(::getpid()) + "_" + info->test_suite_name() + "_" + info->name());
+    path_ = fs::temp_directory_path() / ("tessel_errors_" + std::to_string(::getpid()) + "_" +
+                                         info->test_suite_name() + "_" + info->name());
     fs::remove_all(path_);
     fs::create_directories(path_);
   }
@@ -100,7 +100,8 @@ struct Model {
   }
 };
 
-onnx::AttributeProto* attr(onnx::NodeProto* n, const std::string& name, onnx::AttributeProto::AttributeType type) {
+onnx::AttributeProto* attr(onnx::NodeProto* n, const std::string& name,
+                           onnx::AttributeProto::AttributeType type) {
   auto* a = n->add_attribute();
   a->set_name(name);
   a->set_type(type);
@@ -210,7 +211,8 @@ TEST(ImporterErrors, UnsupportedOpset) {
     Model m = relu_add_model();
     m.proto.mutable_opset_import(0)->set_version(v);
     fs::path path = m.save(dir / "opset.onnx");
-    expect_error(import_error(path), path, {"opset " + std::to_string(v) + " is not supported (supported: 7 to 26)"});
+    expect_error(import_error(path), path,
+                 {"opset " + std::to_string(v) + " is not supported (supported: 7 to 26)"});
   }
   Model m = relu_add_model();
   m.proto.mutable_opset_import(0)->set_domain("com.example");
@@ -267,7 +269,8 @@ TEST(ImporterErrors, IllTypedAttribute) {
   attr(m.node("LeakyRelu", {"x"}, {"y"}, "lr"), "alpha", onnx::AttributeProto::STRING)->set_s("0.1");
   m.output("y");
   fs::path path = m.save(dir / "leaky.onnx");
-  expect_error(import_error(path), path, {"node 'lr' (LeakyRelu): attribute 'alpha' must be of type float, got string"});
+  expect_error(import_error(path), path,
+               {"node 'lr' (LeakyRelu): attribute 'alpha' must be of type float, got string"});
 }
 
 // Attributes that opset adapters read: their types are checked against ONNX's
@@ -279,7 +282,8 @@ TEST(ImporterErrors, IllTypedAttributeThatAnAdapterReads) {
   attr(m.node("Softmax", {"x"}, {"y"}, "sm"), "axis", onnx::AttributeProto::FLOAT)->set_f(1.5f);
   m.output("y");
   fs::path path = m.save(dir / "softmax.onnx");
-  expect_error(import_error(path), path, {"node 'sm' (Softmax): attribute 'axis' must be of type int, got float"});
+  expect_error(import_error(path), path,
+               {"node 'sm' (Softmax): attribute 'axis' must be of type int, got float"});
 }
 
 // BatchNormalization-7's per-activation adapter reads all five inputs.
@@ -345,14 +349,20 @@ TEST(ImporterErrors, ShapeMismatchBetweenInputs) {
 TEST(ImporterErrors, DeclaredOutputDisagreesWithTheGraph) {
   TempDir dir;
   Model m = relu_add_model();
-  m.g->mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_value(7);
+  m.g->mutable_output(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(0)
+      ->set_dim_value(7);
   fs::path path = m.save(dir / "shape.onnx");
   expect_error(import_error(path), path,
                {"shape mismatch: output 'y' is declared f32[7, 3] but node 'relu' produces f32[2, 3]"});
   m = relu_add_model();
   m.g->mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT64);
   path = m.save(dir / "dtype.onnx");
-  expect_error(import_error(path), path, {"output 'y' is declared i64[2, 3] but node 'relu' produces f32[2, 3]"});
+  expect_error(import_error(path), path,
+               {"output 'y' is declared i64[2, 3] but node 'relu' produces f32[2, 3]"});
 }
 
 TEST(ImporterErrors, InputShapeOptionDisagreesWithTheModel) {
@@ -363,7 +373,8 @@ TEST(ImporterErrors, InputShapeOptionDisagreesWithTheModel) {
   expect_error(import_error(path, rank), path, {"input 'x'", "--input-shape gives rank 3"});
   ImportOptions dim;
   dim.input_shapes["x"] = {5, 3};
-  expect_error(import_error(path, dim), path, {"--input-shape gives [5, 3] but the model declares f32[2, 3]"});
+  expect_error(import_error(path, dim), path,
+               {"--input-shape gives [5, 3] but the model declares f32[2, 3]"});
   ImportOptions name;
   name.input_shapes["nope"] = {1};
   expect_error(import_error(path, name), path, {"--input-shape names 'nope', which is not a graph input"});
@@ -407,7 +418,8 @@ TEST(ImporterErrors, MalformedTensors) {
   };
   std::vector<Case> cases = {
       {[](onnx::TensorProto* t) { t->set_dims(0, -1); }, "has a negative dimension -1"},
-      {[](onnx::TensorProto* t) { t->set_data_type(onnx::TensorProto::STRING); }, "unsupported element type STRING"},
+      {[](onnx::TensorProto* t) { t->set_data_type(onnx::TensorProto::STRING); },
+       "unsupported element type STRING"},
       {[](onnx::TensorProto* t) { t->add_float_data(7); }, "has 3 values for shape [2]"},
       {[](onnx::TensorProto* t) { t->set_raw_data("abc"); }, "has 3 bytes of data, shape [2] needs 8"},
   };
@@ -445,10 +457,12 @@ TEST(ImporterErrors, UnsupportedAttributeKinds) {
   expect_error(import_error(path), path, {"node 'r' (Relu): attribute 'body' has an unsupported type GRAPH"});
   Model ref;
   ref.input("x", {2});
-  attr(ref.node("LeakyRelu", {"x"}, {"y"}, "lr"), "alpha", onnx::AttributeProto::FLOAT)->set_ref_attr_name("a");
+  attr(ref.node("LeakyRelu", {"x"}, {"y"}, "lr"), "alpha", onnx::AttributeProto::FLOAT)
+      ->set_ref_attr_name("a");
   ref.output("y");
   path = ref.save(dir / "ref_attr.onnx");
-  expect_error(import_error(path), path, {"node 'lr' (LeakyRelu): attribute 'alpha' refers to a function attribute"});
+  expect_error(import_error(path), path,
+               {"node 'lr' (LeakyRelu): attribute 'alpha' refers to a function attribute"});
 }
 
 TEST(ImporterErrors, MalformedConstantNodes) {
@@ -457,7 +471,8 @@ TEST(ImporterErrors, MalformedConstantNodes) {
   none.node("Constant", {}, {"y"}, "c");
   none.output("y");
   fs::path path = none.save(dir / "c0.onnx");
-  expect_error(import_error(path), path, {"node 'c' (Constant): a Constant needs exactly one output and one value attribute"});
+  expect_error(import_error(path), path,
+               {"node 'c' (Constant): a Constant needs exactly one output and one value attribute"});
   Model str;
   attr(str.node("Constant", {}, {"y"}, "c"), "value_string", onnx::AttributeProto::STRING)->set_s("hi");
   str.output("y");
@@ -483,7 +498,8 @@ TEST(ImporterErrors, UnsupportedGraphFeatures) {
   seq.node("Identity", {"s"}, {"y"}, "id");
   seq.output("y");
   path = seq.save(dir / "sequence.onnx");
-  expect_error(import_error(path), path, {"value 's'", "only tensor-typed graph inputs and outputs are supported"});
+  expect_error(import_error(path), path,
+               {"value 's'", "only tensor-typed graph inputs and outputs are supported"});
   Model u16;
   u16.input("x", {2}, onnx::TensorProto::UINT16);
   u16.node("Relu", {"x"}, {"y"}, "r");
@@ -582,7 +598,8 @@ TEST(ImporterErrors, ConstantFoldingIsBounded) {
     }
     m.node("Tile", {"w", "r"}, {"t0"}, "tile0");
     for (int i = 1; i < 6; ++i)
-      m.node("Tile", {"t" + std::to_string(i - 1), "one"}, {"t" + std::to_string(i)}, "tile" + std::to_string(i));
+      m.node("Tile", {"t" + std::to_string(i - 1), "one"}, {"t" + std::to_string(i)},
+             "tile" + std::to_string(i));
     m.output("t5");
     return import_model(m.save(dir / "tiles.onnx").string());
   };
