@@ -7,14 +7,17 @@
 #include <cmath>
 #include <iomanip>
 #include <iostream>
+#include <sstream>
 
 #include "ir/graph/printer.h"
 #include "src/codegen/cuda/nvrtc_info.h"
 #include "src/codegen/llvm/host_target.h"
 #include "src/driver/conformance.h"
 #include "src/driver/inspect.h"
+#include "src/driver/lower_job.h"
 #include "src/driver/pipeline.h"
 #include "src/driver/run_inputs.h"
+#include "src/driver/tir_runner.h"
 #include "src/frontend/onnx/importer.h"
 #include "src/reference/executor.h"
 #include "tuner/cost_model/xgboost_info.h"
@@ -71,15 +74,24 @@ int cmd_inspect(Args& args) {
 int cmd_run(Args& args) {
   driver::PipelineOptions options = pipeline_options(args);
   bool reference = args.flag("--reference");
+  bool tir = args.flag("--tir");
+  std::optional<std::string> fusion = args.value("--fusion");
   auto inputs_dir = args.value("--inputs");
   auto out_dir = args.value("--out");
   uint64_t seed = uint64_t(parse_int(args.value("--seed").value_or("0"), "--seed"));
   std::string path = single_model(args, "run");
-  TESSEL_USER_CHECK(reference, Span{})
-      << "this build runs models with the reference executor only: pass --reference";
+  TESSEL_USER_CHECK(reference != tir, Span{})
+      << "pass --reference (the reference executor) or --tir (the tensor IR interpreter)";
+  TESSEL_USER_CHECK(tir || !fusion, Span{}) << "--fusion applies to --tir only";
   graph::Graph g = driver::load_graph(path, options);
   std::vector<Tensor> inputs = inputs_dir ? driver::load_inputs(g, *inputs_dir) : driver::random_inputs(g, seed);
-  std::vector<Tensor> outputs = reference::Executor(g).run(inputs);
+  std::vector<Tensor> outputs;
+  if (tir) {
+    driver::bind_shape_inputs(g, inputs);  // shape parameters given as inputs become constants
+    outputs = driver::TirExecutor(g, fusion.value_or("none")).run(inputs);
+  } else {
+    outputs = reference::Executor(g).run(inputs);
+  }
   for (size_t i = 0; i < outputs.size(); ++i) print_output_summary(g.outputs()[i]->name, outputs[i]);
   if (out_dir) driver::write_outputs(g, outputs, *out_dir, std::cout);
   return 0;
@@ -89,6 +101,7 @@ int cmd_conformance(Args& args) {
   driver::ConformanceOptions o;
   o.list_file = args.value("--list").value_or("");
   o.target = args.value("--target").value_or("reference");
+  o.fusion = args.value("--fusion").value_or("none");
   if (auto t = args.value("--timeout")) {
     int64_t seconds = parse_int(*t, "--timeout");
     TESSEL_USER_CHECK(seconds >= 1 && seconds <= 86400, Span{}) << "--timeout must be 1 to 86400 seconds";
@@ -98,6 +111,20 @@ int cmd_conformance(Args& args) {
   TESSEL_USER_CHECK(pos.size() == 1, Span{}) << "conformance takes one folder of cases (see --help)";
   o.dir = pos[0];
   return driver::run_conformance(o, std::cout) == 0 ? 0 : 1;
+}
+
+int cmd_lower(Args& args) {
+  driver::PipelineOptions options = pipeline_options(args);
+  driver::LowerJobOptions o;
+  o.fusion = args.value("--fusion").value_or("none");
+  o.node = args.value("--node").value_or("");
+  o.print = args.flag("--print");
+  std::string path = single_model(args, "lower");
+  graph::Graph g = driver::load_graph(path, options);
+  std::ostringstream report;  // nothing on stdout when lowering fails
+  driver::run_lower_job(g, o, report);
+  std::cout << "model " << path << "\n" << report.str();
+  return 0;
 }
 
 int cmd_version(Args& args) {

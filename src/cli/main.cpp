@@ -19,6 +19,7 @@ commands:
   inspect      ops, shapes, parameters and FLOPs of an ONNX model
   run          run a model with the reference executor
   conformance  run ONNX operator conformance cases
+  lower        group a model's nodes and lower them to the tensor IR
   version      versions of Tessel and its compiler libraries, and the host CPU
 
 `tessel <command> --help` describes each command.
@@ -34,6 +35,7 @@ const std::map<std::string, Command>& commands() {
       {"inspect", {cmd_inspect, kInspectHelp}},
       {"run", {cmd_run, kRunHelp}},
       {"conformance", {cmd_conformance, kConformanceHelp}},
+      {"lower", {cmd_lower, kLowerHelp}},
       {"version", {cmd_version, kVersionHelp}},
   };
   return table;

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "src/driver/pipeline.h"
+#include "src/driver/tir_runner.h"
 #include "src/frontend/onnx/tensor_proto.h"
 #include "src/reference/executor.h"
 
@@ -71,7 +72,7 @@ std::vector<std::string> case_names(const ConformanceOptions& o) {
 }
 
 // Runs the case in a child; returns its verdict text ("" = pass).
-std::string run_isolated(const std::string& case_dir, const std::string& target, double timeout_s) {
+std::string run_isolated(const std::string& case_dir, const ConformanceOptions& o) {
   int fds[2];
   if (pipe(fds) != 0) return "cannot create a pipe";
   pid_t pid = fork();
@@ -80,7 +81,7 @@ std::string run_isolated(const std::string& case_dir, const std::string& target,
     close(fds[0]);
     std::string verdict;
     try {
-      verdict = run_conformance_case(case_dir, target);
+      verdict = run_conformance_case(case_dir, o.target, o.fusion);
     } catch (const std::exception& e) {
       verdict = e.what();
     }
@@ -91,13 +92,13 @@ std::string run_isolated(const std::string& case_dir, const std::string& target,
   }
   close(fds[1]);
   std::string text;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(o.case_timeout_s);
   char buf[4096];
   while (true) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       kill(pid, SIGKILL);
-      text = "timed out after " + std::to_string(int(timeout_s)) + " s";
+      text = "timed out after " + std::to_string(int(o.case_timeout_s)) + " s";
       break;
     }
     pollfd p{fds[0], POLLIN, 0};
@@ -111,6 +112,24 @@ std::string run_isolated(const std::string& case_dir, const std::string& target,
   waitpid(pid, &status, 0);
   if (text.empty() && WIFSIGNALED(status)) return "crashed with signal " + std::to_string(WTERMSIG(status));
   return text == "ok" ? "" : text;
+}
+
+// The outputs of one test data set on the chosen target. The graph is
+// loaded for each set, since the tir target specialises it on the inputs.
+std::vector<Tensor> run_on_target(const fs::path& model, const std::vector<Tensor>& inputs,
+                                  const std::string& target, const std::string& fusion) {
+  PipelineOptions options;
+  options.verify = true;  // every case doubles as a test of the passes' invariants
+  graph::Graph g = load_graph(model.string(), options);
+  if (target == "reference") return reference::Executor(g).run(inputs);
+  bind_shape_inputs(g, inputs);
+  return TirExecutor(g, fusion).run(inputs);
+}
+
+void check_target(const std::string& target, const std::string& fusion) {
+  TESSEL_USER_CHECK(target == "reference" || target == "tir", Span{})
+      << "unknown conformance target '" << target << "' (available: reference, tir)";
+  lower::make_grouping_policy(fusion);  // a user error for an unknown policy
 }
 
 }  // namespace
@@ -140,14 +159,10 @@ std::string compare_tensors(const Tensor& got, const Tensor& want, Tolerance tol
   return os.str();
 }
 
-std::string run_conformance_case(const std::string& case_dir, const std::string& target) {
-  TESSEL_USER_CHECK(target == "reference", Span{}) << "unknown conformance target '" << target
-                                                   << "' (available: reference)";
+std::string run_conformance_case(const std::string& case_dir, const std::string& target,
+                                 const std::string& fusion) {
+  check_target(target, fusion);
   fs::path dir(case_dir);
-  PipelineOptions options;
-  options.verify = true;  // every case doubles as a test of the passes' invariants
-  graph::Graph g = load_graph((dir / "model.onnx").string(), options);
-  reference::Executor exec(g);
   Tolerance tol;
   if (auto it = looser_tolerances().find(dir.filename().string()); it != looser_tolerances().end())
     tol = it->second;
@@ -158,7 +173,7 @@ std::string run_conformance_case(const std::string& case_dir, const std::string&
     std::vector<Tensor> inputs, expected;
     for (const fs::path& p : numbered_pbs(e.path(), "input")) inputs.push_back(onnx_frontend::load_tensor_pb(p.string()));
     for (const fs::path& p : numbered_pbs(e.path(), "output")) expected.push_back(onnx_frontend::load_tensor_pb(p.string()));
-    std::vector<Tensor> outputs = exec.run(inputs);
+    std::vector<Tensor> outputs = run_on_target(dir / "model.onnx", inputs, target, fusion);
     if (outputs.size() != expected.size())
       return "produced " + std::to_string(outputs.size()) + " outputs, expected " + std::to_string(expected.size());
     for (size_t i = 0; i < outputs.size(); ++i) {
@@ -171,10 +186,11 @@ std::string run_conformance_case(const std::string& case_dir, const std::string&
 
 int run_conformance(const ConformanceOptions& o, std::ostream& out) {
   TESSEL_USER_CHECK(fs::is_directory(o.dir), Span{}) << o.dir << ": not a folder";
+  check_target(o.target, o.fusion);
   int passed = 0, failed = 0;
   for (const std::string& name : case_names(o)) {
     fs::path case_dir = fs::path(o.dir) / name;
-    std::string verdict = fs::is_directory(case_dir) ? run_isolated(case_dir.string(), o.target, o.case_timeout_s)
+    std::string verdict = fs::is_directory(case_dir) ? run_isolated(case_dir.string(), o)
                                                      : "no such case folder";
     if (verdict.empty()) {
       ++passed;

@@ -13,7 +13,8 @@ namespace tessel::driver {
 struct ConformanceOptions {
   std::string dir;        // the folder of case folders
   std::string list_file;  // one case name a line; empty: every case in dir
-  std::string target = "reference";
+  std::string target = "reference";  // "reference" | "tir"
+  std::string fusion = "none";       // grouping of the tir target: "none" | "simple"
   double case_timeout_s = 120;
 };
 
@@ -31,7 +32,10 @@ std::string compare_tensors(const Tensor& got, const Tensor& want, Tolerance tol
 // "N passed, N failed". Returns the number of failed cases.
 int run_conformance(const ConformanceOptions& options, std::ostream& out);
 
-// Runs one case in this process: empty on success, else the reason.
-std::string run_conformance_case(const std::string& case_dir, const std::string& target);
+// Runs one case in this process: empty on success, else the reason. Target
+// "reference" runs the reference executor; "tir" lowers the graph to the
+// tensor IR (grouped by `fusion`) and interprets it.
+std::string run_conformance_case(const std::string& case_dir, const std::string& target,
+                                 const std::string& fusion = "none");
 
 }  // namespace tessel::driver

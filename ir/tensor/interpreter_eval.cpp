@@ -1,0 +1,258 @@
+// The interpreter's expression evaluator: C semantics per dtype (integers in
+// int64 wrapped to their width, f32/f16/bf16 in float, f64 in double), checked
+// loads, and the scratch buffers whose unwritten elements may not be read.
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "ir/tensor/interpreter_program.h"
+
+namespace tessel::tir::interp {
+
+namespace {
+
+inline int64_t wrap(int64_t v, DType t) {
+  switch (t) {
+    case DType::kI64: return v;
+    case DType::kI32: return int32_t(v);
+    case DType::kI8: return int8_t(v);
+    case DType::kU8: return uint8_t(v);
+    case DType::kBool: return v != 0;
+    default: return v;
+  }
+}
+
+// Two's complement arithmetic without signed-overflow UB.
+inline int64_t wrapping_add(int64_t a, int64_t b) {
+  return int64_t(uint64_t(a) + uint64_t(b));
+}
+inline int64_t wrapping_sub(int64_t a, int64_t b) {
+  return int64_t(uint64_t(a) - uint64_t(b));
+}
+inline int64_t wrapping_mul(int64_t a, int64_t b) {
+  return int64_t(uint64_t(a) * uint64_t(b));
+}
+
+inline int64_t trunc_div(int64_t a, int64_t b) {
+  return b == -1 ? wrapping_sub(0, a) : a / b;
+}
+inline int64_t floor_div(int64_t a, int64_t b) {
+  if (b == -1) return wrapping_sub(0, a);
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+inline int64_t floor_mod(int64_t a, int64_t b) {
+  if (b == -1) return 0;
+  int64_t r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+
+template <typename T>
+inline T float_floor_div(T a, T b) {
+  return std::floor(a / b);
+}
+template <typename T>
+inline T float_floor_mod(T a, T b) {
+  return a - std::floor(a / b) * b;
+}
+
+// float -> int as x86 does it: truncation, and the "integer indefinite"
+// value for NaN and out-of-range inputs (C++ leaves those undefined).
+inline int64_t float_to_int(double x) {
+  if (!(x >= -9223372036854775808.0 && x < 9223372036854775808.0)) return std::numeric_limits<int64_t>::min();
+  return int64_t(x);
+}
+
+template <typename T>
+T apply_intrinsic(Intrinsic op, T x, T y) {
+  switch (op) {
+    case Intrinsic::k_exp: return std::exp(x);
+    case Intrinsic::k_log: return std::log(x);
+    case Intrinsic::k_sqrt: return std::sqrt(x);
+    case Intrinsic::k_rsqrt: return T(1) / std::sqrt(x);
+    case Intrinsic::k_tanh: return std::tanh(x);
+    case Intrinsic::k_erf: return std::erf(x);
+    case Intrinsic::k_sigmoid: return T(1) / (T(1) + std::exp(-x));
+    case Intrinsic::k_pow: return std::pow(x, y);
+    case Intrinsic::k_fabs: return std::fabs(x);
+    case Intrinsic::k_floor: return std::floor(x);
+    case Intrinsic::k_ceil: return std::ceil(x);
+    case Intrinsic::k_round: return std::nearbyint(x);  // default rounding mode: half to even
+    case Intrinsic::k_sin: return std::sin(x);
+    case Intrinsic::k_cos: return std::cos(x);
+    case Intrinsic::k_tan: return std::tan(x);
+    case Intrinsic::k_asin: return std::asin(x);
+    case Intrinsic::k_acos: return std::acos(x);
+    case Intrinsic::k_atan: return std::atan(x);
+    case Intrinsic::k_sinh: return std::sinh(x);
+    case Intrinsic::k_cosh: return std::cosh(x);
+    case Intrinsic::k_asinh: return std::asinh(x);
+    case Intrinsic::k_acosh: return std::acosh(x);
+    case Intrinsic::k_atanh: return std::atanh(x);
+    case Intrinsic::k_fmod: return std::fmod(x, y);
+    case Intrinsic::k_isnan: return std::isnan(x);
+    case Intrinsic::k_isinf: return std::isinf(x);
+  }
+  return x;
+}
+
+template <typename T>
+Value call_value(Intrinsic op, T x, T y) {
+  if (op == Intrinsic::k_isnan) return int_value(std::isnan(x));
+  if (op == Intrinsic::k_isinf) return int_value(std::isinf(x));
+  T r = apply_intrinsic(op, x, y);
+  if constexpr (std::is_same_v<T, float>)
+    return float_value(r);
+  else
+    return double_value(r);
+}
+
+Value convert(Value v, DType from, DType to) {
+  NumClass fc = num_class(from);
+  if (to == DType::kBool)
+    return int_value(fc == NumClass::kI ? v.i != 0 : fc == NumClass::kF ? v.f != 0 : v.d != 0);
+  if (is_integer(to)) {
+    int64_t x = fc == NumClass::kI ? v.i : float_to_int(fc == NumClass::kF ? double(v.f) : v.d);
+    return int_value(wrap(x, to));
+  }
+  if (to == DType::kF64)
+    return double_value(fc == NumClass::kI ? double(v.i) : fc == NumClass::kF ? double(v.f) : v.d);
+  float f = fc == NumClass::kI ? float(v.i) : fc == NumClass::kF ? v.f : float(v.d);
+  if (to == DType::kF16) f = half_to_float(float_to_half(f));
+  if (to == DType::kBF16) f = bf16_to_float(float_to_bf16(f));
+  return float_value(f);
+}
+
+}  // namespace
+
+std::string element_str(const BufferNode& buffer, const int64_t* indices, int count) {
+  std::ostringstream os;
+  os << buffer.name << "[";
+  for (int d = 0; d < count; ++d) os << (d ? ", " : "") << indices[d];
+  os << "]";
+  return os.str();
+}
+
+void fail(const Env& env, const std::string& message) {
+  if (env.block_name) throw InterpreterError(message + " (in block " + *env.block_name + ")");
+  throw InterpreterError(message);
+}
+
+std::unique_ptr<BufInst> make_scratch(const BufferNode* node) {
+  auto buf = std::make_unique<BufInst>();
+  buf->node = node;
+  Value poison;
+  switch (num_class(node->dtype)) {
+    case NumClass::kF: poison = float_value(std::numeric_limits<float>::quiet_NaN()); break;
+    case NumClass::kD: poison = double_value(std::numeric_limits<double>::quiet_NaN()); break;
+    case NumClass::kI: poison = int_value(wrap(0x5a5a5a5a5a5a5a5a, node->dtype)); break;
+  }
+  size_t n = size_t(node->storage_elements());
+  buf->data.assign(n, poison);
+  buf->written.assign(std::max<size_t>(n, 1), 0);  // non-empty: tracked even when zero-sized
+  return buf;
+}
+
+int64_t Evaluator::offset(const BufInst& buf, const int32_t* index_ids, int count, bool store) const {
+  const BufferNode& node = *buf.node;
+  int64_t off = 0;
+  bool in_bounds = true;
+  for (int d = 0; d < count; ++d) {
+    int64_t i = eval(index_ids[d]).i;
+    in_bounds &= uint64_t(i) < uint64_t(node.shape[d]);
+    off += i * node.strides[d];
+  }
+  if (in_bounds) return off;
+  // Rare path: evaluate the indices again (they are pure) for the message.
+  std::vector<int64_t> indices;
+  for (int d = 0; d < count; ++d) indices.push_back(eval(index_ids[d]).i);
+  fail(env_, std::string("out-of-bounds ") + (store ? "store to " : "load of ") +
+                 element_str(node, indices.data(), count) + ": buffer shape is " + dims_str(node.shape));
+}
+
+Value Evaluator::eval_load(const ENode& n) const {
+  const BufInst& buf = *env_.bufs[n.a];
+  const int32_t* ids = prog_.args.data() + n.b;
+  int64_t off = offset(buf, ids, n.c, false);
+  if (!buf.written.empty() && !buf.written[off]) {
+    std::vector<int64_t> indices;
+    for (int d = 0; d < n.c; ++d) indices.push_back(eval(ids[d]).i);
+    fail(env_, "read of uninitialised " + element_str(*buf.node, indices.data(), n.c));
+  }
+  return buf.data[off];
+}
+
+Value Evaluator::eval_cast(const ENode& n) const {
+  return convert(eval(n.a), DType(n.aux), n.dtype);
+}
+
+Value Evaluator::eval(int32_t id) const {
+  const ENode& n = nodes_[id];
+  switch (n.op) {
+    case EOp::kImm: return n.imm;
+    case EOp::kVar: return env_.vars[n.a];
+#define TESSEL_ARITH(name, int_expr, float_expr) \
+  case EOp::k##name##I: {                        \
+    int64_t x = eval(n.a).i, y = eval(n.b).i;    \
+    return int_value(wrap(int_expr, n.dtype));   \
+  }                                              \
+  case EOp::k##name##F: {                        \
+    float x = eval(n.a).f, y = eval(n.b).f;      \
+    return float_value(float_expr);              \
+  }                                              \
+  case EOp::k##name##D: {                        \
+    double x = eval(n.a).d, y = eval(n.b).d;     \
+    return double_value(float_expr);             \
+  }
+      TESSEL_ARITH(Add, wrapping_add(x, y), x + y)
+      TESSEL_ARITH(Sub, wrapping_sub(x, y), x - y)
+      TESSEL_ARITH(Mul, wrapping_mul(x, y), x * y)
+      TESSEL_ARITH(Div, (y == 0 ? (fail(env_, "integer division by zero"), 0) : trunc_div(x, y)), x / y)
+      TESSEL_ARITH(FloorDiv, (y == 0 ? (fail(env_, "integer division by zero"), 0) : floor_div(x, y)),
+                   float_floor_div(x, y))
+      TESSEL_ARITH(FloorMod, (y == 0 ? (fail(env_, "integer modulo by zero"), 0) : floor_mod(x, y)),
+                   float_floor_mod(x, y))
+      TESSEL_ARITH(Min, std::min(x, y), std::min(x, y))
+      TESSEL_ARITH(Max, std::max(x, y), std::max(x, y))
+#undef TESSEL_ARITH
+#define TESSEL_CMP(name, op)                  \
+  case EOp::k##name##I: {                     \
+    int64_t x = eval(n.a).i, y = eval(n.b).i; \
+    return int_value(x op y);                 \
+  }                                           \
+  case EOp::k##name##F: {                     \
+    float x = eval(n.a).f, y = eval(n.b).f;   \
+    return int_value(x op y);                 \
+  }                                           \
+  case EOp::k##name##D: {                     \
+    double x = eval(n.a).d, y = eval(n.b).d;  \
+    return int_value(x op y);                 \
+  }
+      TESSEL_CMP(EQ, ==)
+      TESSEL_CMP(NE, !=)
+      TESSEL_CMP(LT, <)
+      TESSEL_CMP(LE, <=)
+      TESSEL_CMP(GT, >)
+      TESSEL_CMP(GE, >=)
+#undef TESSEL_CMP
+    // Short-circuit, like C: a guard may protect a load from going out of bounds.
+    case EOp::kAnd: return int_value(eval(n.a).i != 0 && eval(n.b).i != 0);
+    case EOp::kOr: return int_value(eval(n.a).i != 0 || eval(n.b).i != 0);
+    case EOp::kNot: return int_value(eval(n.a).i == 0);
+    case EOp::kSelect: return eval(n.a).i != 0 ? eval(n.b) : eval(n.c);
+    case EOp::kCast: return eval_cast(n);
+    case EOp::kLoad: return eval_load(n);
+    case EOp::kCallF: {
+      float x = eval(n.a).f, y = n.b >= 0 ? eval(n.b).f : 0.0f;
+      return call_value(Intrinsic(n.aux), x, y);
+    }
+    case EOp::kCallD: {
+      double x = eval(n.a).d, y = n.b >= 0 ? eval(n.b).d : 0.0;
+      return call_value(Intrinsic(n.aux), x, y);
+    }
+  }
+  TESSEL_ICHECK(false) << "unknown interpreter opcode " << int(n.op);
+  return n.imm;
+}
+
+}  // namespace tessel::tir::interp

@@ -1,0 +1,100 @@
+// Builders and names of tensor IR statements.
+#include "ir/tensor/stmt.h"
+
+#include "ir/core/diagnostics.h"
+
+namespace tessel::tir {
+
+std::string_view stmt_kind_name(StmtKind kind) {
+  switch (kind) {
+    case StmtKind::kFor: return "For";
+    case StmtKind::kStore: return "Store";
+    case StmtKind::kAllocate: return "Allocate";
+    case StmtKind::kIfThenElse: return "IfThenElse";
+    case StmtKind::kSeq: return "Seq";
+    case StmtKind::kBarrier: return "Barrier";
+    case StmtKind::kBlock: return "Block";
+  }
+  return "?";
+}
+
+std::string_view for_kind_name(ForKind kind) {
+  switch (kind) {
+    case ForKind::kSerial: return "serial";
+    case ForKind::kParallel: return "parallel";
+    case ForKind::kVectorized: return "vectorized";
+    case ForKind::kUnrolled: return "unrolled";
+    case ForKind::kThreadBound: return "thread_bound";
+  }
+  return "?";
+}
+
+std::string_view iter_kind_name(IterKind kind) { return kind == IterKind::kSpatial ? "spatial" : "reduce"; }
+
+bool is_thread_tag(std::string_view tag) {
+  for (std::string_view t : kThreadTags)
+    if (t == tag) return true;
+  return false;
+}
+bool is_block_idx(std::string_view tag) { return is_thread_tag(tag) && tag.starts_with("blockIdx."); }
+bool is_thread_idx(std::string_view tag) { return is_thread_tag(tag) && tag.starts_with("threadIdx."); }
+
+bool BlockNode::is_reduction() const {
+  for (const IterVar& iv : iter_vars)
+    if (iv.kind == IterKind::kReduce) return true;
+  return false;
+}
+
+Stmt make_for(Var var, Expr min, Expr extent, ForKind kind, Stmt body, std::string thread_tag,
+              Annotations annotations) {
+  TESSEL_ICHECK(var.defined() && min.defined() && extent.defined() && body.defined()) << "incomplete For";
+  TESSEL_ICHECK(var->dtype == kIndexType && min->dtype == kIndexType && extent->dtype == kIndexType)
+      << "loop " << var->name << " is not i64";
+  TESSEL_ICHECK((kind == ForKind::kThreadBound) == !thread_tag.empty())
+      << "loop " << var->name << ": a thread tag goes with kind thread_bound";
+  TESSEL_ICHECK(thread_tag.empty() || is_thread_tag(thread_tag)) << "unknown thread tag " << thread_tag;
+  return make_ref<ForNode>(std::move(var), std::move(min), std::move(extent), kind, std::move(thread_tag),
+                           std::move(annotations), std::move(body));
+}
+
+Stmt make_store(Buffer buffer, Expr value, std::vector<Expr> indices) {
+  TESSEL_ICHECK(int(indices.size()) == buffer->rank())
+      << "store to " << buffer->name << " with " << indices.size() << " indices, rank " << buffer->rank();
+  TESSEL_ICHECK(value.defined() && value->dtype == buffer->dtype)
+      << "store of " << (value.defined() ? dtype_name(value->dtype) : "nothing") << " to " << buffer->name;
+  return make_ref<StoreNode>(std::move(buffer), std::move(value), std::move(indices));
+}
+
+Stmt make_allocate(Buffer buffer, Stmt body) { return make_ref<AllocateNode>(std::move(buffer), std::move(body)); }
+
+Stmt make_if(Expr cond, Stmt then_case, Stmt else_case) {
+  TESSEL_ICHECK(cond.defined() && cond->dtype == DType::kBool) << "if condition must be bool";
+  return make_ref<IfThenElseNode>(std::move(cond), std::move(then_case), std::move(else_case));
+}
+
+Stmt make_seq(std::vector<Stmt> stmts) {
+  std::vector<Stmt> flat;
+  for (Stmt& s : stmts) {
+    if (!s.defined()) continue;
+    if (const SeqNode* seq = s.as<SeqNode>()) {
+      flat.insert(flat.end(), seq->stmts.begin(), seq->stmts.end());
+    } else {
+      flat.push_back(std::move(s));
+    }
+  }
+  if (flat.size() == 1) return flat[0];
+  return make_ref<SeqNode>(std::move(flat));
+}
+
+Stmt make_barrier() { return make_ref<BarrierNode>(); }
+
+Stmt with_body(const ForNode& loop, Stmt body) {
+  return make_for(loop.var, loop.min, loop.extent, loop.for_kind, std::move(body), loop.thread_tag,
+                  loop.annotations);
+}
+
+Stmt with_kind(const ForNode& loop, ForKind kind, std::string thread_tag) {
+  return make_for(loop.var, loop.min, loop.extent, kind, loop.body, std::move(thread_tag), loop.annotations);
+}
+
+}  // namespace tessel::tir

@@ -1,0 +1,101 @@
+// parallel, vectorize, unroll and bind: change the kind of one loop.
+// Errors: <p>.loop_not_found, <p>.loop_kind, <p>.reduction_loop,
+// vectorize.not_innermost, vectorize.non_constant_extent, unroll.thread_bound,
+// bind.bad_tag, bind.already_bound, bind.tag_in_use.
+#include "ir/tensor/functor.h"
+#include "schedules/primitives/loop_analysis.h"
+#include "schedules/primitives/loop_primitives.h"
+#include "schedules/tree_query.h"
+
+namespace tessel::sched {
+
+using namespace tir;
+
+namespace {
+
+void check_serial(const ForNode& loop, const std::string& primitive, const std::string& becomes) {
+  if (loop.for_kind == ForKind::kSerial) return;
+  throw ScheduleError(primitive + ".loop_kind",
+                      primitive + ": " + describe_loop(loop) + " is already " +
+                          std::string(for_kind_name(loop.for_kind)) +
+                          (loop.thread_tag.empty() ? "" : " (" + loop.thread_tag + ")") +
+                          "; only a serial loop can be made " + becomes);
+}
+
+PrimFunc with_loop_kind(const PrimFunc& func, const ForNode& loop, ForKind kind, std::string tag = {}) {
+  return replace_node(func, &loop, with_kind(loop, kind, std::move(tag)));
+}
+
+// The thread-bound loop with `tag` enclosing or enclosed by `loop`, if any.
+const ForNode* loop_bound_to(const PrimFunc& func, const ForNode& loop, const std::string& tag) {
+  for (const Stmt& s : path_to(func->body, &loop)) {
+    const ForNode* f = s.as<ForNode>();
+    if (f && f->thread_tag == tag) return f;
+  }
+  const ForNode* found = nullptr;
+  walk(loop.body, [&](const Stmt& s) {
+    const ForNode* f = s.as<ForNode>();
+    if (f && f->thread_tag == tag) found = f;
+    return found == nullptr;
+  });
+  return found;
+}
+
+}  // namespace
+
+PrimFunc parallel(const PrimFunc& func, const VarNode* var) {
+  const ForNode& loop = loop_or_throw(func, var, "parallel");
+  check_serial(loop, "parallel", "parallel");
+  check_no_reduction_binding(loop, "parallel");
+  return with_loop_kind(func, loop, ForKind::kParallel);
+}
+
+PrimFunc vectorize(const PrimFunc& func, const VarNode* var) {
+  const ForNode& loop = loop_or_throw(func, var, "vectorize");
+  check_serial(loop, "vectorize", "vectorized");
+  bool has_inner_loop = false;
+  walk(loop.body, [&](const Stmt& s) {
+    has_inner_loop = has_inner_loop || s->kind == StmtKind::kFor;
+    return !has_inner_loop;
+  });
+  if (has_inner_loop) {
+    throw ScheduleError(
+        "vectorize.not_innermost",
+        "vectorize: " + describe_loop(loop) + " encloses other loops; only an innermost loop is vectorized");
+  }
+  constant_extent(loop, "vectorize");
+  check_no_reduction_binding(loop, "vectorize");
+  return with_loop_kind(func, loop, ForKind::kVectorized);
+}
+
+PrimFunc unroll(const PrimFunc& func, const VarNode* var) {
+  const ForNode& loop = loop_or_throw(func, var, "unroll");
+  if (loop.for_kind == ForKind::kThreadBound) {
+    throw ScheduleError("unroll.thread_bound", "unroll: " + describe_loop(loop) + " is bound to " +
+                                                   loop.thread_tag + " and cannot be unrolled");
+  }
+  return with_loop_kind(func, loop, ForKind::kUnrolled);
+}
+
+PrimFunc bind(const PrimFunc& func, const VarNode* var, const std::string& tag) {
+  const ForNode& loop = loop_or_throw(func, var, "bind");
+  if (!is_thread_tag(tag)) {
+    throw ScheduleError("bind.bad_tag",
+                        "bind: \"" + tag + "\" is not a thread tag (blockIdx.x..z, threadIdx.x..z)");
+  }
+  if (loop.for_kind == ForKind::kThreadBound) {
+    throw ScheduleError("bind.already_bound",
+                        "bind: " + describe_loop(loop) + " is already bound to " + loop.thread_tag);
+  }
+  check_serial(loop, "bind", "thread-bound");
+  if (const ForNode* other = loop_bound_to(func, loop, tag)) {
+    throw ScheduleError("bind.tag_in_use", "bind: " + describe_loop(loop) + " cannot take " + tag + ": " +
+                                               describe_loop(*other) + " in the same nest is bound to it");
+  }
+  // Cross-thread reductions (rfactor over threads) are not supported: a
+  // reduction variable bound to a thread index would race like parallel.
+  check_no_reduction_binding(loop, "bind");
+  return with_loop_kind(func, loop, ForKind::kThreadBound, tag);
+}
+
+}  // namespace tessel::sched

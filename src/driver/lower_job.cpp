@@ -1,0 +1,67 @@
+// `tessel lower`: one paragraph per group.
+#include "src/driver/lower_job.h"
+
+#include <algorithm>
+
+#include "ir/tensor/functor.h"
+#include "ir/tensor/printer.h"
+#include "src/lower/lower_group.h"
+
+namespace tessel::driver {
+
+namespace {
+
+void print_params(const std::vector<tir::Buffer>& params, std::ostream& out) {
+  for (size_t i = 0; i < params.size(); ++i)
+    out << (i ? ", " : "") << params[i]->name << ": " << dtype_name(params[i]->dtype)
+        << dims_str(params[i]->shape);
+}
+
+// "conv (reduce), relu_out": every block but the root, in order.
+void print_blocks(const tir::PrimFunc& f, std::ostream& out) {
+  int count = 0;
+  tir::walk(f->body, [&](const tir::Stmt& s) {
+    const auto* block = s.as<tir::BlockNode>();
+    if (block && !s.same_as(f->body))
+      out << (count++ ? ", " : "") << block->name << (block->is_reduction() ? " (reduce)" : "");
+    return true;
+  });
+  if (count == 0) out << "(none)";
+}
+
+void print_group(const lower::LoweredGroup& lowered, bool print_ir, std::ostream& out) {
+  out << "\ngroup " << lowered.group.name << ":";
+  for (size_t i = 0; i < lowered.group.nodes.size(); ++i) {
+    const graph::Node* n = lowered.group.nodes[i];
+    out << (i ? ", " : " ") << n->name << " (" << n->op << ")";
+  }
+  out << "\n  func " << lowered.func->name << "(";
+  print_params(lowered.func->inputs, out);
+  out << ") -> (";
+  print_params(lowered.func->outputs, out);
+  out << ")\n  blocks: ";
+  print_blocks(lowered.func, out);
+  out << "\n";
+  if (print_ir) out << tir::to_string(lowered.func) << "\n";
+}
+
+}  // namespace
+
+void run_lower_job(const graph::Graph& g, const LowerJobOptions& o, std::ostream& out) {
+  std::vector<lower::NodeGroup> groups = lower::make_grouping_policy(o.fusion)->group(g);
+  out << "fusion " << o.fusion << ": " << groups.size() << " groups of " << g.num_nodes() << " nodes\n";
+  if (!o.node.empty()) {
+    auto holds_node = [&](const lower::NodeGroup& group) {
+      for (const graph::Node* n : group.nodes)
+        if (n->name == o.node) return true;
+      return false;
+    };
+    auto it = std::find_if(groups.begin(), groups.end(), holds_node);
+    TESSEL_USER_CHECK(it != groups.end(), Span{}) << "no node named '" << o.node << "' in the model";
+    groups = {*it};
+  }
+  for (const lower::NodeGroup& group : groups)
+    print_group(lower::lower_group_with_bindings(g, group), o.print, out);
+}
+
+}  // namespace tessel::driver

@@ -1,0 +1,41 @@
+// Runs a graph on the tensor IR: groups it, lowers each group to a PrimFunc
+// and interprets the PrimFuncs in order. The executable check of lowering
+// (conformance target "tir"), before any schedule or backend.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "ir/graph/graph.h"
+#include "src/lower/lower_group.h"
+
+namespace tessel::driver {
+
+class TirExecutor {
+ public:
+  // Lowers g once, grouped by the named policy ("none" | "simple"); the graph
+  // must outlive the executor.
+  TirExecutor(const graph::Graph& g, std::string_view fusion);
+
+  // Inputs in graph-input order, checked like the reference executor's.
+  // An interpreter failure is a tir::InterpreterError naming the group.
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs) const;
+
+  const std::vector<lower::LoweredGroup>& groups() const { return groups_; }
+
+ private:
+  const graph::Graph& graph_;
+  std::vector<lower::LoweredGroup> groups_;
+};
+
+// Lowering needs static shapes, but a model may take a shape parameter
+// (Reshape's shape, Slice's starts, a reduction's axes, ...) as a graph input.
+// Like a compiler specialising on known shapes, this binds each integer graph
+// input (of rank 0 or 1) that some type downstream of it needs to be static
+// to its value in `inputs` (graph-input order): its uses read a constant
+// instead, types are inferred again and what became constant is folded,
+// except the graph's results. The graph still declares the input. Returns how
+// many inputs were bound.
+int bind_shape_inputs(graph::Graph& g, const std::vector<Tensor>& inputs);
+
+}  // namespace tessel::driver

@@ -1,0 +1,160 @@
+// Compute definitions: blocks and loop nests built from index functions.
+#include "src/lower/compute.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "ir/core/diagnostics.h"
+#include "ir/tensor/access_region.h"
+#include "ir/tensor/functor.h"
+
+namespace tessel::lower {
+
+using namespace tir;
+
+TensorExpr from_buffer(const Buffer& buffer) {
+  TensorExpr t;
+  t.shape = buffer->shape;
+  t.dtype = buffer->dtype;
+  t.buffer = buffer;
+  t.at = [buffer](const std::vector<Expr>& idx) { return load(buffer, idx); };
+  return t;
+}
+
+Expr combiner_identity(Combiner c, DType dtype) {
+  switch (c) {
+    case Combiner::kSum: return const_of(dtype, 0);
+    case Combiner::kProd: return const_of(dtype, 1);
+    case Combiner::kMax:
+      if (is_float(dtype)) return float_imm(-std::numeric_limits<double>::infinity(), dtype);
+      if (dtype == DType::kBool) return bool_imm(false);
+      return int_imm(dtype == DType::kU8 ? 0 : dtype == DType::kI8 ? INT8_MIN : dtype == DType::kI32 ? INT32_MIN : INT64_MIN, dtype);
+    case Combiner::kMin:
+      if (is_float(dtype)) return float_imm(std::numeric_limits<double>::infinity(), dtype);
+      if (dtype == DType::kBool) return bool_imm(true);
+      return int_imm(dtype == DType::kU8 ? 255 : dtype == DType::kI8 ? INT8_MAX : dtype == DType::kI32 ? INT32_MAX : INT64_MAX, dtype);
+  }
+  return {};
+}
+
+Expr combine(Combiner c, Expr acc, Expr value) {
+  switch (c) {
+    case Combiner::kSum: return add(std::move(acc), std::move(value));
+    case Combiner::kProd: return mul(std::move(acc), std::move(value));
+    case Combiner::kMax: return max(std::move(acc), std::move(value));
+    case Combiner::kMin: return min(std::move(acc), std::move(value));
+  }
+  return {};
+}
+
+LowerContext::LowerContext(std::string func_name) : name_(std::move(func_name)) {}
+
+std::string LowerContext::unique_block_name(const std::string& base) {
+  std::string name = base.empty() ? "block" : base;
+  for (int i = 1; std::find(used_names_.begin(), used_names_.end(), name) != used_names_.end(); ++i)
+    name = base + "_" + std::to_string(i);
+  used_names_.push_back(name);
+  return name;
+}
+
+TensorExpr LowerContext::input(const std::string& name, DType dtype, const std::vector<int64_t>& shape) {
+  Buffer b = make_buffer(name, dtype, shape);
+  inputs_.push_back(b);
+  return from_buffer(b);
+}
+
+namespace {
+
+// for v0 in 0..e0: for v1 ...: <block>; the loops are bound one-to-one to the
+// block's iteration variables, in order.
+Stmt nest_block(const std::string& name, std::vector<IterVar> iter_vars, Stmt init, Stmt body) {
+  std::vector<Var> loops;
+  std::vector<Expr> values;
+  for (size_t i = 0; i < iter_vars.size(); ++i) {
+    loops.push_back(var(iter_vars[i].kind == IterKind::kSpatial ? "i" + std::to_string(i) : "k" + std::to_string(i)));
+    values.push_back(loops.back());
+  }
+  BlockNode proto(name, iter_vars, values, bool_imm(true), {}, {}, init, body, {}, {});
+  Stmt s = with_detected_regions(proto);
+  for (size_t i = iter_vars.size(); i-- > 0;) s = make_for(loops[i], int_imm(0), iter_vars[i].dom.extent, ForKind::kSerial, s);
+  return s;
+}
+
+std::vector<IterVar> make_iter_vars(const std::vector<int64_t>& extents, IterKind kind, const char* prefix,
+                                    size_t first = 0) {
+  std::vector<IterVar> ivs;
+  for (size_t i = 0; i < extents.size(); ++i)
+    ivs.push_back({var(prefix + std::to_string(first + i)), {int_imm(0), int_imm(extents[i])}, kind});
+  return ivs;
+}
+
+std::vector<Expr> vars_of(const std::vector<IterVar>& ivs, size_t begin, size_t end) {
+  std::vector<Expr> out;
+  for (size_t i = begin; i < end; ++i) out.push_back(ivs[i].var);
+  return out;
+}
+
+}  // namespace
+
+TensorExpr LowerContext::compute(const std::string& name, const std::vector<int64_t>& shape, DType dtype,
+                                 const IndexFn& value) {
+  std::string block = unique_block_name(name);
+  Buffer out = make_buffer(block, dtype, shape);
+  intermediates_.push_back(out);
+  std::vector<IterVar> ivs = make_iter_vars(shape, IterKind::kSpatial, "v");
+  std::vector<Expr> idx = vars_of(ivs, 0, ivs.size());
+  Expr v = value(idx);
+  TESSEL_ICHECK(v->dtype == dtype) << "compute " << name << ": value is " << dtype_name(v->dtype);
+  stages_.push_back(nest_block(block, std::move(ivs), Stmt{}, make_store(out, v, idx)));
+  return from_buffer(out);
+}
+
+TensorExpr LowerContext::reduce(const std::string& name, const std::vector<int64_t>& shape, DType dtype,
+                                const std::vector<int64_t>& reduce_extents, Combiner combiner, const ReduceFn& value,
+                                Expr init) {
+  Expr start = init.defined() ? init : combiner_identity(combiner, dtype);
+  // An empty reduction domain never reaches the init (it runs at the first
+  // reduction iteration): the result is the start value, a complete block.
+  for (int64_t e : reduce_extents)
+    if (e == 0) return compute(name, shape, dtype, [&](const std::vector<Expr>&) { return start; });
+  std::string block = unique_block_name(name);
+  Buffer out = make_buffer(block, dtype, shape);
+  intermediates_.push_back(out);
+  std::vector<IterVar> ivs = make_iter_vars(shape, IterKind::kSpatial, "v");
+  std::vector<IterVar> rvs = make_iter_vars(reduce_extents, IterKind::kReduce, "r");
+  std::vector<Expr> s_idx = vars_of(ivs, 0, ivs.size()), r_idx = vars_of(rvs, 0, rvs.size());
+  ivs.insert(ivs.end(), rvs.begin(), rvs.end());
+  Expr v = value(s_idx, r_idx);
+  TESSEL_ICHECK(v->dtype == dtype) << "reduce " << name << ": value is " << dtype_name(v->dtype);
+  Stmt init_stmt = make_store(out, start, s_idx);
+  Stmt body = make_store(out, combine(combiner, load(out, s_idx), v), s_idx);
+  stages_.push_back(nest_block(block, std::move(ivs), init_stmt, body));
+  return from_buffer(out);
+}
+
+void LowerContext::output(const std::string& name, const TensorExpr& t) {
+  auto owned = std::find_if(intermediates_.begin(), intermediates_.end(),
+                            [&](const Buffer& b) { return t.buffer.defined() && b.same_as(t.buffer); });
+  if (owned != intermediates_.end()) {
+    Buffer out = make_buffer(name, t.dtype, t.shape);
+    BufferMap rename{{owned->get(), out}};
+    for (Stmt& s : stages_) s = substitute_buffers(s, rename);
+    intermediates_.erase(owned);
+    outputs_.push_back(out);
+    return;
+  }
+  TensorExpr copy = compute(name, t.shape, t.dtype, t.at);
+  output(name, copy);
+}
+
+PrimFunc LowerContext::finish() {
+  return make_prim_func(name_, inputs_, outputs_, make_root_block(make_seq(stages_), intermediates_));
+}
+
+std::vector<int64_t> static_shape(const graph::TensorType& type, const Span& span) {
+  TESSEL_USER_CHECK(type.rank_known && type.is_static(), span)
+      << "lowering needs static shapes, got " << type.str() << " (bind inputs with --input-shape)";
+  return type.static_dims();
+}
+
+}  // namespace tessel::lower

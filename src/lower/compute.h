@@ -1,0 +1,72 @@
+// Compute definitions: the tensor-expression layer between graph ops and the
+// tensor IR. A TensorExpr says how to read element `indices` of a value; an
+// injective op composes index maps (so it is inlined into its consumer for
+// free), and every other stage becomes a named block writing a buffer.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ir/graph/types.h"
+#include "ir/tensor/function.h"
+
+namespace tessel::lower {
+
+using IndexFn = std::function<tir::Expr(const std::vector<tir::Expr>& indices)>;
+
+struct TensorExpr {
+  std::vector<int64_t> shape;
+  DType dtype = DType::kF32;
+  IndexFn at;           // the element at indices (one i64 Expr per dimension)
+  tir::Buffer buffer;   // set when the value is materialised in a buffer (then `at` loads from it)
+
+  int rank() const { return int(shape.size()); }
+};
+
+// A TensorExpr that reads a buffer.
+TensorExpr from_buffer(const tir::Buffer& buffer);
+
+enum class Combiner { kSum, kProd, kMax, kMin };
+tir::Expr combiner_identity(Combiner c, DType dtype);
+tir::Expr combine(Combiner c, tir::Expr acc, tir::Expr value);
+
+// Builds one PrimFunc: parameters, then blocks in the order they are added.
+class LowerContext {
+ public:
+  explicit LowerContext(std::string func_name);
+
+  // A parameter buffer for a value computed outside the function.
+  TensorExpr input(const std::string& name, DType dtype, const std::vector<int64_t>& shape);
+
+  // A block `name` writing a new buffer: out[i...] = value(i...).
+  TensorExpr compute(const std::string& name, const std::vector<int64_t>& shape, DType dtype, const IndexFn& value);
+
+  // A reduction block: out[s...] = combine over r... of value(s..., r...),
+  // starting from the combiner's identity (or `init` when given). With an
+  // empty reduction domain (an extent 0) it is a complete block writing that start.
+  using ReduceFn = std::function<tir::Expr(const std::vector<tir::Expr>& spatial, const std::vector<tir::Expr>& reduce)>;
+  TensorExpr reduce(const std::string& name, const std::vector<int64_t>& shape, DType dtype,
+                    const std::vector<int64_t>& reduce_extents, Combiner combiner, const ReduceFn& value,
+                    tir::Expr init = {});
+
+  // Materialises t as an output parameter named `name`. A buffer this context
+  // created is renamed into the output (no copy); anything else gets a copy block.
+  void output(const std::string& name, const TensorExpr& t);
+
+  tir::PrimFunc finish();
+
+  // A fresh block name based on `base` (block names are unique in a function).
+  std::string unique_block_name(const std::string& base);
+
+ private:
+  std::string name_;
+  std::vector<tir::Buffer> inputs_, outputs_, intermediates_;
+  std::vector<tir::Stmt> stages_;
+  std::vector<std::string> used_names_;
+};
+
+// The static shape of a graph type; a user error when it is not static.
+std::vector<int64_t> static_shape(const graph::TensorType& type, const Span& span);
+
+}  // namespace tessel::lower

@@ -1,0 +1,37 @@
+// Graph-level grouping: which nodes become one PrimFunc. The policy is an
+// interface so that the full fusion algorithm can replace the simple rule
+// here without touching lowering or the runners.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/graph/graph.h"
+
+namespace tessel::lower {
+
+// Nodes that lower to one PrimFunc. `nodes` is in topological (graph) order;
+// the set is convex: no path leaves the group and re-enters it.
+struct NodeGroup {
+  std::string name;
+  std::vector<const graph::Node*> nodes;
+};
+
+class GroupingPolicy {
+ public:
+  virtual ~GroupingPolicy();
+  // Every node of g in exactly one group; groups in an order in which each
+  // runs after the groups it reads from. Group names are unique.
+  virtual std::vector<NodeGroup> group(const graph::Graph& g) const = 0;
+};
+
+// "none": one group per node. "simple": see grouping.cpp. Any other name is a
+// user error.
+std::unique_ptr<GroupingPolicy> make_grouping_policy(std::string_view name);
+
+// Whether no path of g leaves the group and comes back into it.
+bool is_convex(const graph::Graph& g, const NodeGroup& group);
+
+}  // namespace tessel::lower

@@ -1,0 +1,163 @@
+// Lowering of node groups to PrimFuncs: parameters from the group's boundary,
+// one lower_node call per member, outputs materialised at the end.
+#include "src/lower/lower_group.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ir/core/diagnostics.h"
+#include "ir/tensor/functor.h"
+#include "src/lower/op_lowering.h"
+
+namespace tessel::lower {
+
+namespace {
+
+using graph::Node;
+using graph::Value;
+
+// The values crossing the group's boundary, each once, in order of first use.
+struct Boundary {
+  std::vector<const Value*> inputs, outputs;
+  std::unordered_map<const Value*, const Node*> first_user;  // for the spans of input errors
+};
+
+Boundary boundary_of(const graph::Graph& g, const NodeGroup& group) {
+  std::unordered_set<const Node*> members(group.nodes.begin(), group.nodes.end());
+  std::unordered_set<const Value*> used_outside(g.outputs().begin(), g.outputs().end());
+  for (const Node* n : g.nodes())
+    if (!members.count(n))
+      for (const Value* v : n->inputs) used_outside.insert(v);
+  Boundary b;
+  for (const Node* n : group.nodes) {
+    for (const Value* v : n->inputs) {
+      if (!v || (v->producer && members.count(v->producer)) || b.first_user.count(v)) continue;
+      b.inputs.push_back(v);
+      b.first_user[v] = n;
+    }
+    for (const Value* v : n->outputs)
+      if (v && used_outside.count(v)) b.outputs.push_back(v);
+  }
+  return b;
+}
+
+// Input names are reserved in the context before any block exists, so that
+// blocks named like an input take the suffix. Output names are only made
+// distinct from the inputs and each other: the block computing an output
+// usually takes the output's name.
+std::vector<std::string> input_names(LowerContext& ctx, const std::vector<const Value*>& values) {
+  std::vector<std::string> names;
+  for (const Value* v : values) names.push_back(ctx.unique_block_name(identifier_of(v->name)));
+  return names;
+}
+
+std::vector<std::string> output_names(const std::vector<const Value*>& values,
+                                      std::vector<std::string> taken) {
+  std::vector<std::string> names;
+  for (const Value* v : values) {
+    std::string base = identifier_of(v->name), name = base;
+    for (int i = 1; std::find(taken.begin(), taken.end(), name) != taken.end(); ++i)
+      name = base + "_" + std::to_string(i);
+    taken.push_back(name);
+    names.push_back(name);
+  }
+  return names;
+}
+
+void check_lowered(const Node& n, size_t i, const TensorExpr& t) {
+  const graph::TensorType& type = n.outputs[i]->type;
+  std::vector<int64_t> want = static_shape(type, n.span());
+  TESSEL_ICHECK(t.at && t.shape == want && t.dtype == type.dtype)
+      << "the lowering of " << n.op << " '" << n.name << "' gives output " << i << " as "
+      << dtype_name(t.dtype) << dims_str(t.shape) << ", shape inference says " << type.str();
+}
+
+// Buffers the function's body reads.
+std::unordered_set<const tir::BufferNode*> read_buffers(const tir::PrimFunc& f) {
+  std::unordered_set<const tir::BufferNode*> read;
+  tir::walk_exprs(f->body, [&](const tir::Expr& e) {
+    if (const auto* load = e.as<tir::LoadNode>()) read.insert(load->buffer.get());
+  });
+  return read;
+}
+
+}  // namespace
+
+std::string identifier_of(const std::string& name) {
+  std::string id;
+  for (char c : name) id += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
+  if (id.empty() || std::isdigit(static_cast<unsigned char>(id[0]))) id = "v_" + id;
+  return id;
+}
+
+LoweredGroup lower_group_with_bindings(const graph::Graph& g, const NodeGroup& group) {
+  TESSEL_ICHECK(!group.nodes.empty()) << "group " << group.name << " has no nodes";
+  Boundary boundary = boundary_of(g, group);
+  LowerContext ctx(identifier_of(group.name));
+  std::vector<std::string> in_names = input_names(ctx, boundary.inputs);
+  std::vector<std::string> out_names = output_names(boundary.outputs, in_names);
+
+  std::unordered_map<const Value*, TensorExpr> env;
+  std::vector<tir::Buffer> input_buffers;
+  for (size_t i = 0; i < boundary.inputs.size(); ++i) {
+    const Value* v = boundary.inputs[i];
+    env[v] = ctx.input(in_names[i], v->type.dtype, static_shape(v->type, boundary.first_user.at(v)->span()));
+    input_buffers.push_back(env[v].buffer);
+  }
+  for (const Node* n : group.nodes) {
+    std::vector<TensorExpr> inputs;
+    for (const Value* v : n->inputs) inputs.push_back(v ? env.at(v) : TensorExpr{});
+    std::vector<TensorExpr> outputs = lower_node(ctx, *n, inputs);
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      check_lowered(*n, i, outputs[i]);
+      env[n->outputs[i]] = std::move(outputs[i]);
+    }
+  }
+
+  // Two outputs backed by one buffer: all but the first are copied before any
+  // output renames that buffer, so that every copy reads it under one name.
+  std::vector<TensorExpr> results;
+  std::vector<const tir::BufferNode*> taken;
+  for (size_t i = 0; i < boundary.outputs.size(); ++i) {
+    const Value* v = boundary.outputs[i];
+    auto it = env.find(v);
+    TESSEL_USER_CHECK(it != env.end(), v->producer->span())
+        << "the tensor IR lowering of " << v->producer->op << " does not compute its output '" << v->name
+        << "'";
+    TensorExpr t = it->second;
+    const tir::BufferNode* backing = t.buffer.get();
+    if (backing && std::find(taken.begin(), taken.end(), backing) != taken.end())
+      t = ctx.compute(out_names[i] + "_copy", t.shape, t.dtype, t.at);
+    taken.push_back(backing);
+    results.push_back(std::move(t));
+  }
+  for (size_t i = 0; i < results.size(); ++i) ctx.output(out_names[i], results[i]);
+  tir::PrimFunc full = ctx.finish();
+
+  LoweredGroup lowered{group, {}, {}, boundary.outputs};
+  std::unordered_set<const tir::BufferNode*> read = read_buffers(full);
+  std::vector<tir::Buffer> kept;
+  for (size_t i = 0; i < input_buffers.size(); ++i) {
+    if (!read.count(input_buffers[i].get())) continue;
+    kept.push_back(input_buffers[i]);
+    lowered.inputs.push_back(boundary.inputs[i]);
+  }
+  lowered.func = tir::make_prim_func(full->name, kept, full->outputs, full->body);
+  return lowered;
+}
+
+tir::PrimFunc lower_group(const graph::Graph& g, const NodeGroup& group) {
+  return lower_group_with_bindings(g, group).func;
+}
+
+std::vector<LoweredGroup> lower_graph(const graph::Graph& g, const GroupingPolicy& policy) {
+  std::vector<LoweredGroup> lowered;
+  for (const NodeGroup& group : policy.group(g)) {
+    TESSEL_ICHECK(is_convex(g, group)) << "group " << group.name << " is not convex";
+    lowered.push_back(lower_group_with_bindings(g, group));
+  }
+  return lowered;
+}
+
+}  // namespace tessel::lower

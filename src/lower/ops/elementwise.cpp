@@ -1,0 +1,80 @@
+// Compute definitions of the elementwise ops: every one is an index map that
+// inlines into its consumer. This file holds the unary math ops and the
+// family's registration; activations, binary ops and the special ops (Where,
+// Clip, Cast, ...) live in elementwise_activation/binary/special.cpp.
+#include "src/lower/ops/elem_lowerings.h"
+
+namespace tessel::lower {
+
+using namespace tir;
+
+namespace {
+
+Expr intrinsic(Intrinsic op, const Expr& x) {
+  return call(op, {x});
+}
+
+// Round half to even (std::nearbyint), spelled with floor so that it does not
+// depend on how a backend rounds halves: f = floor(x), d = x - f; d > 0.5
+// rounds up, d == 0.5 rounds to the even one of f and f + 1.
+Expr round_half_even(const Expr& x, DType ct) {
+  Expr f = call(Intrinsic::k_floor, {x});
+  Expr d = x - f;
+  Expr half = fconst(ct, 0.5), one = fconst(ct, 1.0);
+  Expr to_even = f + call(Intrinsic::k_fabs, {call(Intrinsic::k_fmod, {f, fconst(ct, 2.0)})});
+  return select(gt(d, half), f + one, select(eq(d, half), to_even, f));
+}
+
+Expr sign_of(const Expr& x, DType ct) {
+  Expr zero = const_of(ct, 0), one = const_of(ct, 1);
+  if (!is_float(ct)) {
+    Expr minus = is_signed(ct) ? const_of(ct, -1) : zero;
+    return select(gt(x, zero), one, select(lt(x, zero), minus, zero));
+  }
+  Expr nan_or_zero = select(call(Intrinsic::k_isnan, {x}), x, zero);
+  return select(gt(x, zero), one, select(lt(x, zero), const_of(ct, -1), nan_or_zero));
+}
+
+Expr negate(const Expr& x, DType ct) {
+  return is_float(ct) ? x * fconst(ct, -1.0) : const_of(ct, 0) - x;
+}
+
+Expr absolute(const Expr& x, DType ct) {
+  if (is_float(ct)) return call(Intrinsic::k_fabs, {x});
+  if (!is_signed(ct)) return x;
+  return select(lt(x, const_of(ct, 0)), const_of(ct, 0) - x, x);
+}
+
+void register_math(LoweringRegistry& r) {
+  auto simple = [&r](const char* op, Intrinsic fn) {
+    add_unary(r, op, 1, [fn](const Expr& x, DType, const graph::Attrs&) { return intrinsic(fn, x); });
+  };
+  simple("Exp", Intrinsic::k_exp);
+  simple("Log", Intrinsic::k_log);
+  simple("Sqrt", Intrinsic::k_sqrt);
+  simple("Erf", Intrinsic::k_erf);
+  simple("Tanh", Intrinsic::k_tanh);
+  simple("Sin", Intrinsic::k_sin);
+  simple("Cos", Intrinsic::k_cos);
+  simple("Floor", Intrinsic::k_floor);
+  simple("Ceil", Intrinsic::k_ceil);
+  add_unary(r, "Reciprocal", 1,
+            [](const Expr& x, DType ct, const graph::Attrs&) { return div(fconst(ct, 1.0), x); });
+  add_unary(r, "Round", 4,
+            [](const Expr& x, DType ct, const graph::Attrs&) { return round_half_even(x, ct); });
+  add_unary(r, "Neg", 1, [](const Expr& x, DType ct, const graph::Attrs&) { return negate(x, ct); });
+  add_unary(r, "Abs", 2, [](const Expr& x, DType ct, const graph::Attrs&) { return absolute(x, ct); });
+  add_unary(r, "Sign", 4, [](const Expr& x, DType ct, const graph::Attrs&) { return sign_of(x, ct); });
+  add_unary(r, "Not", 1, [](const Expr& x, DType, const graph::Attrs&) { return logical_not(x); });
+}
+
+}  // namespace
+
+void register_elementwise_lowerings(LoweringRegistry& r) {
+  register_math(r);
+  register_activation_lowerings(r);
+  register_elementwise_binary_lowerings(r);
+  register_elementwise_special_lowerings(r);
+}
+
+}  // namespace tessel::lower

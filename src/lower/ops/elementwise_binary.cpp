@@ -1,0 +1,148 @@
+// Compute definitions of the broadcasting elementwise ops: arithmetic, PRelu,
+// Pow, Mod, comparisons, logic and the variadic Max/Min/Sum/Mean. Each input
+// is read at the numpy broadcast of the output index. Integer semantics follow
+// the reference kernels: arithmetic wraps, Div truncates, MIN / -1 wraps.
+#include <climits>
+
+#include "src/lower/ops/elem_lowerings.h"
+
+namespace tessel::lower {
+
+using namespace tir;
+
+namespace {
+
+// fn(a, b, ct) on the inputs converted to their compute dtype ct.
+using BinaryFn = std::function<Expr(const Expr& a, const Expr& b, DType ct, const graph::Attrs& attrs)>;
+
+void add_binary(LoweringRegistry& r, const std::string& op, int uses, BinaryFn fn) {
+  add_injective(r, op,
+                [uses, fn](LowerContext& ctx, const graph::Node& node, const std::vector<TensorExpr>& in) {
+                  TensorExpr a = share(ctx, node, in[0], uses), b = share(ctx, node, in[1], uses);
+                  DType out = output_dtype(node);
+                  graph::Attrs attrs = node.attrs;
+                  return std::vector<TensorExpr>{index_map(node, 0, [a, b, out, fn, attrs](const Index& idx) {
+                    Expr x = at_broadcast(a, idx), y = at_broadcast(b, idx);
+                    DType ct = compute_dtype(x->dtype);
+                    return cast(out, fn(cast(ct, x), cast(ct, y), ct, attrs));
+                  })};
+                });
+}
+
+// b with -1 replaced by 1, so that a division never computes MIN / -1.
+Expr safe_divisor(const Expr& b, DType ct) {
+  if (!is_signed(ct)) return b;
+  return select(eq(b, const_of(ct, -1)), const_of(ct, 1), b);
+}
+
+Expr divide(const Expr& a, const Expr& b, DType ct) {
+  if (is_float(ct) || !is_signed(ct)) return div(a, b);
+  return select(eq(b, const_of(ct, -1)), const_of(ct, 0) - a, div(a, safe_divisor(b, ct)));
+}
+
+// fmod: the remainder has the dividend's sign (C's %); otherwise the
+// divisor's (Python's %, floormod). A divisor of -1 leaves no remainder.
+Expr modulo(const Expr& a, const Expr& b, DType ct, bool fmod) {
+  if (is_float(ct)) return call(Intrinsic::k_fmod, {a, b});
+  Expr d = safe_divisor(b, ct);
+  if (!fmod) return floormod(a, d);
+  return a - div(a, d) * d;
+}
+
+// The reference's max and min: a NaN operand makes the result NaN.
+Expr nan_max(const Expr& a, const Expr& b) {
+  Expr m = std_max(a, b);
+  return is_float(a->dtype) ? select(call(Intrinsic::k_isnan, {b}), b, m) : m;
+}
+
+Expr nan_min(const Expr& a, const Expr& b) {
+  Expr m = std_min(a, b);
+  return is_float(a->dtype) ? select(call(Intrinsic::k_isnan, {b}), b, m) : m;
+}
+
+// The base's dtype is the result's: floats compute in the base's compute
+// dtype; an integer base with a float exponent goes through f64 and truncates.
+// Integer powers also go through f64, exact while |x^e| < 2^53; a negative
+// exponent truncates 1 / x^-e (0 unless x is 1 or -1, and 0 for x = 0).
+Expr power(const Expr& x, const Expr& e, DType base) {
+  DType ct = compute_dtype(base);
+  if (is_float(base))
+    return cast(base, call(Intrinsic::k_pow, {cast(ct, x), cast(ct, cast(compute_dtype(e->dtype), e))}));
+  Expr fx = cast(DType::kF64, x), fe = cast(DType::kF64, cast(compute_dtype(e->dtype), e));
+  Expr p = float_to_int(call(Intrinsic::k_pow, {fx, fe}), base);
+  if (is_float(e->dtype)) return p;
+  Expr zero_to_negative = eq(x, const_of(base, 0)) && lt(e, const_of(e->dtype, 0));
+  return select(zero_to_negative, const_of(base, 0), p);
+}
+
+void register_pow(LoweringRegistry& r) {
+  add_injective(r, "Pow", [](LowerContext& ctx, const graph::Node& node, const std::vector<TensorExpr>& in) {
+    TensorExpr a = share(ctx, node, in[0], 2), b = share(ctx, node, in[1], 2);
+    DType out = output_dtype(node);
+    return std::vector<TensorExpr>{index_map(node, 0, [a, b, out](const Index& idx) {
+      return power(at_broadcast(a, idx), at_broadcast(b, idx), out);
+    })};
+  });
+}
+
+// fold(fn) over every input, the running value rounded to the output dtype
+// after each step (as the reference keeps it in the output).
+void add_variadic(LoweringRegistry& r, const std::string& op,
+                  std::function<Expr(const Expr&, const Expr&)> fn, bool mean = false) {
+  add_injective(r, op,
+                [fn, mean](LowerContext& ctx, const graph::Node& node, const std::vector<TensorExpr>& in) {
+                  std::vector<TensorExpr> xs;
+                  for (const TensorExpr& t : in) xs.push_back(share(ctx, node, t, 2));
+                  DType out = output_dtype(node);
+                  return std::vector<TensorExpr>{index_map(node, 0, [xs, out, fn, mean](const Index& idx) {
+                    DType ct = compute_dtype(out);
+                    Expr v = at_broadcast(xs[0], idx);
+                    for (size_t k = 1; k < xs.size(); ++k)
+                      v = cast(out, fn(cast(ct, v), cast(ct, at_broadcast(xs[k], idx))));
+                    if (!mean) return v;
+                    return cast(out, div(cast(DType::kF64, v), fconst(DType::kF64, double(xs.size()))));
+                  })};
+                });
+}
+
+void register_arithmetic(LoweringRegistry& r) {
+  using A = const graph::Attrs&;
+  add_binary(r, "Add", 1, [](const Expr& a, const Expr& b, DType, A) { return a + b; });
+  add_binary(r, "Sub", 1, [](const Expr& a, const Expr& b, DType, A) { return a - b; });
+  add_binary(r, "Mul", 1, [](const Expr& a, const Expr& b, DType, A) { return a * b; });
+  add_binary(r, "Div", 3, [](const Expr& a, const Expr& b, DType ct, A) { return divide(a, b, ct); });
+  add_binary(r, "Mod", 3, [](const Expr& a, const Expr& b, DType ct, A attrs) {
+    return modulo(a, b, ct, attrs.get_int("fmod") != 0);
+  });
+  // The shape function made the slope broadcast to x's shape (one way).
+  add_binary(r, "PRelu", 2, [](const Expr& x, const Expr& slope, DType ct, A) {
+    return select(lt(x, const_of(ct, 0)), slope * x, x);
+  });
+  register_pow(r);
+  add_variadic(r, "Max", nan_max);
+  add_variadic(r, "Min", nan_min);
+  add_variadic(r, "Sum", [](const Expr& a, const Expr& b) { return a + b; });
+  add_variadic(
+      r, "Mean", [](const Expr& a, const Expr& b) { return a + b; }, true);
+}
+
+void register_comparisons(LoweringRegistry& r) {
+  using A = const graph::Attrs&;
+  add_binary(r, "Equal", 1, [](const Expr& a, const Expr& b, DType, A) { return eq(a, b); });
+  add_binary(r, "Greater", 1, [](const Expr& a, const Expr& b, DType, A) { return gt(a, b); });
+  add_binary(r, "Less", 1, [](const Expr& a, const Expr& b, DType, A) { return lt(a, b); });
+  add_binary(r, "GreaterOrEqual", 1, [](const Expr& a, const Expr& b, DType, A) { return ge(a, b); });
+  add_binary(r, "LessOrEqual", 1, [](const Expr& a, const Expr& b, DType, A) { return le(a, b); });
+  add_binary(r, "And", 1, [](const Expr& a, const Expr& b, DType, A) { return logical_and(a, b); });
+  add_binary(r, "Or", 1, [](const Expr& a, const Expr& b, DType, A) { return logical_or(a, b); });
+  add_binary(r, "Xor", 1, [](const Expr& a, const Expr& b, DType, A) { return ne(a, b); });
+}
+
+}  // namespace
+
+void register_elementwise_binary_lowerings(LoweringRegistry& r) {
+  register_arithmetic(r);
+  register_comparisons(r);
+}
+
+}  // namespace tessel::lower

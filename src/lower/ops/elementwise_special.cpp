@@ -1,0 +1,97 @@
+// Compute definitions of Where, Clip, Cast, Identity and inference-mode
+// Dropout. Identity and Dropout return their input's TensorExpr unchanged, so
+// they cost nothing once inlined.
+#include "ir/core/diagnostics.h"
+#include "src/lower/ops/elem_lowerings.h"
+
+namespace tessel::lower {
+
+using namespace tir;
+
+namespace {
+
+std::vector<TensorExpr> lower_where(LowerContext&, const graph::Node& node,
+                                    const std::vector<TensorExpr>& in) {
+  TensorExpr c = in[0], a = in[1], b = in[2];
+  return {index_map(node, 0, [c, a, b](const Index& idx) {
+    return select(at_broadcast(c, idx), at_broadcast(a, idx), at_broadcast(b, idx));
+  })};
+}
+
+// y = min(max(x, lo), hi), each bound optional, as the reference writes it:
+// a NaN stays NaN, and lo > hi makes every element hi.
+std::vector<TensorExpr> lower_clip(LowerContext& ctx, const graph::Node& node,
+                                   const std::vector<TensorExpr>& in) {
+  bool has_lo = has_input(node, in, 1), has_hi = has_input(node, in, 2);
+  TensorExpr x = share(ctx, node, in[0], has_lo && has_hi ? 4 : 2);
+  Expr lo = has_lo ? scalar_input(node, in, 1) : Expr{};
+  Expr hi = has_hi ? scalar_input(node, in, 2) : Expr{};
+  DType out = output_dtype(node);
+  return {index_map(node, 0, [x, lo, hi, out](const Index& idx) {
+    DType ct = compute_dtype(out);
+    Expr v = cast(ct, x.at(idx));
+    if (lo.defined()) v = select(lt(v, cast(ct, lo)), cast(ct, lo), v);
+    if (hi.defined()) v = select(lt(cast(ct, hi), v), cast(ct, hi), v);
+    return cast(out, v);
+  })};
+}
+
+// Conversions as the reference's convert_value: to bool is != 0; float to
+// integer truncates through int64; everything else converts through the
+// target's compute dtype (so f64 -> f16 rounds via f32, as the reference does).
+Expr convert(const Expr& x, DType to) {
+  DType from = x->dtype;
+  if (from == to) return x;
+  if (to == DType::kBool) {
+    DType ct = compute_dtype(from);
+    return ne(cast(ct, x), const_of(ct, 0));
+  }
+  if (is_float(from) && is_integer(to)) return float_to_int(x, to);
+  return cast(to, cast(compute_dtype(to), x));
+}
+
+std::vector<TensorExpr> lower_cast(LowerContext&, const graph::Node& node,
+                                   const std::vector<TensorExpr>& in) {
+  TensorExpr x = in[0];
+  DType to = output_dtype(node);
+  return {index_map(node, 0, [x, to](const Index& idx) { return convert(x.at(idx), to); })};
+}
+
+std::vector<TensorExpr> lower_identity(LowerContext&, const graph::Node&, const std::vector<TensorExpr>& in) {
+  return {in[0]};
+}
+
+// Whether input i is a constant whose every element is zero.
+bool constant_zero(const graph::Node& node, size_t i) {
+  if (!node.has_input(i) || !node.inputs[i]->is_constant()) return false;
+  const Tensor& t = *node.inputs[i]->constant;
+  for (int64_t k = 0; k < t.numel(); ++k)
+    if (t.get_f64(k) != 0) return false;
+  return true;
+}
+
+// Inference mode: the output is the input, the optional mask all true. A
+// training_mode known only at run time is accepted only with ratio 0, where
+// training gives the same result.
+std::vector<TensorExpr> lower_dropout(LowerContext&, const graph::Node& node,
+                                      const std::vector<TensorExpr>& in) {
+  bool inference = !node.has_input(2) || constant_zero(node, 2);
+  TESSEL_USER_CHECK(inference || constant_zero(node, 1), node.span())
+      << "Dropout's training_mode must be a constant false to lower it (or its ratio a constant 0)";
+  std::vector<TensorExpr> outs{in[0]};
+  if (node.outputs.size() > 1 && node.outputs[1] != nullptr)
+    outs.push_back(index_map(node, 1, [](const Index&) { return bool_imm(true); }));
+  return outs;
+}
+
+}  // namespace
+
+void register_elementwise_special_lowerings(LoweringRegistry& r) {
+  add_injective(r, "Where", lower_where);
+  add_injective(r, "Clip", lower_clip);
+  add_injective(r, "Cast", lower_cast);
+  add_injective(r, "Identity", lower_identity);
+  add_injective(r, "Dropout", lower_dropout);
+}
+
+}  // namespace tessel::lower

@@ -1,0 +1,121 @@
+// Compute definitions of the nn ops: the family's entry point, the stage
+// names they share, and the linear algebra ops (MatMul, Gemm), each one
+// reduction block over k followed, for Gemm, by an injective alpha/beta stage.
+#include <cctype>
+
+#include "src/lower/ops/nn_lowerings.h"
+
+namespace tessel::lower::nn {
+
+using namespace tir;
+
+std::string stage_name(const graph::Node& node, const std::string& suffix) {
+  std::string base;
+  for (char c : node.name) base += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
+  size_t first = base.find_first_not_of('_');
+  base = first == std::string::npos ? "" : base.substr(first);
+  if (base.empty())
+    for (char c : node.op) base += char(std::tolower(static_cast<unsigned char>(c)));
+  return suffix.empty() ? base : base + "_" + suffix;
+}
+
+std::vector<int64_t> output_shape(const graph::Node& node, size_t i) {
+  return static_shape(node.outputs.at(i)->type, node.span());
+}
+
+namespace {
+
+// numpy matmul: a 1-D A is a row [1, K] and a 1-D B a column [K, 1], the
+// promoted dimension absent from the output; batch dimensions broadcast.
+//   for b..., m, n, k: C[b..., m, n] += A[b'..., m, k] * B[b''..., k, n]
+std::vector<TensorExpr> lower_matmul(LowerContext& ctx, const graph::Node& node,
+                                     const std::vector<TensorExpr>& in) {
+  const TensorExpr &a = in[0], &b = in[1];
+  std::vector<int64_t> out = output_shape(node);
+  int64_t k_extent = a.shape.back();
+  size_t a_matrix = a.rank() >= 2 ? 1 : 0, b_matrix = b.rank() >= 2 ? 1 : 0;
+  size_t batch_rank = out.size() - a_matrix - b_matrix;
+  DType t = accum_dtype(a.dtype);
+  auto value = [=](const std::vector<Expr>& s, const std::vector<Expr>& r) {
+    std::vector<Expr> batch(s.begin(), s.begin() + long(batch_rank));
+    std::vector<Expr> ai, bi;
+    if (a_matrix) {
+      ai = broadcast_indices(std::vector<int64_t>(a.shape.begin(), a.shape.end() - 2), batch);
+      ai.push_back(s[batch_rank]);
+    }
+    ai.push_back(r[0]);
+    if (b_matrix) {
+      bi = broadcast_indices(std::vector<int64_t>(b.shape.begin(), b.shape.end() - 2), batch);
+      bi.push_back(r[0]);
+      bi.push_back(s.back());
+    } else {
+      bi.push_back(r[0]);
+    }
+    return cast(t, a.at(ai)) * cast(t, b.at(bi));
+  };
+  return {cast_expr(ctx.reduce(stage_name(node), out, t, {k_extent}, Combiner::kSum, value), a.dtype)};
+}
+
+// A scalar attribute as a constant of dtype: exact for integer dtypes when
+// the value is whole (the reference's rule), else through f64.
+bool is_whole(double v) {
+  return v == double(int64_t(v));
+}
+
+Expr scaled(Expr x, double factor) {
+  if (factor == 1.0) return x;
+  DType t = x->dtype;
+  if (is_float(t) || is_whole(factor)) return const_of(t, factor) * x;
+  return cast(t, float_imm(factor, DType::kF64) * cast(DType::kF64, x));
+}
+
+// Y = alpha * op(A) op(B) + beta * C: one reduction block for the product,
+// then alpha, beta and the broadcast C as an index map composed into the consumer.
+std::vector<TensorExpr> lower_gemm(LowerContext& ctx, const graph::Node& node,
+                                   const std::vector<TensorExpr>& in) {
+  const TensorExpr &a = in[0], &b = in[1];
+  bool ta = node.attrs.get_int("transA") != 0, tb = node.attrs.get_int("transB") != 0;
+  double alpha = node.attrs.get_float("alpha"), beta = node.attrs.get_float("beta");
+  std::vector<int64_t> out = output_shape(node);
+  int64_t k_extent = a.shape[ta ? 0 : 1];
+  DType t = accum_dtype(a.dtype);
+  auto product = [=](const std::vector<Expr>& s, const std::vector<Expr>& r) {
+    Expr av = ta ? a.at({r[0], s[0]}) : a.at({s[0], r[0]});
+    Expr bv = tb ? b.at({s[1], r[0]}) : b.at({r[0], s[1]});
+    return cast(t, av) * cast(t, bv);
+  };
+  TensorExpr acc = ctx.reduce(stage_name(node), out, t, {k_extent}, Combiner::kSum, product);
+  bool with_c = has_expr(in, 2) && beta != 0.0;
+  if (alpha == 1.0 && !with_c) return {cast_expr(acc, a.dtype)};
+  TensorExpr y = acc;
+  TensorExpr c = with_c ? in[2] : TensorExpr{};
+  y.buffer = {};
+  y.dtype = a.dtype;
+  y.at = [=](const std::vector<Expr>& idx) {
+    Expr v = scaled(acc.at(idx), alpha);
+    if (with_c) v = v + scaled(cast(t, c.at(broadcast_indices(c.shape, idx))), beta);
+    return cast(a.dtype, v);
+  };
+  return {y};
+}
+
+}  // namespace
+
+void register_linear_lowerings(LoweringRegistry& r) {
+  r.add("MatMul", lower_matmul);
+  r.add("Gemm", lower_gemm);
+}
+
+}  // namespace tessel::lower::nn
+
+namespace tessel::lower {
+
+void register_nn_lowerings(LoweringRegistry& r) {
+  nn::register_linear_lowerings(r);
+  nn::register_conv_lowerings(r);
+  nn::register_pool_lowerings(r);
+  nn::register_norm_lowerings(r);
+  nn::register_softmax_lowerings(r);
+}
+
+}  // namespace tessel::lower

@@ -1,0 +1,206 @@
+// Compute definitions of Conv, ConvTranspose, MatMul, Gemm and the pools:
+// each lowered on its own, interpreted on random data and compared with the
+// reference executor; the block structure the schedules rely on is checked too.
+#include "tests/unit/lower_nn_test_util.h"
+
+namespace tessel::lower_nn_test {
+namespace {
+
+using std::vector;
+
+// ---- Conv
+
+TEST(LowerNnConv, PlainConvIsOneReductionBlockAndBiasComposes) {
+  LoweredNode n = check_op("Conv", "conv1", {f32_arg({1, 2, 5, 5}), f32_arg({3, 2, 3, 3}), f32_arg({3})});
+  // n, oc, oh, ow spatial; ic, kh, kw reduced; the bias lands in the output's block.
+  EXPECT_EQ(block_shapes(n.func), (vector<std::string>{"conv1: S S S S R R R", "out0: S S S S"}));
+  EXPECT_EQ(n.text().find("select"), std::string::npos) << "no padding, no bounds check:\n" << n.text();
+}
+
+TEST(LowerNnConv, StridedAndPaddedGuardTheInputRead) {
+  LoweredNode n = check_op("Conv", "conv1", {f32_arg({1, 2, 6, 6}), f32_arg({2, 2, 3, 3})},
+                           attrs(kv("strides", ints({2, 2})), kv("pads", ints({1, 1, 1, 1}))));
+  EXPECT_EQ(block_shapes(n.func), (vector<std::string>{"conv1: S S S S R R R"}));
+  EXPECT_NE(n.text().find("select"), std::string::npos) << n.text();
+}
+
+TEST(LowerNnConv, AsymmetricPadsAndAutoPad) {
+  check_op("Conv", "c", {f32_arg({1, 1, 5, 6}), f32_arg({2, 1, 3, 3})},
+           attrs(kv("strides", ints({2, 1})), kv("pads", ints({1, 0, 2, 1}))));
+  check_op("Conv", "c", {f32_arg({1, 2, 5, 5}), f32_arg({2, 2, 2, 3})},
+           attrs(kv("auto_pad", std::string("SAME_UPPER")), kv("strides", ints({2, 2}))));
+  check_op("Conv", "c", {f32_arg({1, 2, 5, 5}), f32_arg({2, 2, 2, 2})},
+           attrs(kv("auto_pad", std::string("SAME_LOWER"))));
+}
+
+TEST(LowerNnConv, Dilated) {
+  check_op("Conv", "c", {f32_arg({1, 2, 7, 7}), f32_arg({2, 2, 3, 3}), f32_arg({2})},
+           attrs(kv("dilations", ints({2, 2})), kv("pads", ints({2, 1, 2, 1}))));
+}
+
+TEST(LowerNnConv, GroupedAndDepthwise) {
+  check_op("Conv", "grouped", {f32_arg({1, 4, 5, 5}), f32_arg({6, 2, 3, 3}), f32_arg({6})},
+           attrs(kv("group", int64_t(2)), kv("pads", ints({1, 1, 1, 1}))));
+  LoweredNode dw =
+      check_op("Conv", "dw", {f32_arg({2, 4, 6, 6}), f32_arg({4, 1, 3, 3})},
+               attrs(kv("group", int64_t(4)), kv("strides", ints({2, 2})), kv("pads", ints({1, 1, 1, 1}))));
+  EXPECT_EQ(block_shapes(dw.func), (vector<std::string>{"dw: S S S S R R R"}));
+  // Depthwise with a channel multiplier: 2 outputs per input channel.
+  check_op("Conv", "dw2", {f32_arg({1, 3, 4, 4}), f32_arg({6, 1, 2, 2})}, attrs(kv("group", int64_t(3))));
+}
+
+TEST(LowerNnConv, OneAndThreeSpatialDims) {
+  check_op("Conv", "c1d", {f32_arg({2, 3, 7}), f32_arg({2, 3, 3}), f32_arg({2})},
+           attrs(kv("pads", ints({1, 2})), kv("strides", ints({2}))));
+  check_op("Conv", "c3d", {f32_arg({1, 2, 3, 4, 4}), f32_arg({2, 2, 2, 2, 2})},
+           attrs(kv("pads", ints({0, 1, 1, 1, 0, 0}))));
+}
+
+TEST(LowerNnConvTranspose, StridedPaddedAndGrouped) {
+  check_op(
+      "ConvTranspose", "ct", {f32_arg({1, 2, 3, 3}), f32_arg({2, 3, 3, 3})},
+      attrs(kv("strides", ints({2, 2})), kv("pads", ints({1, 1, 1, 1})), kv("output_padding", ints({1, 1}))));
+  check_op("ConvTranspose", "ct", {f32_arg({1, 4, 3, 3}), f32_arg({4, 1, 2, 2}), f32_arg({2})},
+           attrs(kv("group", int64_t(2)), kv("dilations", ints({2, 1}))));
+  check_op("ConvTranspose", "ct", {f32_arg({2, 1, 4}), f32_arg({1, 2, 3})},
+           attrs(kv("strides", ints({3})), kv("auto_pad", std::string("SAME_UPPER"))));
+}
+
+// ---- MatMul and Gemm
+
+TEST(LowerNnMatMul, MatricesAndBatches) {
+  LoweredNode n = check_op("MatMul", "mm", {f32_arg({3, 4}), f32_arg({4, 5})});
+  EXPECT_EQ(block_shapes(n.func), (vector<std::string>{"mm: S S R"}));
+  check_op("MatMul", "mm", {f32_arg({2, 3, 4}), f32_arg({2, 4, 5})});
+  check_op("MatMul", "mm", {f32_arg({2, 1, 3, 4}), f32_arg({3, 4, 2})});  // batch broadcast both ways
+  check_op("MatMul", "mm", {f32_arg({1, 2, 3}), f32_arg({2, 3, 4})});
+}
+
+TEST(LowerNnMatMul, OneDimensionalOperands) {
+  check_op("MatMul", "mm", {f32_arg({4}), f32_arg({2, 4, 3})});
+  check_op("MatMul", "mm", {f32_arg({2, 3, 4}), f32_arg({4})});
+  LoweredNode dot = check_op("MatMul", "dot", {f32_arg({6}), f32_arg({6})});
+  EXPECT_EQ(block_shapes(dot.func), (vector<std::string>{"dot: R"}));
+}
+
+TEST(LowerNnMatMul, Integers) {
+  check_op("MatMul", "mm", {rand_arg(DType::kI32, {3, 4}), rand_arg(DType::kI32, {4, 2})});
+  check_op("MatMul", "mm", {rand_arg(DType::kI64, {2, 2, 3}), rand_arg(DType::kI64, {3, 2})});
+}
+
+TEST(LowerNnGemm, TransposesAlphaBetaAndBiasShapes) {
+  LoweredNode plain = check_op("Gemm", "fc", {f32_arg({3, 4}), f32_arg({4, 5})});
+  EXPECT_EQ(block_shapes(plain.func), (vector<std::string>{"fc: S S R"}));
+  check_op("Gemm", "fc", {f32_arg({4, 3}), f32_arg({4, 5}), f32_arg({3, 5})},
+           attrs(kv("transA", int64_t(1))));
+  check_op("Gemm", "fc", {f32_arg({3, 4}), f32_arg({5, 4}), f32_arg({5})}, attrs(kv("transB", int64_t(1))));
+  LoweredNode all =
+      check_op("Gemm", "fc", {f32_arg({4, 3}), f32_arg({5, 4}), f32_arg({1, 5})},
+               attrs(kv("transA", int64_t(1)), kv("transB", int64_t(1)), kv("alpha", 0.25), kv("beta", 0.5)));
+  EXPECT_EQ(block_shapes(all.func), (vector<std::string>{"fc: S S R", "out0: S S"}));
+  check_op("Gemm", "fc", {f32_arg({3, 4}), f32_arg({4, 5}), f32_arg({3, 1})}, attrs(kv("beta", 2.0)));
+  check_op("Gemm", "fc", {f32_arg({3, 4}), f32_arg({4, 5}), f32_arg({1})}, attrs(kv("alpha", 3.0)));
+  check_op("Gemm", "fc", {f32_arg({3, 4}), f32_arg({4, 5}), value_arg(Tensor::scalar_f64(DType::kF32, 1.5))});
+  check_op("Gemm", "fc", {f32_arg({3, 4}), f32_arg({4, 5}), f32_arg({3, 5})}, attrs(kv("beta", 0.0)));
+}
+
+TEST(LowerNnGemm, Integers) {
+  check_op("Gemm", "fc",
+           {rand_arg(DType::kI64, {3, 4}), rand_arg(DType::kI64, {4, 2}), rand_arg(DType::kI64, {2})},
+           attrs(kv("alpha", 2.0), kv("beta", 3.0)));
+}
+
+// The reference runs MatMul, Conv and Softmax on f32 / f64 only: f16 lowerings
+// (which accumulate in f32) are compared with the f32 reference on the same values.
+void check_f16_against_f32(const std::string& op, const vector<Dims>& shapes, graph::Attrs a = {}) {
+  vector<Arg> half, single;
+  for (const Dims& shape : shapes) {
+    Arg h = rand_arg(DType::kF16, shape);
+    Tensor f(DType::kF32, shape);
+    for (int64_t i = 0; i < f.numel(); ++i) f.set_f64(i, h.value.get_f64(i));
+    half.push_back(h);
+    single.push_back(value_arg(f));
+  }
+  LoweredNode n(op, "h", half, a);
+  EXPECT_NE(n.text().find("alloc h: f32"), std::string::npos) << "accumulates in f32:\n" << n.text();
+  Tensor got = n.interpreted().at(0);
+  Tensor want = LoweredNode(op, "h", single, a).reference().at(0);
+  Tensor got32(DType::kF32, got.shape());
+  for (int64_t i = 0; i < got.numel(); ++i) got32.set_f64(i, got.get_f64(i));
+  expect_close(got32, want, 2e-3, op + " in f16\n" + n.text());
+}
+
+TEST(LowerNnHalf, AccumulatesInF32) {
+  check_f16_against_f32("MatMul", {{2, 3, 30}, {30, 4}});
+  check_f16_against_f32("Gemm", {{3, 30}, {4, 30}, {4}}, attrs(kv("transB", int64_t(1)), kv("alpha", 0.5)));
+  check_f16_against_f32("Conv", {{1, 4, 5, 5}, {2, 4, 3, 3}, {2}}, attrs(kv("pads", ints({1, 1, 1, 1}))));
+  check_f16_against_f32("AveragePool", {{1, 2, 6, 6}}, attrs(kv("kernel_shape", ints({3, 3}))));
+}
+
+// ---- Pools
+
+TEST(LowerNnPool, MaxPoolWindows) {
+  LoweredNode n =
+      check_op("MaxPool", "pool", {f32_arg({1, 2, 5, 5})}, attrs(kv("kernel_shape", ints({2, 2}))));
+  EXPECT_EQ(block_shapes(n.func), (vector<std::string>{"pool: S S S S R R"}));
+  check_op(
+      "MaxPool", "pool", {f32_arg({1, 2, 5, 5})},
+      attrs(kv("kernel_shape", ints({3, 3})), kv("strides", ints({2, 2})), kv("pads", ints({1, 1, 1, 1}))));
+  check_op("MaxPool", "pool", {f32_arg({1, 1, 6, 6})},
+           attrs(kv("kernel_shape", ints({3, 3})), kv("strides", ints({2, 2})), kv("ceil_mode", int64_t(1))));
+  check_op(
+      "MaxPool", "pool", {f32_arg({1, 1, 7, 7})},
+      attrs(kv("kernel_shape", ints({2, 2})), kv("dilations", ints({2, 3})), kv("pads", ints({0, 1, 1, 0}))));
+  check_op("MaxPool", "pool", {f32_arg({2, 2, 9})},
+           attrs(kv("kernel_shape", ints({3})), kv("auto_pad", std::string("SAME_LOWER"))));
+  check_op("MaxPool", "pool", {f32_arg({1, 1, 3, 4, 4})}, attrs(kv("kernel_shape", ints({2, 2, 2}))));
+  check_op("MaxPool", "pool", {rand_arg(DType::kU8, {1, 2, 4, 4})},
+           attrs(kv("kernel_shape", ints({2, 2})), kv("pads", ints({1, 1, 1, 1}))));
+}
+
+TEST(LowerNnPool, MaxPoolIndices) {
+  LoweredNode n = check_op(
+      "MaxPool", "pool", {f32_arg({2, 2, 5, 5})},
+      attrs(kv("kernel_shape", ints({3, 3})), kv("strides", ints({2, 2})), kv("pads", ints({1, 1, 1, 1}))),
+      2);
+  EXPECT_EQ(block_shapes(n.func), (vector<std::string>{"pool: S S S S R R", "pool_indices: S S S S R R"}));
+  check_op("MaxPool", "pool", {f32_arg({1, 2, 4, 5})},
+           attrs(kv("kernel_shape", ints({2, 2})), kv("storage_order", int64_t(1))), 2);
+  // Ties: the first maximum in window order wins.
+  check_op("MaxPool", "pool", {value_arg(Tensor(DType::kF32, {1, 1, 4, 4}))},
+           attrs(kv("kernel_shape", ints({2, 2}))), 2);
+}
+
+TEST(LowerNnPool, AveragePoolDivisors) {
+  LoweredNode n =
+      check_op("AveragePool", "avg", {f32_arg({1, 2, 5, 5})}, attrs(kv("kernel_shape", ints({2, 2}))));
+  EXPECT_EQ(block_shapes(n.func), (vector<std::string>{"avg: S S S S R R", "out0: S S S S"}));
+  for (int64_t count_pad : {0, 1}) {
+    check_op("AveragePool", "avg", {f32_arg({1, 2, 5, 5})},
+             attrs(kv("kernel_shape", ints({3, 3})), kv("pads", ints({1, 2, 1, 0})),
+                   kv("count_include_pad", count_pad)));
+    check_op(
+        "AveragePool", "avg", {f32_arg({1, 1, 6, 6})},
+        attrs(kv("kernel_shape", ints({3, 3})), kv("strides", ints({2, 2})), kv("pads", ints({1, 1, 1, 1})),
+              kv("ceil_mode", int64_t(1)), kv("count_include_pad", count_pad)));
+    check_op("AveragePool", "avg", {f32_arg({1, 1, 4, 7, 7})},
+             attrs(kv("kernel_shape", ints({2, 2, 2})), kv("dilations", ints({2, 2, 2})),
+                   kv("strides", ints({1, 2, 2})), kv("ceil_mode", int64_t(1)),
+                   kv("count_include_pad", count_pad)));
+  }
+  check_op("AveragePool", "avg", {f32_arg({1, 1, 5, 5})},
+           attrs(kv("kernel_shape", ints({2, 2})), kv("auto_pad", std::string("SAME_UPPER"))));
+  check_op("AveragePool", "avg", {f32_arg({2, 3, 8})},
+           attrs(kv("kernel_shape", ints({3})), kv("strides", ints({2}))));
+}
+
+TEST(LowerNnPool, GlobalPools) {
+  LoweredNode avg = check_op("GlobalAveragePool", "gap", {f32_arg({2, 3, 4, 5})});
+  EXPECT_EQ(block_shapes(avg.func), (vector<std::string>{"gap: S S S S R R", "out0: S S S S"}));
+  LoweredNode max = check_op("GlobalMaxPool", "gmp", {f32_arg({2, 3, 4, 5})});
+  EXPECT_EQ(block_shapes(max.func), (vector<std::string>{"gmp: S S S S R R"}));
+  check_op("GlobalAveragePool", "gap", {f32_arg({1, 2, 3, 2, 2})});
+}
+
+}  // namespace
+}  // namespace tessel::lower_nn_test
