@@ -176,4 +176,41 @@ std::optional<Interval> exact_bound(const Affine& form, const VarBounds& vars) {
   return sum;
 }
 
+void refine_bounds(const Expr& cond, bool holds, const VarBounds& vars,
+                   const std::function<void(const VarNode*, ConstBound)>& set) {
+  if (cond->kind == (holds ? ExprKind::kAnd : ExprKind::kOr)) {  // every part holds (or fails)
+    refine_bounds(binary_a(*cond), holds, vars, set);
+    refine_bounds(binary_b(*cond), holds, vars, set);
+    return;
+  }
+  if (const auto* n = cond.as<NotNode>()) return refine_bounds(n->a, !holds, vars, set);
+  if (!is_comparison(cond->kind) || !is_integer(binary_a(*cond)->dtype)) return;
+  ExprKind kind = cond->kind;
+  const VarNode* v = binary_a(*cond).as<VarNode>();
+  const int64_t* c = as_const_int(binary_b(*cond));
+  if (!v || !c) {  // c op v: the mirrored comparison
+    v = binary_b(*cond).as<VarNode>();
+    c = as_const_int(binary_a(*cond));
+    if (!v || !c) return;
+    kind = mirrored_comparison(kind);
+  }
+  if (!holds) kind = negated_comparison(kind);
+  Interval b = var_bound(*v, vars);
+  int64_t x = *c;
+  switch (kind) {
+    case ExprKind::kLT:
+      if (x > INT64_MIN) b.hi = std::min(b.hi, x - 1);
+      break;
+    case ExprKind::kLE: b.hi = std::min(b.hi, x); break;
+    case ExprKind::kGT:
+      if (x < INT64_MAX) b.lo = std::max(b.lo, x + 1);
+      break;
+    case ExprKind::kGE: b.lo = std::max(b.lo, x); break;
+    case ExprKind::kEQ: b = {std::max(b.lo, x), std::min(b.hi, x)}; break;
+    default: return;
+  }
+  if (b.lo > b.hi) return;  // the guarded code never runs: nothing to learn
+  set(v, to_const_bound(b, v->dtype));
+}
+
 }  // namespace tessel::tir::simplify_detail

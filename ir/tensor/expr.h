@@ -61,7 +61,8 @@ struct VarNode : ExprNode {
 using Var = Ref<const VarNode>;
 
 // Binary nodes share one layout; the kind tells them apart. Comparisons, And
-// and Or have dtype bool; the others have the dtype of their operands.
+// and Or have dtype bool; the others have the dtype of their operands. And and
+// Or short-circuit, as in C.
 template <ExprKind K>
 struct BinaryNode : ExprNode {
   static constexpr ExprKind kKind = K;
@@ -84,6 +85,10 @@ struct NotNode : ExprNode {
   const Expr a;
 };
 
+// cond ? true_value : false_value. Lazy, like C's ?: operator: only the chosen
+// operand is evaluated, so `select(in_bounds, X[i - 1], 0)` is the way to read
+// padding (the interpreter and every backend must keep this; a vectorising
+// backend masks the loads).
 struct SelectNode : ExprNode {
   static constexpr ExprKind kKind = ExprKind::kSelect;
   SelectNode(Expr cond, Expr t, Expr f)

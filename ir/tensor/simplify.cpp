@@ -147,44 +147,8 @@ class StmtSimplifier : public StmtMutator {
   // Tightens the bounds of variables compared with constants in cond, knowing
   // that cond evaluates to `holds`.
   void refine(const Expr& cond, bool holds) {
-    if (cond->kind == ExprKind::kAnd && holds) {
-      refine(binary_a(*cond), true);
-      refine(binary_b(*cond), true);
-      return;
-    }
-    if (cond->kind == ExprKind::kOr && !holds) {
-      refine(binary_a(*cond), false);
-      refine(binary_b(*cond), false);
-      return;
-    }
-    if (const auto* n = cond.as<NotNode>()) return refine(n->a, !holds);
-    if (!is_comparison(cond->kind) || !is_integer(binary_a(*cond)->dtype)) return;
-    ExprKind kind = cond->kind;
-    const VarNode* v = binary_a(*cond).as<VarNode>();
-    const int64_t* c = as_const_int(binary_b(*cond));
-    if (!v || !c) {  // c op v: the mirrored comparison
-      v = binary_b(*cond).as<VarNode>();
-      c = as_const_int(binary_a(*cond));
-      if (!v || !c) return;
-      kind = simplify_detail::mirrored_comparison(kind);
-    }
-    if (!holds) kind = simplify_detail::negated_comparison(kind);
-    Interval b = simplify_detail::var_bound(*v, vars_);
-    int64_t x = *c;
-    switch (kind) {
-      case ExprKind::kLT:
-        if (x > INT64_MIN) b.hi = std::min(b.hi, x - 1);
-        break;
-      case ExprKind::kLE: b.hi = std::min(b.hi, x); break;
-      case ExprKind::kGT:
-        if (x < INT64_MAX) b.lo = std::max(b.lo, x + 1);
-        break;
-      case ExprKind::kGE: b.lo = std::max(b.lo, x); break;
-      case ExprKind::kEQ: b = {std::max(b.lo, x), std::min(b.hi, x)}; break;
-      default: return;
-    }
-    if (b.lo > b.hi) return;  // the branch never runs: nothing to learn
-    set_bound(v, to_const_bound(b, v->dtype));
+    simplify_detail::refine_bounds(cond, holds, vars_,
+                                   [&](const VarNode* v, ConstBound b) { set_bound(v, b); });
   }
 
   void set_bound(const VarNode* v, ConstBound b) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -113,6 +114,12 @@ ConstBound to_const_bound(const Interval& r, DType t);
 // Bounds of a variable over [min, min + extent): the least min and the
 // greatest min + extent - 1 (just min when the extent is never positive).
 ConstBound range_bound(const Expr& min, const Expr& extent, const VarBounds& vars);
+
+// Bounds that cond implies for variables compared with constants (v < 8,
+// 3 <= v, and conjunctions of them), given that cond evaluates to `holds`:
+// calls set(v, tighter bound) for each. Ifs and selects refine their arms so.
+void refine_bounds(const Expr& cond, bool holds, const VarBounds& vars,
+                   const std::function<void(const VarNode*, ConstBound)>& set);
 
 // ---- The rewriter (simplify_rules.cpp).
 Expr simplify_expr(const Expr& e, const VarBounds& vars);

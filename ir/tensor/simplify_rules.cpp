@@ -73,7 +73,9 @@ class Rewriter {
       case ExprKind::kNot: return finish(e, rewrite_not(visit(static_cast<const NotNode&>(n).a)));
       case ExprKind::kSelect: {
         const auto& s = static_cast<const SelectNode&>(n);
-        return finish(e, rewrite_select(visit(s.cond), visit(s.true_value), visit(s.false_value)));
+        Expr cond = visit(s.cond);
+        return finish(e, rewrite_select(cond, visit_arm(s.true_value, cond, true),
+                                        visit_arm(s.false_value, cond, false)));
       }
       case ExprKind::kCast: {
         Expr v = visit(static_cast<const CastNode&>(n).value);
@@ -100,6 +102,19 @@ class Rewriter {
   }
 
  private:
+  // A select evaluates only the arm its condition picks (select(i >= 1,
+  // X[i - 1], 0) reads padding so): each arm is simplified knowing the
+  // condition's outcome.
+  Expr visit_arm(const Expr& arm, const Expr& cond, bool holds) {
+    VarBounds refined = vars_;
+    bool learned = false;
+    refine_bounds(cond, holds, refined, [&](const VarNode* v, ConstBound b) {
+      refined[v] = b;
+      learned = true;
+    });
+    return learned ? Rewriter(refined).visit(arm) : visit(arm);
+  }
+
   Expr visit_var(const Expr& e) {
     if (is_float(e->dtype)) return e;
     Interval b = var_bound(static_cast<const VarNode&>(*e), vars_);

@@ -42,6 +42,20 @@ void check_no_reduction_binding(const ForNode& loop, const std::string& primitiv
   }
 }
 
+void check_data_parallel(const ForNode& loop, const std::string& primitive) {
+  check_no_reduction_binding(loop, primitive);
+  for (const BlockNode* block : blocks_below(loop.body)) {
+    bool binds = false;
+    for (size_t i = 0; i < block->iter_vars.size() && !binds; ++i)
+      binds = block->iter_vars[i].kind == IterKind::kSpatial && uses_var(block->iter_values[i], loop.var.get());
+    if (binds) continue;
+    throw ScheduleError(primitive + ".not_data_parallel",
+                        primitive + ": block " + block->name + " under " + describe_loop(loop) +
+                            " binds no spatial variable to it, so every iteration computes the same elements "
+                            "into the same buffer; running the iterations at once would race on it");
+  }
+}
+
 Stmt with_bindings(const BlockNode& b, std::vector<Expr> iter_values, Expr predicate) {
   return make_ref<BlockNode>(b.name, b.iter_vars, std::move(iter_values), std::move(predicate), b.reads,
                              b.writes, b.init, b.body, b.alloc_buffers, b.annotations);

@@ -23,6 +23,10 @@ std::vector<const tir::BlockNode*> blocks_below(const tir::Stmt& s);
 // a reduction variable to an expression of the loop's variable: running its
 // iterations at once would race on the reduction's output.
 void check_no_reduction_binding(const tir::ForNode& loop, const std::string& primitive);
+// For parallel and vectorize: no reduction binding, and every block below
+// binds the loop to one of its spatial variables (otherwise the iterations
+// recompute the same elements: a race once they run at once).
+void check_data_parallel(const tir::ForNode& loop, const std::string& primitive);
 
 // The block with new bindings, predicate or annotations; everything else kept.
 tir::Stmt with_bindings(const tir::BlockNode& block, std::vector<tir::Expr> iter_values, tir::Expr predicate);

@@ -1,5 +1,6 @@
 // parallel, vectorize, unroll and bind: change the kind of one loop.
-// Errors: <p>.loop_not_found, <p>.loop_kind, <p>.reduction_loop,
+// Errors: <p>.loop_not_found, <p>.loop_kind, <p>.reduction_loop, parallel and
+// vectorize.not_data_parallel,
 // vectorize.not_innermost, vectorize.non_constant_extent, unroll.thread_bound,
 // bind.bad_tag, bind.already_bound, bind.tag_in_use.
 #include "ir/tensor/functor.h"
@@ -46,7 +47,7 @@ const ForNode* loop_bound_to(const PrimFunc& func, const ForNode& loop, const st
 PrimFunc parallel(const PrimFunc& func, const VarNode* var) {
   const ForNode& loop = loop_or_throw(func, var, "parallel");
   check_serial(loop, "parallel", "parallel");
-  check_no_reduction_binding(loop, "parallel");
+  check_data_parallel(loop, "parallel");
   return with_loop_kind(func, loop, ForKind::kParallel);
 }
 
@@ -64,7 +65,7 @@ PrimFunc vectorize(const PrimFunc& func, const VarNode* var) {
         "vectorize: " + describe_loop(loop) + " encloses other loops; only an innermost loop is vectorized");
   }
   constant_extent(loop, "vectorize");
-  check_no_reduction_binding(loop, "vectorize");
+  check_data_parallel(loop, "vectorize");
   return with_loop_kind(func, loop, ForKind::kVectorized);
 }
 
@@ -88,7 +89,12 @@ PrimFunc bind(const PrimFunc& func, const VarNode* var, const std::string& tag) 
                         "bind: " + describe_loop(loop) + " is already bound to " + loop.thread_tag);
   }
   check_serial(loop, "bind", "thread-bound");
-  if (const ForNode* other = loop_bound_to(func, loop, tag)) {
+  // Nested loops may share a threadIdx tag when their extents agree: both then
+  // denote the same thread index (the cooperative-fetch pattern).
+  const ForNode* other = loop_bound_to(func, loop, tag);
+  const int64_t* extent = as_const_int(loop.extent);
+  bool same_threads = other && is_thread_idx(tag) && extent && is_const_int(other->extent, *extent);
+  if (other && !same_threads) {
     throw ScheduleError("bind.tag_in_use", "bind: " + describe_loop(loop) + " cannot take " + tag + ": " +
                                                describe_loop(*other) + " in the same nest is bound to it");
   }

@@ -225,6 +225,11 @@ PrimitiveResult decompose_reduction(const PrimFunc& func, const std::string& blo
                                                   "' binds both spatial and reduction "
                                                   "variables of block '" +
                                                   block + "'");
+    if (!spatial && !binding_uses(r, IterKind::kReduce, f.var.get()) && !is_const_int(f.extent, 1))
+      throw ScheduleError(kP + ".repeating_loop",
+                          "loop '" + f.var->name + "' binds no variable of block '" + block +
+                              "': the block's updates repeat in each of its iterations, and with the init "
+                              "moved before loop '" + loop->name + "' they would accumulate more than once");
     if (!spatial) {
       if (uses_var(r.predicate, f.var.get()))
         throw ScheduleError(kP + ".predicated", "the predicate of block '" + block +

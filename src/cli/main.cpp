@@ -17,7 +17,7 @@ usage: tessel <command> [options]
 
 commands:
   inspect      ops, shapes, parameters and FLOPs of an ONNX model
-  run          run a model with the reference executor
+  run          run a model with the reference executor or on the tensor IR interpreter
   conformance  run ONNX operator conformance cases
   lower        group a model's nodes and lower them to the tensor IR
   version      versions of Tessel and its compiler libraries, and the host CPU

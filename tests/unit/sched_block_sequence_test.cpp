@@ -60,7 +60,6 @@ TEST(SchedBlockSequence, RandomAcceptedStepsKeepTheResult) {
         break;
       }
     }
-    if (sequence < 4) std::cout << f;  // PEEKTMP
   }
   EXPECT_GE(applied, 300);
 }

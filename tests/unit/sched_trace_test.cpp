@@ -127,7 +127,9 @@ TEST(SchedTrace, ComputeLocationDecisionsReplay) {
     trace.with_decision(sample, {decision}).apply(replay);
     expect_same_results(func, replay.func());
     shapes.insert(structural_hash(replay.func()));
-    if (decision == 1) EXPECT_TRUE(structural_equal(replay.func(), sch.func()));
+    if (decision == 1) {
+      EXPECT_TRUE(structural_equal(replay.func(), sch.func()));
+    }
   }
   EXPECT_EQ(shapes.size(), 3u);
   Schedule replay(func);

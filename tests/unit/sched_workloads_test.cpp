@@ -48,15 +48,34 @@ TEST(SchedWorkloads, SplitEveryLoopBySampledPerfectTiles) {
 TEST(SchedWorkloads, SplitRejections) {
   Workload w = Workload::kMatmul;  // i0 in 0..32
   auto first_loop = [](Schedule& s) { return s.get_loops(s.get_block("mm"))[0]; };
-  expect_rejected(w, [&](Schedule& s) { s.split(first_loop(s), {5, 5}, true); }, "split.too_small", "multiply to 25");
-  expect_rejected(w, [&](Schedule& s) { s.split(first_loop(s), {5, 7}, true); }, "split.not_divisible", "32");
-  expect_rejected(w, [&](Schedule& s) { s.split(first_loop(s), {0, -1}); }, "split.bad_factor", "split");
-  expect_rejected(w, [&](Schedule& s) { s.split(first_loop(s), {32}); }, "split.too_few_factors", "two factors");
-  expect_rejected(w, [&](Schedule& s) {
-    LoopRV l = first_loop(s);
-    s.parallel(l);
-    s.split(l, {-1, 4});
-  }, "split.loop_kind", "parallel");
+  expect_rejected(
+      w,
+      [&](Schedule& s) {
+        s.split(first_loop(s), {5, 5}, true);
+      },
+      "split.too_small", "multiply to 25");
+  expect_rejected(
+      w,
+      [&](Schedule& s) {
+        s.split(first_loop(s), {5, 7}, true);
+      },
+      "split.not_divisible", "32");
+  expect_rejected(
+      w,
+      [&](Schedule& s) {
+        s.split(first_loop(s), {0, -1});
+      },
+      "split.bad_factor", "split");
+  expect_rejected(
+      w, [&](Schedule& s) { s.split(first_loop(s), {32}); }, "split.too_few_factors", "two factors");
+  expect_rejected(
+      w,
+      [&](Schedule& s) {
+        LoopRV l = first_loop(s);
+        s.parallel(l);
+        s.split(l, {-1, 4});
+      },
+      "split.loop_kind", "parallel");
 }
 
 // ---- fuse
@@ -84,19 +103,29 @@ TEST(SchedWorkloads, FuseTheSpatialLoopsAndTheReductionLoops) {
 
 TEST(SchedWorkloads, FuseRejections) {
   Workload w = Workload::kSoftmax;
-  expect_rejected(w, [](Schedule& s) {
-    s.fuse({s.get_loops(s.get_block("sm_max"))[0], s.get_loops(s.get_block("sm_exp_sum"))[0]});
-  }, "fuse.not_nested", "directly nested");
-  expect_rejected(w, [](Schedule& s) {
-    std::vector<LoopRV> l = s.get_loops(s.get_block("sm_out"));
-    s.fuse({l[1], l[0]});  // innermost first
-  }, "fuse.not_nested", "outermost first");
-  expect_rejected(w, [](Schedule& s) {
-    LoopRV l = s.get_loops(s.get_block("sm_out"))[0];
-    s.fuse({l, l});
-  }, "fuse.duplicate_loop", "listed twice");
-  expect_rejected(w, [](Schedule& s) { s.fuse({s.get_loops(s.get_block("sm_out"))[0]}); }, "fuse.too_few_loops",
-                  "two loops");
+  expect_rejected(
+      w,
+      [](Schedule& s) {
+        s.fuse({s.get_loops(s.get_block("sm_max"))[0], s.get_loops(s.get_block("sm_exp_sum"))[0]});
+      },
+      "fuse.not_nested", "directly nested");
+  expect_rejected(
+      w,
+      [](Schedule& s) {
+        std::vector<LoopRV> l = s.get_loops(s.get_block("sm_out"));
+        s.fuse({l[1], l[0]});  // innermost first
+      },
+      "fuse.not_nested", "outermost first");
+  expect_rejected(
+      w,
+      [](Schedule& s) {
+        LoopRV l = s.get_loops(s.get_block("sm_out"))[0];
+        s.fuse({l, l});
+      },
+      "fuse.duplicate_loop", "listed twice");
+  expect_rejected(
+      w, [](Schedule& s) { s.fuse({s.get_loops(s.get_block("sm_out"))[0]}); }, "fuse.too_few_loops",
+      "two loops");
 }
 
 // ---- reorder
@@ -109,7 +138,8 @@ TEST(SchedWorkloads, ReverseTheLoopOrderOfTheMainBlock) {
       s.reorder({loops.rbegin(), loops.rend()});
     });
     // The innermost loop is now the one that was outermost.
-    std::vector<tir::Stmt> above = sched::loops_above(sch.func(), sched::find_block(sch.func(), main_block(w)).get());
+    std::vector<tir::Stmt> above =
+        sched::loops_above(sch.func(), sched::find_block(sch.func(), main_block(w)).get());
     tir::PrimFunc plain = lower_workload(w);
     std::vector<tir::Stmt> before = sched::loops_above(plain, sched::find_block(plain, main_block(w)).get());
     EXPECT_EQ(above.back().as<tir::ForNode>()->var->name, before.front().as<tir::ForNode>()->var->name);
@@ -128,35 +158,105 @@ TEST(SchedWorkloads, ReorderTheReductionOutwardAfterATiling) {
 }
 
 TEST(SchedWorkloads, ReorderRejections) {
-  expect_rejected(Workload::kSoftmax, [](Schedule& s) {
-    s.reorder({s.get_loops(s.get_block("sm_max"))[0], s.get_loops(s.get_block("sm_out"))[1]});
-  }, "reorder.not_one_chain", "does not enclose");
-  expect_rejected(Workload::kMatmul, [](Schedule& s) {
-    LoopRV l = s.get_loops(s.get_block("mm"))[0];
-    s.reorder({l, l});
-  }, "reorder.duplicate_loop", "listed twice");
-  expect_rejected(Workload::kMatmul, [](Schedule& s) {
-    std::vector<LoopRV> l = s.get_loops(s.get_block("mm"));
-    s.reorder({l[0]});
-  }, "reorder.too_few_loops", "two loops");
+  expect_rejected(
+      Workload::kSoftmax,
+      [](Schedule& s) {
+        s.reorder({s.get_loops(s.get_block("sm_max"))[0], s.get_loops(s.get_block("sm_out"))[1]});
+      },
+      "reorder.not_one_chain", "does not enclose");
+  expect_rejected(
+      Workload::kMatmul,
+      [](Schedule& s) {
+        LoopRV l = s.get_loops(s.get_block("mm"))[0];
+        s.reorder({l, l});
+      },
+      "reorder.duplicate_loop", "listed twice");
+  expect_rejected(
+      Workload::kMatmul,
+      [](Schedule& s) {
+        std::vector<LoopRV> l = s.get_loops(s.get_block("mm"));
+        s.reorder({l[0]});
+      },
+      "reorder.too_few_loops", "two loops");
 }
 
 // ---- parallel, vectorize, unroll
 
 TEST(SchedWorkloads, ParallelOuterSpatialLoopsInEveryNest) {
   for (Workload w : kAllWorkloads) {
-    expect_preserved(w, [&](Schedule& s) {
-      // The outermost loop of each nest that is not of extent 1, per block.
-      for (const std::string& name : block_names(s.func())) {
-        for (LoopRV l : s.get_loops(s.get_block(name))) {
-          if (s.loop(l).extent.as<tir::IntImmNode>()->value == 1) continue;
-          s.parallel(l);
-          break;
-        }
-      }
-      expect_valid(s);
-    }, /*gpu=*/false, kAllOrders);  // parallel loops run backwards in the other orders
+    expect_preserved(
+        w,
+        [&](Schedule& s) {
+          // The outermost loop of each nest that is not of extent 1, per block.
+          for (const std::string& name : block_names(s.func())) {
+            for (LoopRV l : s.get_loops(s.get_block(name))) {
+              if (s.loop(l).extent.as<tir::IntImmNode>()->value == 1) continue;
+              s.parallel(l);
+              break;
+            }
+          }
+          expect_valid(s);
+        },
+        /*gpu=*/false, kAllOrders);  // parallel loops run backwards in the other orders
   }
+}
+
+// mm computed at a loop it binds no variable of, which its consumer needs
+// only in the first iteration (a non-exact split of an extent-1 loop):
+//   for o1 in 0..2:
+//     for i1 in 0..32: block B_local (predicate o1 < 1)
+//     for ax0, ax1, ax2: block mm (no predicate: runs, and re-initialises, in both iterations)
+//     for ax0, ax1: block mm_out_global (predicate o1 < 1)
+// Serially that computes the matmul. Returns the schedule and the loop o1.
+std::pair<Schedule, LoopRV> matmul_repeated_under_an_unbound_loop(bool copy_b) {
+  Schedule sch(lower_workload(Workload::kMatmul));
+  BlockRV mm = sch.get_block("mm");
+  std::vector<LoopRV> i = sch.split(sch.get_loops(mm)[0], {1, 32}, true);  // i[0] of extent 1
+  sch.reverse_compute_at(sch.cache_write(mm, 0, tir::MemScope::kGlobal), i[0]);
+  if (copy_b) sch.compute_at(sch.cache_read(mm, 2, tir::MemScope::kLocal), i[1]);
+  std::vector<LoopRV> o = sch.split(i[0], {-1, 2});
+  sch.compute_at(mm, o[1]);
+  EXPECT_EQ(check_against(reference(Workload::kMatmul), sch.func(), false, kAllOrders), "") << sch.func();
+  return {sch, o[1]};
+}
+
+// `apply` must be rejected with an error of `primitive`, or keep the function correct.
+void expect_rejected_or_correct(Schedule& sch, const std::string& primitive,
+                                const std::function<void()>& apply) {
+  try {
+    apply();
+  } catch (const ScheduleError& e) {
+    EXPECT_EQ(e.kind().rfind(primitive + ".", 0), 0u) << e.what();
+    return;
+  }
+  EXPECT_EQ(check_against(reference(Workload::kMatmul), sch.func(), false, kAllOrders), "") << sch.func();
+}
+
+// The second iteration of o1 reads the B_local the first one wrote: o1 is
+// not parallel (in another order mm reads B_local before it is written).
+TEST(SchedWorkloads, ParallelOverIterationsThatCommunicateIsRejectedOrCorrect) {
+  auto [sch, o1] = matmul_repeated_under_an_unbound_loop(/*copy_b=*/true);
+  expect_rejected_or_correct(sch, "parallel", [&, o1 = o1] { sch.parallel(o1); });
+}
+
+// Without B_local, o1 is parallel: each iteration recomputes mm from its
+// init, the same values. With the init hoisted before o1, the iterations
+// add onto one sum: run in reverse, the first iteration (the one that writes
+// back) adds its products onto the second's.
+TEST(SchedWorkloads, DecomposeAboveAParallelLoopThatRepeatsTheUpdateIsRejectedOrCorrect) {
+  // The loop repeats the whole reduction; parallel refuses it (each
+  // iteration would write the same elements), and decompose_reduction must
+  // not move the init out of it.
+  auto [sch, o1] = matmul_repeated_under_an_unbound_loop(/*copy_b=*/false);
+  try {
+    sch.parallel(o1);
+    ADD_FAILURE() << "parallel of a loop the block does not bind was accepted";
+  } catch (const ScheduleError& e) {
+    EXPECT_EQ(e.kind(), "parallel.not_data_parallel");
+  }
+  ASSERT_EQ(check_against(reference(Workload::kMatmul), sch.func(), false, kAllOrders), "") << sch.func();
+  expect_rejected_or_correct(sch, "decompose_reduction",
+                             [&, o1 = o1] { sch.decompose_reduction(sch.get_block("mm"), o1); });
 }
 
 TEST(SchedWorkloads, VectorizeTheInnermostSpatialLoop) {
@@ -174,16 +274,20 @@ TEST(SchedWorkloads, VectorizeTheInnermostSpatialLoop) {
       s.vectorize(x[1]);
     });
   }
-  expect_preserved(Workload::kSoftmax, [](Schedule& s) { s.vectorize(s.get_loops(s.get_block("sm_out"))[1]); });
+  expect_preserved(Workload::kSoftmax,
+                   [](Schedule& s) { s.vectorize(s.get_loops(s.get_block("sm_out"))[1]); });
 }
 
 TEST(SchedWorkloads, VectorizeRejections) {
-  expect_rejected(Workload::kMatmul, [](Schedule& s) { s.vectorize(s.get_loops(s.get_block("mm"))[2]); },
-                  "vectorize.reduction_loop", "k2");
-  expect_rejected(Workload::kMatmul, [](Schedule& s) { s.vectorize(s.get_loops(s.get_block("mm"))[0]); },
-                  "vectorize.not_innermost", "innermost");
-  expect_rejected(Workload::kReduceSum, [](Schedule& s) { s.parallel(s.get_loops(s.get_block("rsum"))[1]); },
-                  "parallel.reduction_loop", "k1");
+  expect_rejected(
+      Workload::kMatmul, [](Schedule& s) { s.vectorize(s.get_loops(s.get_block("mm"))[2]); },
+      "vectorize.reduction_loop", "k2");
+  expect_rejected(
+      Workload::kMatmul, [](Schedule& s) { s.vectorize(s.get_loops(s.get_block("mm"))[0]); },
+      "vectorize.not_innermost", "innermost");
+  expect_rejected(
+      Workload::kReduceSum, [](Schedule& s) { s.parallel(s.get_loops(s.get_block("rsum"))[1]); },
+      "parallel.reduction_loop", "k1");
 }
 
 TEST(SchedWorkloads, UnrollReductionAndSpatialLoops) {
@@ -202,42 +306,57 @@ TEST(SchedWorkloads, UnrollReductionAndSpatialLoops) {
 TEST(SchedWorkloads, BindSpatialLoopsToBlocksAndThreads) {
   // The two outermost spatial loops of extent > 1: blockIdx.x, threadIdx.x; the next one threadIdx.y.
   for (Workload w : kAllWorkloads) {
-    expect_preserved(w, [&](Schedule& s) {
-      for (const std::string& name : block_names(s.func())) {
-        BlockRV b = s.get_block(name);
-        std::vector<LoopRV> l = s.get_loops(b);
-        const char* tags[] = {"blockIdx.x", "threadIdx.x", "threadIdx.y"};
-        size_t next = 0;
-        for (size_t i = 0; i < l.size() && next < 3; ++i) {
-          if (!loop_is_spatial(s, b, l[i]) || s.loop(l[i]).extent.as<tir::IntImmNode>()->value == 1) continue;
-          s.bind(l[i], tags[next++]);
-        }
-      }
-      expect_valid(s, /*gpu=*/true);
-    }, /*gpu=*/true, kAllOrders);
+    expect_preserved(
+        w,
+        [&](Schedule& s) {
+          for (const std::string& name : block_names(s.func())) {
+            BlockRV b = s.get_block(name);
+            std::vector<LoopRV> l = s.get_loops(b);
+            const char* tags[] = {"blockIdx.x", "threadIdx.x", "threadIdx.y"};
+            size_t next = 0;
+            for (size_t i = 0; i < l.size() && next < 3; ++i) {
+              if (!loop_is_spatial(s, b, l[i]) || s.loop(l[i]).extent.as<tir::IntImmNode>()->value == 1)
+                continue;
+              s.bind(l[i], tags[next++]);
+            }
+          }
+          expect_valid(s, /*gpu=*/true);
+        },
+        /*gpu=*/true, kAllOrders);
   }
 }
 
 TEST(SchedWorkloads, BindRejections) {
   Workload w = Workload::kMatmul;
   auto loops = [](Schedule& s) { return s.get_loops(s.get_block("mm")); };
-  expect_rejected(w, [&](Schedule& s) { s.bind(loops(s)[2], "threadIdx.x"); }, "bind.reduction_loop", "k2");
-  expect_rejected(w, [&](Schedule& s) { s.bind(loops(s)[0], "warp.x"); }, "bind.bad_tag", "warp.x");
-  expect_rejected(w, [&](Schedule& s) {
-    std::vector<LoopRV> l = loops(s);
-    s.bind(l[0], "threadIdx.x");
-    s.bind(l[1], "threadIdx.x");
-  }, "bind.tag_in_use", "threadIdx.x");
-  expect_rejected(w, [&](Schedule& s) {
-    LoopRV l = loops(s)[0];
-    s.bind(l, "blockIdx.x");
-    s.bind(l, "blockIdx.y");
-  }, "bind.already_bound", "blockIdx.x");
-  expect_rejected(w, [&](Schedule& s) {
-    LoopRV l = loops(s)[0];
-    s.bind(l, "blockIdx.x");
-    s.unroll(l);
-  }, "unroll.thread_bound", "blockIdx.x");
+  expect_rejected(
+      w, [&](Schedule& s) { s.bind(loops(s)[2], "threadIdx.x"); }, "bind.reduction_loop", "k2");
+  expect_rejected(
+      w, [&](Schedule& s) { s.bind(loops(s)[0], "warp.x"); }, "bind.bad_tag", "warp.x");
+  expect_rejected(
+      w,
+      [&](Schedule& s) {
+        std::vector<LoopRV> l = loops(s);
+        s.bind(l[0], "threadIdx.x");
+        s.bind(l[1], "threadIdx.x");
+      },
+      "bind.tag_in_use", "threadIdx.x");
+  expect_rejected(
+      w,
+      [&](Schedule& s) {
+        LoopRV l = loops(s)[0];
+        s.bind(l, "blockIdx.x");
+        s.bind(l, "blockIdx.y");
+      },
+      "bind.already_bound", "blockIdx.x");
+  expect_rejected(
+      w,
+      [&](Schedule& s) {
+        LoopRV l = loops(s)[0];
+        s.bind(l, "blockIdx.x");
+        s.unroll(l);
+      },
+      "unroll.thread_bound", "blockIdx.x");
 }
 
 // ---- annotate
@@ -255,8 +374,9 @@ TEST(SchedWorkloads, AnnotationsChangeNoResult) {
     const auto& outer = *sched::loops_above(sch.func(), &block).front().as<tir::ForNode>();
     EXPECT_EQ(outer.annotations.at("pragma_auto_unroll_max_step"), 16);
   }
-  expect_rejected(Workload::kMatmul, [](Schedule& s) { s.annotate(s.get_block("mm"), "", 1); },
-                  "annotate.empty_key", "empty");
+  expect_rejected(
+      Workload::kMatmul, [](Schedule& s) { s.annotate(s.get_block("mm"), "", 1); }, "annotate.empty_key",
+      "empty");
 }
 
 // ---- cache_read, cache_write
@@ -315,15 +435,20 @@ TEST(SchedWorkloads, CacheReadIntoATileOfTheMatmul) {
 }
 
 TEST(SchedWorkloads, CacheReadRejections) {
-  expect_rejected(Workload::kMatmul, [](Schedule& s) { s.cache_read(s.get_block("mm"), 0, tir::MemScope::kLocal); },
-                  "cache_read.reads_own_output", "use cache_write");
-  expect_rejected(Workload::kMatmul, [](Schedule& s) { s.cache_read(s.get_block("mm"), 7, tir::MemScope::kLocal); },
-                  "cache_read.bad_index", "out of range");
-  expect_rejected(Workload::kFusedConv, [](Schedule& s) {
-    BlockRV relu = s.get_block("relu_out");
-    s.compute_at(s.get_block("conv"), s.get_loops(relu)[1]);
-    s.cache_read(relu, 0, tir::MemScope::kLocal);  // conv, now produced in relu_out's nest
-  }, "cache_read.producer_in_consumer_nest", "before compute_at");
+  expect_rejected(
+      Workload::kMatmul, [](Schedule& s) { s.cache_read(s.get_block("mm"), 0, tir::MemScope::kLocal); },
+      "cache_read.reads_own_output", "use cache_write");
+  expect_rejected(
+      Workload::kMatmul, [](Schedule& s) { s.cache_read(s.get_block("mm"), 7, tir::MemScope::kLocal); },
+      "cache_read.bad_index", "out of range");
+  expect_rejected(
+      Workload::kFusedConv,
+      [](Schedule& s) {
+        BlockRV relu = s.get_block("relu_out");
+        s.compute_at(s.get_block("conv"), s.get_loops(relu)[1]);
+        s.cache_read(relu, 0, tir::MemScope::kLocal);  // conv, now produced in relu_out's nest
+      },
+      "cache_read.producer_in_consumer_nest", "before compute_at");
 }
 
 TEST(SchedWorkloads, CacheWriteEachBlockThenWriteBackUnderEachSpatialLoop) {
@@ -348,13 +473,17 @@ TEST(SchedWorkloads, CacheWriteEachBlockThenWriteBackUnderEachSpatialLoop) {
 }
 
 TEST(SchedWorkloads, CacheWriteRejections) {
-  expect_rejected(Workload::kMatmul, [](Schedule& s) { s.cache_write(s.get_block("mm"), 1, tir::MemScope::kLocal); },
-                  "cache_write.bad_index", "out of range");
-  expect_rejected(Workload::kFusedConv, [](Schedule& s) {
-    BlockRV conv = s.get_block("conv");
-    s.compute_at(conv, s.get_loops(s.get_block("relu_out"))[2]);
-    s.cache_write(conv, 0, tir::MemScope::kLocal);
-  }, "cache_write.consumer_in_nest", "before compute_at");
+  expect_rejected(
+      Workload::kMatmul, [](Schedule& s) { s.cache_write(s.get_block("mm"), 1, tir::MemScope::kLocal); },
+      "cache_write.bad_index", "out of range");
+  expect_rejected(
+      Workload::kFusedConv,
+      [](Schedule& s) {
+        BlockRV conv = s.get_block("conv");
+        s.compute_at(conv, s.get_loops(s.get_block("relu_out"))[2]);
+        s.cache_write(conv, 0, tir::MemScope::kLocal);
+      },
+      "cache_write.consumer_in_nest", "before compute_at");
 }
 
 // ---- compute_at, reverse_compute_at
@@ -377,26 +506,34 @@ TEST(SchedWorkloads, ComputeTheConvAtEachLoopOfItsEpilogue) {
 }
 
 TEST(SchedWorkloads, ComputeTheSoftmaxReductionsAtTheRowLoop) {
-  expect_preserved(Workload::kSoftmax, [](Schedule& s) {
-    LoopRV row = s.get_loops(s.get_block("sm_out"))[0];
-    s.compute_at(s.get_block("sm_exp_sum"), row);
-    s.compute_at(s.get_block("sm_max"), row);
-    expect_valid(s);
-    s.parallel(row);
-  }, false, kAllOrders);
+  expect_preserved(
+      Workload::kSoftmax,
+      [](Schedule& s) {
+        LoopRV row = s.get_loops(s.get_block("sm_out"))[0];
+        s.compute_at(s.get_block("sm_exp_sum"), row);
+        s.compute_at(s.get_block("sm_max"), row);
+        expect_valid(s);
+        s.parallel(row);
+      },
+      false, kAllOrders);
 }
 
 TEST(SchedWorkloads, ComputeAtRejections) {
-  expect_rejected(Workload::kFusedConv, [](Schedule& s) {
-    s.compute_at(s.get_block("relu_out"), s.get_loops(s.get_block("conv"))[1]);
-  }, "compute_at.output_block", "function output");
-  expect_rejected(Workload::kFusedConv, [](Schedule& s) {
-    BlockRV conv = s.get_block("conv");
-    s.compute_at(conv, s.get_loops(conv)[1]);
-  }, "compute_at.loop_in_own_nest", "block 'conv' itself");
-  expect_rejected(Workload::kSoftmax, [](Schedule& s) {
-    s.compute_at(s.get_block("sm_max"), s.get_loops(s.get_block("sm_out"))[0]);
-  }, "compute_at.consumer_outside_loop", "'sm_exp_sum'");
+  expect_rejected(
+      Workload::kFusedConv,
+      [](Schedule& s) { s.compute_at(s.get_block("relu_out"), s.get_loops(s.get_block("conv"))[1]); },
+      "compute_at.output_block", "function output");
+  expect_rejected(
+      Workload::kFusedConv,
+      [](Schedule& s) {
+        BlockRV conv = s.get_block("conv");
+        s.compute_at(conv, s.get_loops(conv)[1]);
+      },
+      "compute_at.loop_in_own_nest", "block 'conv' itself");
+  expect_rejected(
+      Workload::kSoftmax,
+      [](Schedule& s) { s.compute_at(s.get_block("sm_max"), s.get_loops(s.get_block("sm_out"))[0]); },
+      "compute_at.consumer_outside_loop", "'sm_exp_sum'");
 }
 
 // Whether relu_out reads conv[0, ...]: the broadcast Add lowers the index of a
@@ -413,9 +550,12 @@ bool epilogue_reads_conv_at_constant_index() {
 
 TEST(SchedWorkloads, ReverseComputeTheEpilogueAtEachSpatialLoopOfTheConv) {
   if (epilogue_reads_conv_at_constant_index()) {
-    expect_rejected(Workload::kFusedConv, [](Schedule& s) {
-      s.reverse_compute_at(s.get_block("relu_out"), s.get_loops(s.get_block("conv"))[1]);
-    }, "reverse_compute_at.read_not_trivial", "plain iteration variables");
+    expect_rejected(
+        Workload::kFusedConv,
+        [](Schedule& s) {
+          s.reverse_compute_at(s.get_block("relu_out"), s.get_loops(s.get_block("conv"))[1]);
+        },
+        "reverse_compute_at.read_not_trivial", "plain iteration variables");
     GTEST_SKIP() << "relu_out reads conv[0, ...] (a constant batch index from broadcast lowering); "
                     "reverse_compute_at of the epilogue is rejected until lowering reads conv[v0, ...]";
   }
@@ -433,12 +573,14 @@ TEST(SchedWorkloads, ReverseComputeTheSoftmaxOutputAtTheRowOfItsSum) {
 }
 
 TEST(SchedWorkloads, ReverseComputeAtRejections) {
-  expect_rejected(Workload::kFusedConv, [](Schedule& s) {
-    s.reverse_compute_at(s.get_block("relu_out"), s.get_loops(s.get_block("conv"))[4]);
-  }, "reverse_compute_at.inside_reduction", "reduction loop of producer 'conv'");
-  expect_rejected(Workload::kSoftmax, [](Schedule& s) {
-    s.reverse_compute_at(s.get_block("sm_out"), s.get_loops(s.get_block("sm_max"))[0]);
-  }, "reverse_compute_at.dependence", "'sm_exp_sum'");
+  expect_rejected(
+      Workload::kFusedConv,
+      [](Schedule& s) { s.reverse_compute_at(s.get_block("relu_out"), s.get_loops(s.get_block("conv"))[4]); },
+      "reverse_compute_at.inside_reduction", "reduction loop of producer 'conv'");
+  expect_rejected(
+      Workload::kSoftmax,
+      [](Schedule& s) { s.reverse_compute_at(s.get_block("sm_out"), s.get_loops(s.get_block("sm_max"))[0]); },
+      "reverse_compute_at.dependence", "'sm_exp_sum'");
 }
 
 // ---- compute_inline, reverse_compute_inline
@@ -466,16 +608,22 @@ TEST(SchedWorkloads, InlineCacheCopiesBackIntoTheirBlocks) {
 }
 
 TEST(SchedWorkloads, InlineRejections) {
-  expect_rejected(Workload::kFusedConv, [](Schedule& s) { s.compute_inline(s.get_block("conv")); },
-                  "compute_inline.not_complete", "reduction");
-  expect_rejected(Workload::kFusedConv, [](Schedule& s) { s.compute_inline(s.get_block("relu_out")); },
-                  "compute_inline.output_block", "not an intermediate");
-  expect_rejected(Workload::kSoftmax, [](Schedule& s) { s.reverse_compute_inline(s.get_block("sm_out")); },
-                  "reverse_compute_inline.producer_count", "exactly one");
+  expect_rejected(
+      Workload::kFusedConv, [](Schedule& s) { s.compute_inline(s.get_block("conv")); },
+      "compute_inline.not_complete", "reduction");
+  expect_rejected(
+      Workload::kFusedConv, [](Schedule& s) { s.compute_inline(s.get_block("relu_out")); },
+      "compute_inline.output_block", "not an intermediate");
+  expect_rejected(
+      Workload::kSoftmax, [](Schedule& s) { s.reverse_compute_inline(s.get_block("sm_out")); },
+      "reverse_compute_inline.producer_count", "exactly one");
   // An epilogue cannot fold into a reduction (here the conv's own output copy).
-  expect_rejected(Workload::kFusedConv, [](Schedule& s) {
-    s.reverse_compute_inline(s.cache_write(s.get_block("conv"), 0, tir::MemScope::kLocal));
-  }, "reverse_compute_inline.producer_not_complete", "'conv'");
+  expect_rejected(
+      Workload::kFusedConv,
+      [](Schedule& s) {
+        s.reverse_compute_inline(s.cache_write(s.get_block("conv"), 0, tir::MemScope::kLocal));
+      },
+      "reverse_compute_inline.producer_not_complete", "'conv'");
 }
 
 // ---- rfactor, decompose_reduction
@@ -491,7 +639,8 @@ TEST(SchedWorkloads, RfactorEachReductionLoop) {
       }
     }
   }
-  expect_preserved(Workload::kSoftmax, [](Schedule& s) { s.rfactor(s.get_loops(s.get_block("sm_max"))[1], 1); });
+  expect_preserved(Workload::kSoftmax,
+                   [](Schedule& s) { s.rfactor(s.get_loops(s.get_block("sm_max"))[1], 1); });
 }
 
 TEST(SchedWorkloads, RfactorASplitReductionLoop) {
@@ -503,7 +652,7 @@ TEST(SchedWorkloads, RfactorASplitReductionLoop) {
         BlockRV rf = s.rfactor(k[part], 0);
         expect_valid(s);
         s.decompose_reduction(b, s.get_loops(b)[0]);  // the write-back block
-        s.parallel(s.get_loops(rf)[0]);  // the partial sums are independent
+        s.parallel(s.get_loops(rf)[0]);               // the partial sums are independent
       });
     }
   }
@@ -511,19 +660,27 @@ TEST(SchedWorkloads, RfactorASplitReductionLoop) {
 
 TEST(SchedWorkloads, RfactorRejections) {
   auto loops = [](Schedule& s) { return s.get_loops(s.get_block("mm")); };
-  expect_rejected(Workload::kMatmul, [&](Schedule& s) { s.rfactor(loops(s)[0], 0); }, "rfactor.not_reduction_loop",
-                  "rfactor needs a reduction loop");
-  expect_rejected(Workload::kMatmul, [&](Schedule& s) { s.rfactor(loops(s)[2], 3); }, "rfactor.bad_factor_axis",
-                  "not in [0, 2]");
-  expect_rejected(Workload::kMatmul, [&](Schedule& s) {
-    std::vector<LoopRV> k = s.split(loops(s)[2], {-1, 5});
-    s.rfactor(k[0], 0);
-  }, "rfactor.predicated", "non-exact split");
-  expect_rejected(Workload::kFusedConv, [](Schedule& s) {
-    BlockRV conv = s.get_block("conv");
-    s.compute_at(conv, s.get_loops(s.get_block("relu_out"))[1]);
-    s.rfactor(s.get_loops(conv).back(), 0);
-  }, "rfactor.shared_nest", "before compute_at");
+  expect_rejected(
+      Workload::kMatmul, [&](Schedule& s) { s.rfactor(loops(s)[0], 0); }, "rfactor.not_reduction_loop",
+      "rfactor needs a reduction loop");
+  expect_rejected(
+      Workload::kMatmul, [&](Schedule& s) { s.rfactor(loops(s)[2], 3); }, "rfactor.bad_factor_axis",
+      "not in [0, 2]");
+  expect_rejected(
+      Workload::kMatmul,
+      [&](Schedule& s) {
+        std::vector<LoopRV> k = s.split(loops(s)[2], {-1, 5});
+        s.rfactor(k[0], 0);
+      },
+      "rfactor.predicated", "non-exact split");
+  expect_rejected(
+      Workload::kFusedConv,
+      [](Schedule& s) {
+        BlockRV conv = s.get_block("conv");
+        s.compute_at(conv, s.get_loops(s.get_block("relu_out"))[1]);
+        s.rfactor(s.get_loops(conv).back(), 0);
+      },
+      "rfactor.shared_nest", "before compute_at");
 }
 
 TEST(SchedWorkloads, DecomposeEachReductionAtEachLoopAboveItsReduction) {
@@ -546,19 +703,28 @@ TEST(SchedWorkloads, DecomposeEachReductionAtEachLoopAboveItsReduction) {
 }
 
 TEST(SchedWorkloads, DecomposeReductionRejections) {
-  expect_rejected(Workload::kMatmul, [](Schedule& s) {
-    BlockRV mm = s.get_block("mm");
-    std::vector<LoopRV> l = s.get_loops(mm);
-    s.reorder({l[2], l[0], l[1]});
-    s.decompose_reduction(mm, l[0]);
-  }, "decompose_reduction.reduce_loop_above", "'k2'");
-  expect_rejected(Workload::kSoftmax, [](Schedule& s) {
-    BlockRV out = s.get_block("sm_out");
-    s.decompose_reduction(out, s.get_loops(out)[0]);
-  }, "decompose_reduction.not_reduction", "'sm_out'");
-  expect_rejected(Workload::kSoftmax, [](Schedule& s) {
-    s.decompose_reduction(s.get_block("sm_max"), s.get_loops(s.get_block("sm_out"))[0]);
-  }, "decompose_reduction.loop_not_ancestor", "'sm_max'");
+  expect_rejected(
+      Workload::kMatmul,
+      [](Schedule& s) {
+        BlockRV mm = s.get_block("mm");
+        std::vector<LoopRV> l = s.get_loops(mm);
+        s.reorder({l[2], l[0], l[1]});
+        s.decompose_reduction(mm, l[0]);
+      },
+      "decompose_reduction.reduce_loop_above", "'k2'");
+  expect_rejected(
+      Workload::kSoftmax,
+      [](Schedule& s) {
+        BlockRV out = s.get_block("sm_out");
+        s.decompose_reduction(out, s.get_loops(out)[0]);
+      },
+      "decompose_reduction.not_reduction", "'sm_out'");
+  expect_rejected(
+      Workload::kSoftmax,
+      [](Schedule& s) {
+        s.decompose_reduction(s.get_block("sm_max"), s.get_loops(s.get_block("sm_out"))[0]);
+      },
+      "decompose_reduction.loop_not_ancestor", "'sm_max'");
 }
 
 // ---- storage_align
@@ -577,12 +743,15 @@ TEST(SchedWorkloads, StorageAlignPadsIntermediateStrides) {
 }
 
 TEST(SchedWorkloads, StorageAlignRejections) {
-  expect_rejected(Workload::kMatmul, [](Schedule& s) { s.storage_align(s.get_block("mm"), 0, 0, 32, 1); },
-                  "storage_align.not_intermediate", "function parameter");
-  expect_rejected(Workload::kFusedConv, [](Schedule& s) { s.storage_align(s.get_block("conv"), 0, 4, 32, 1); },
-                  "storage_align.bad_axis", "rank 4");
-  expect_rejected(Workload::kFusedConv, [](Schedule& s) { s.storage_align(s.get_block("conv"), 0, 1, 8, 8); },
-                  "storage_align.bad_factor", "offset 8");
+  expect_rejected(
+      Workload::kMatmul, [](Schedule& s) { s.storage_align(s.get_block("mm"), 0, 0, 32, 1); },
+      "storage_align.not_intermediate", "function parameter");
+  expect_rejected(
+      Workload::kFusedConv, [](Schedule& s) { s.storage_align(s.get_block("conv"), 0, 4, 32, 1); },
+      "storage_align.bad_axis", "rank 4");
+  expect_rejected(
+      Workload::kFusedConv, [](Schedule& s) { s.storage_align(s.get_block("conv"), 0, 1, 8, 8); },
+      "storage_align.bad_factor", "offset 8");
 }
 
 }  // namespace

@@ -79,10 +79,10 @@ inline size_t main_spatial_count(Workload w) {
 // The sizes of the workloads: the defaults are the shapes the workload tests
 // use; small() shrinks them for the randomised test, which runs hundreds.
 struct Shapes {
-  int64_t M = 32, N = 16, K = 24;            // matmul [M, K] x [K, N]
-  int64_t C = 4, H = 10, W = 10, OC = 8;     // conv2d NCHW [1, C, H, W], OC 3x3 filters, pad 1
-  int64_t rows = 8, cols = 32;               // ReduceSum over the last axis of [rows, cols]
-  int64_t sm_rows = 4, sm_cols = 16;         // Softmax over the last axis
+  int64_t M = 32, N = 16, K = 24;         // matmul [M, K] x [K, N]
+  int64_t C = 4, H = 10, W = 10, OC = 8;  // conv2d NCHW [1, C, H, W], OC 3x3 filters, pad 1
+  int64_t rows = 8, cols = 32;            // ReduceSum over the last axis of [rows, cols]
+  int64_t sm_rows = 4, sm_cols = 16;      // Softmax over the last axis
   static Shapes small() {
     Shapes s;
     s.M = 12, s.N = 8, s.K = 6;
@@ -109,7 +109,9 @@ inline void build_graph(graph::Graph& g, Workload w, const Shapes& s = {}) {
   conv.set("strides", std::vector<int64_t>{1, 1});
   graph::Node* out = nullptr;
   switch (w) {
-    case Workload::kMatmul: out = node("MatMul", "mm", {input("A", {s.M, s.K}), input("B", {s.K, s.N})}); break;
+    case Workload::kMatmul:
+      out = node("MatMul", "mm", {input("A", {s.M, s.K}), input("B", {s.K, s.N})});
+      break;
     case Workload::kConv2d:
       out = node("Conv", "conv", {input("x", {1, s.C, s.H, s.W}), input("w", {s.OC, s.C, 3, 3})}, conv);
       break;
@@ -120,7 +122,8 @@ inline void build_graph(graph::Graph& g, Workload w, const Shapes& s = {}) {
     case Workload::kReduceSum: {
       graph::Attrs a;
       a.set("keepdims", int64_t(0));
-      out = node("ReduceSum", "rsum", {input("x", {s.rows, s.cols}), g.add_constant("axes", Tensor::from_i64({-1}))}, a);
+      out = node("ReduceSum", "rsum",
+                 {input("x", {s.rows, s.cols}), g.add_constant("axes", Tensor::from_i64({-1}))}, a);
       break;
     }
     case Workload::kSoftmax: {
@@ -130,7 +133,8 @@ inline void build_graph(graph::Graph& g, Workload w, const Shapes& s = {}) {
       break;
     }
     case Workload::kFusedConv: {
-      graph::Node* c = node("Conv", "conv", {input("x", {1, s.C, s.H, s.W}), input("w", {s.OC, s.C, 3, 3})}, conv);
+      graph::Node* c =
+          node("Conv", "conv", {input("x", {1, s.C, s.H, s.W}), input("w", {s.OC, s.C, 3, 3})}, conv);
       graph::Node* b = node("Add", "bias_add", {c->outputs[0], input("b", {1, s.OC, 1, 1})});
       out = node("Relu", "relu", {b->outputs[0]});
       break;
@@ -166,7 +170,8 @@ inline std::vector<Tensor> random_inputs(const tir::PrimFunc& func, uint64_t see
 // "" when got matches want elementwise within 1e-5 relative (|g - w| <= 1e-5 * (1 + |w|)),
 // else what differs first.
 inline std::string compare_outputs(const std::vector<Tensor>& got, const std::vector<Tensor>& want) {
-  if (got.size() != want.size()) return "output count " + std::to_string(got.size()) + " vs " + std::to_string(want.size());
+  if (got.size() != want.size())
+    return "output count " + std::to_string(got.size()) + " vs " + std::to_string(want.size());
   for (size_t o = 0; o < want.size(); ++o) {
     if (got[o].shape() != want[o].shape()) return "output " + std::to_string(o) + " has another shape";
     for (int64_t i = 0; i < want[o].numel(); ++i) {
@@ -211,11 +216,6 @@ inline std::string check_against(const Reference& ref, const tir::PrimFunc& sche
     if (!diff.empty()) return "thread order " + std::to_string(int(order)) + ": " + diff;
   }
   return "";
-}
-
-inline std::string check_equivalent(const tir::PrimFunc& original, const tir::PrimFunc& scheduled, bool gpu = false,
-                                    const std::vector<tir::ThreadOrder>& orders = {tir::ThreadOrder::kForward}) {
-  return check_against(reference_of(original), scheduled, gpu, orders);
 }
 
 // ---- Helpers of the tests that schedule through sched::Schedule
@@ -283,8 +283,8 @@ inline Schedule expect_preserved(Workload w, const std::function<void(Schedule&)
 
 // The last primitive `schedule` applies must throw ScheduleError of `kind`
 // whose message contains `substring`.
-inline void expect_rejected(Workload w, const std::function<void(Schedule&)>& schedule, const std::string& kind,
-                            const std::string& substring) {
+inline void expect_rejected(Workload w, const std::function<void(Schedule&)>& schedule,
+                            const std::string& kind, const std::string& substring) {
   Schedule sch(lower_workload(w));
   try {
     schedule(sch);

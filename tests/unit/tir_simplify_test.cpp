@@ -160,6 +160,11 @@ TEST(TirSimplifyBounds, MinMaxAndComparisonsDecided) {
   EXPECT_TRUE(simplifies_to(an, floordiv(i, 4) < imm(4), bool_imm(true)));
   EXPECT_TRUE(simplifies_to(an, select(i < j + 16, i, j), i));
   EXPECT_TRUE(simplifies_to(an, floormod(x, 8) < imm(8), bool_imm(true)));  // x unbounded
+  // Each arm of a select knows how its condition came out.
+  EXPECT_TRUE(simplifies_to(an, select(i < imm(8), floordiv(i, 8), floordiv(i, 8) + 4),
+                            select(i < imm(8), imm(0), imm(5))));
+  EXPECT_TRUE(simplifies_to(an, select(i >= imm(2) && i < imm(6), floordiv(i - 2, 4), imm(1)),
+                            select(i >= imm(2) && i < imm(6), imm(0), imm(1))));
   EXPECT_TRUE(simplifies_to(an, eq(x * 4 + i, x * 4 + i), bool_imm(true)));
   EXPECT_TRUE(stays(an, i < imm(15)));
   EXPECT_TRUE(stays(an, x < x + 1));  // false when x + 1 wraps

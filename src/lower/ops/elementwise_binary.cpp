@@ -21,8 +21,9 @@ void add_binary(LoweringRegistry& r, const std::string& op, int uses, BinaryFn f
                   TensorExpr a = share(ctx, node, in[0], uses), b = share(ctx, node, in[1], uses);
                   DType out = output_dtype(node);
                   graph::Attrs attrs = node.attrs;
-                  return std::vector<TensorExpr>{index_map(node, 0, [a, b, out, fn, attrs](const Index& idx) {
-                    Expr x = at_broadcast(a, idx), y = at_broadcast(b, idx);
+                  std::vector<int64_t> shape = static_shape(node.outputs[0]->type, node.span());
+                  return std::vector<TensorExpr>{index_map(node, 0, [a, b, out, fn, attrs, shape](const Index& idx) {
+                    Expr x = at_broadcast(a, idx, shape), y = at_broadcast(b, idx, shape);
                     DType ct = compute_dtype(x->dtype);
                     return cast(out, fn(cast(ct, x), cast(ct, y), ct, attrs));
                   })};
@@ -79,8 +80,9 @@ void register_pow(LoweringRegistry& r) {
   add_injective(r, "Pow", [](LowerContext& ctx, const graph::Node& node, const std::vector<TensorExpr>& in) {
     TensorExpr a = share(ctx, node, in[0], 2), b = share(ctx, node, in[1], 2);
     DType out = output_dtype(node);
-    return std::vector<TensorExpr>{index_map(node, 0, [a, b, out](const Index& idx) {
-      return power(at_broadcast(a, idx), at_broadcast(b, idx), out);
+    std::vector<int64_t> shape = static_shape(node.outputs[0]->type, node.span());
+    return std::vector<TensorExpr>{index_map(node, 0, [a, b, out, shape](const Index& idx) {
+      return power(at_broadcast(a, idx, shape), at_broadcast(b, idx, shape), out);
     })};
   });
 }
@@ -94,11 +96,12 @@ void add_variadic(LoweringRegistry& r, const std::string& op,
                   std::vector<TensorExpr> xs;
                   for (const TensorExpr& t : in) xs.push_back(share(ctx, node, t, 2));
                   DType out = output_dtype(node);
-                  return std::vector<TensorExpr>{index_map(node, 0, [xs, out, fn, mean](const Index& idx) {
+                  std::vector<int64_t> shape = static_shape(node.outputs[0]->type, node.span());
+                  return std::vector<TensorExpr>{index_map(node, 0, [xs, out, fn, mean, shape](const Index& idx) {
                     DType ct = compute_dtype(out);
-                    Expr v = at_broadcast(xs[0], idx);
+                    Expr v = at_broadcast(xs[0], idx, shape);
                     for (size_t k = 1; k < xs.size(); ++k)
-                      v = cast(out, fn(cast(ct, v), cast(ct, at_broadcast(xs[k], idx))));
+                      v = cast(out, fn(cast(ct, v), cast(ct, at_broadcast(xs[k], idx, shape))));
                     if (!mean) return v;
                     return cast(out, div(cast(DType::kF64, v), fconst(DType::kF64, double(xs.size()))));
                   })};

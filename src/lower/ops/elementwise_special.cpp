@@ -13,8 +13,9 @@ namespace {
 std::vector<TensorExpr> lower_where(LowerContext&, const graph::Node& node,
                                     const std::vector<TensorExpr>& in) {
   TensorExpr c = in[0], a = in[1], b = in[2];
-  return {index_map(node, 0, [c, a, b](const Index& idx) {
-    return select(at_broadcast(c, idx), at_broadcast(a, idx), at_broadcast(b, idx));
+  std::vector<int64_t> shape = static_shape(node.outputs[0]->type, node.span());
+  return {index_map(node, 0, [c, a, b, shape](const Index& idx) {
+    return select(at_broadcast(c, idx, shape), at_broadcast(a, idx, shape), at_broadcast(b, idx, shape));
   })};
 }
 

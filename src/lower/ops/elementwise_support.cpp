@@ -79,17 +79,22 @@ TensorExpr index_map(const graph::Node& node, size_t i, IndexFn value) {
   return t;
 }
 
-Index broadcast_index(const std::vector<int64_t>& in_shape, const Index& out) {
-  TESSEL_ICHECK(in_shape.size() <= out.size())
+// A broadcast dimension (input extent 1, output extent > 1) reads index 0;
+// every other dimension reads the output's index, so that an elementwise op
+// reads its operands at exactly its own iteration variables (what
+// reverse_compute_at and reverse_compute_inline recognise).
+Index broadcast_index(const std::vector<int64_t>& in_shape, const Index& out, const std::vector<int64_t>& out_shape) {
+  TESSEL_ICHECK(in_shape.size() <= out.size() && out.size() == out_shape.size())
       << "broadcast of rank " << in_shape.size() << " to " << out.size();
   size_t lead = out.size() - in_shape.size();
   Index idx;
-  for (size_t d = 0; d < in_shape.size(); ++d) idx.push_back(in_shape[d] == 1 ? int_imm(0) : out[lead + d]);
+  for (size_t d = 0; d < in_shape.size(); ++d)
+    idx.push_back(in_shape[d] == 1 && out_shape[lead + d] != 1 ? int_imm(0) : out[lead + d]);
   return idx;
 }
 
-Expr at_broadcast(const TensorExpr& in, const Index& out) {
-  return in.at(broadcast_index(in.shape, out));
+Expr at_broadcast(const TensorExpr& in, const Index& out, const std::vector<int64_t>& out_shape) {
+  return in.at(broadcast_index(in.shape, out, out_shape));
 }
 
 std::optional<std::vector<int64_t>> optional_constant_ints(const graph::Node& node, size_t i,

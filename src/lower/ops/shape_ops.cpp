@@ -88,7 +88,8 @@ std::vector<TensorExpr> lower_reshape(LowerContext&, const graph::Node& node,
 std::vector<TensorExpr> lower_expand(LowerContext&, const graph::Node& node,
                                      const std::vector<TensorExpr>& in) {
   TensorExpr x = in[0];
-  return {index_map(node, 0, [x](const Index& idx) { return at_broadcast(x, idx); })};
+  std::vector<int64_t> shape = static_shape(node.outputs[0]->type, node.span());
+  return {index_map(node, 0, [x, shape](const Index& idx) { return at_broadcast(x, idx, shape); })};
 }
 
 // The dimensions [start, end) of the input's static shape.
