@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "ir/tensor/interpreter_program.h"
+#include "ir/tensor/scalar_semantics.h"
 
 namespace tessel::tir::interp {
 
@@ -23,23 +24,9 @@ int thread_tag_index(std::string_view tag) {
 
 namespace {
 
-int64_t wrap_imm(int64_t v, DType t) {
-  switch (t) {
-    case DType::kI32: return int32_t(v);
-    case DType::kI8: return int8_t(v);
-    case DType::kU8: return uint8_t(v);
-    case DType::kBool: return v != 0;
-    default: return v;
-  }
-}
-
 Value float_imm_value(double v, DType t) {
-  switch (t) {
-    case DType::kF64: return double_value(v);
-    case DType::kF16: return float_value(half_to_float(float_to_half(float(v))));
-    case DType::kBF16: return float_value(bf16_to_float(float_to_bf16(float(v))));
-    default: return float_value(float(v));
-  }
+  double stored = float_stored_value(t, v);
+  return t == DType::kF64 ? double_value(stored) : float_value(float(stored));
 }
 
 EOp binary_op(ExprKind kind, NumClass cls) {
@@ -128,7 +115,7 @@ int32_t Compiler::expr(const Expr& e) {
   ENode n;
   n.dtype = e->dtype;
   switch (e->kind) {
-    case ExprKind::kIntImm: n.imm = int_value(wrap_imm(e.as<IntImmNode>()->value, e->dtype)); break;
+    case ExprKind::kIntImm: n.imm = int_value(wrap_to(e->dtype, e.as<IntImmNode>()->value)); break;
     case ExprKind::kFloatImm: n.imm = float_imm_value(e.as<FloatImmNode>()->value, e->dtype); break;
     case ExprKind::kVar: {
       const VarNode* v = e.as<VarNode>();

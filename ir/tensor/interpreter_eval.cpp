@@ -1,100 +1,16 @@
-// The interpreter's expression evaluator: C semantics per dtype (integers in
-// int64 wrapped to their width, f32/f16/bf16 in float, f64 in double), checked
-// loads, and the scratch buffers whose unwritten elements may not be read.
+// The interpreter's expression evaluator: C semantics per dtype (scalar_semantics.h:
+// integers in int64 wrapped to their width, f32/f16/bf16 in float, f64 in double),
+// checked loads, and the scratch buffers whose unwritten elements may not be read.
 #include <cmath>
 #include <limits>
 #include <sstream>
 
 #include "ir/tensor/interpreter_program.h"
+#include "ir/tensor/scalar_semantics.h"
 
 namespace tessel::tir::interp {
 
 namespace {
-
-inline int64_t wrap(int64_t v, DType t) {
-  switch (t) {
-    case DType::kI64: return v;
-    case DType::kI32: return int32_t(v);
-    case DType::kI8: return int8_t(v);
-    case DType::kU8: return uint8_t(v);
-    case DType::kBool: return v != 0;
-    default: return v;
-  }
-}
-
-// Two's complement arithmetic without signed-overflow UB.
-inline int64_t wrapping_add(int64_t a, int64_t b) {
-  return int64_t(uint64_t(a) + uint64_t(b));
-}
-inline int64_t wrapping_sub(int64_t a, int64_t b) {
-  return int64_t(uint64_t(a) - uint64_t(b));
-}
-inline int64_t wrapping_mul(int64_t a, int64_t b) {
-  return int64_t(uint64_t(a) * uint64_t(b));
-}
-
-inline int64_t trunc_div(int64_t a, int64_t b) {
-  return b == -1 ? wrapping_sub(0, a) : a / b;
-}
-inline int64_t floor_div(int64_t a, int64_t b) {
-  if (b == -1) return wrapping_sub(0, a);
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-inline int64_t floor_mod(int64_t a, int64_t b) {
-  if (b == -1) return 0;
-  int64_t r = a % b;
-  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
-}
-
-template <typename T>
-inline T float_floor_div(T a, T b) {
-  return std::floor(a / b);
-}
-template <typename T>
-inline T float_floor_mod(T a, T b) {
-  return a - std::floor(a / b) * b;
-}
-
-// float -> int as x86 does it: truncation, and the "integer indefinite"
-// value for NaN and out-of-range inputs (C++ leaves those undefined).
-inline int64_t float_to_int(double x) {
-  if (!(x >= -9223372036854775808.0 && x < 9223372036854775808.0)) return std::numeric_limits<int64_t>::min();
-  return int64_t(x);
-}
-
-template <typename T>
-T apply_intrinsic(Intrinsic op, T x, T y) {
-  switch (op) {
-    case Intrinsic::k_exp: return std::exp(x);
-    case Intrinsic::k_log: return std::log(x);
-    case Intrinsic::k_sqrt: return std::sqrt(x);
-    case Intrinsic::k_rsqrt: return T(1) / std::sqrt(x);
-    case Intrinsic::k_tanh: return std::tanh(x);
-    case Intrinsic::k_erf: return std::erf(x);
-    case Intrinsic::k_sigmoid: return T(1) / (T(1) + std::exp(-x));
-    case Intrinsic::k_pow: return std::pow(x, y);
-    case Intrinsic::k_fabs: return std::fabs(x);
-    case Intrinsic::k_floor: return std::floor(x);
-    case Intrinsic::k_ceil: return std::ceil(x);
-    case Intrinsic::k_round: return std::nearbyint(x);  // default rounding mode: half to even
-    case Intrinsic::k_sin: return std::sin(x);
-    case Intrinsic::k_cos: return std::cos(x);
-    case Intrinsic::k_tan: return std::tan(x);
-    case Intrinsic::k_asin: return std::asin(x);
-    case Intrinsic::k_acos: return std::acos(x);
-    case Intrinsic::k_atan: return std::atan(x);
-    case Intrinsic::k_sinh: return std::sinh(x);
-    case Intrinsic::k_cosh: return std::cosh(x);
-    case Intrinsic::k_asinh: return std::asinh(x);
-    case Intrinsic::k_acosh: return std::acosh(x);
-    case Intrinsic::k_atanh: return std::atanh(x);
-    case Intrinsic::k_fmod: return std::fmod(x, y);
-    case Intrinsic::k_isnan: return std::isnan(x);
-    case Intrinsic::k_isinf: return std::isinf(x);
-  }
-  return x;
-}
 
 template <typename T>
 Value call_value(Intrinsic op, T x, T y) {
@@ -113,14 +29,12 @@ Value convert(Value v, DType from, DType to) {
     return int_value(fc == NumClass::kI ? v.i != 0 : fc == NumClass::kF ? v.f != 0 : v.d != 0);
   if (is_integer(to)) {
     int64_t x = fc == NumClass::kI ? v.i : float_to_int(fc == NumClass::kF ? double(v.f) : v.d);
-    return int_value(wrap(x, to));
+    return int_value(wrap_to(to, x));
   }
   if (to == DType::kF64)
     return double_value(fc == NumClass::kI ? double(v.i) : fc == NumClass::kF ? double(v.f) : v.d);
   float f = fc == NumClass::kI ? float(v.i) : fc == NumClass::kF ? v.f : float(v.d);
-  if (to == DType::kF16) f = half_to_float(float_to_half(f));
-  if (to == DType::kBF16) f = bf16_to_float(float_to_bf16(f));
-  return float_value(f);
+  return float_value(float(float_stored_value(to, f)));  // f16/bf16: rounded to their precision
 }
 
 }  // namespace
@@ -145,7 +59,7 @@ std::unique_ptr<BufInst> make_scratch(const BufferNode* node) {
   switch (num_class(node->dtype)) {
     case NumClass::kF: poison = float_value(std::numeric_limits<float>::quiet_NaN()); break;
     case NumClass::kD: poison = double_value(std::numeric_limits<double>::quiet_NaN()); break;
-    case NumClass::kI: poison = int_value(wrap(0x5a5a5a5a5a5a5a5a, node->dtype)); break;
+    case NumClass::kI: poison = int_value(wrap_to(node->dtype, 0x5a5a5a5a5a5a5a5a)); break;
   }
   size_t n = size_t(node->storage_elements());
   buf->data.assign(n, poison);
@@ -191,18 +105,18 @@ Value Evaluator::eval(int32_t id) const {
   switch (n.op) {
     case EOp::kImm: return n.imm;
     case EOp::kVar: return env_.vars[n.a];
-#define TESSEL_ARITH(name, int_expr, float_expr) \
-  case EOp::k##name##I: {                        \
-    int64_t x = eval(n.a).i, y = eval(n.b).i;    \
-    return int_value(wrap(int_expr, n.dtype));   \
-  }                                              \
-  case EOp::k##name##F: {                        \
-    float x = eval(n.a).f, y = eval(n.b).f;      \
-    return float_value(float_expr);              \
-  }                                              \
-  case EOp::k##name##D: {                        \
-    double x = eval(n.a).d, y = eval(n.b).d;     \
-    return double_value(float_expr);             \
+#define TESSEL_ARITH(name, int_expr, float_expr)  \
+  case EOp::k##name##I: {                         \
+    int64_t x = eval(n.a).i, y = eval(n.b).i;     \
+    return int_value(wrap_to(n.dtype, int_expr)); \
+  }                                               \
+  case EOp::k##name##F: {                         \
+    float x = eval(n.a).f, y = eval(n.b).f;       \
+    return float_value(float_expr);               \
+  }                                               \
+  case EOp::k##name##D: {                         \
+    double x = eval(n.a).d, y = eval(n.b).d;      \
+    return double_value(float_expr);              \
   }
       TESSEL_ARITH(Add, wrapping_add(x, y), x + y)
       TESSEL_ARITH(Sub, wrapping_sub(x, y), x - y)

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ir/tensor/scalar_semantics.h"
 #include "ir/tensor/simplify.h"
 
 namespace tessel::tir::simplify_detail {
@@ -26,19 +27,8 @@ bool is_full_i64(const Interval& r);
 
 using VarBounds = std::unordered_map<const VarNode*, ConstBound>;
 
-// ---- Wrapping two's complement arithmetic on the stored int64 values.
-int64_t wrap_to(DType t, int64_t v);  // the value a dtype stores for v (modular)
-inline int64_t wrapping_add(int64_t a, int64_t b) {
-  return int64_t(uint64_t(a) + uint64_t(b));
-}
-inline int64_t wrapping_sub(int64_t a, int64_t b) {
-  return int64_t(uint64_t(a) - uint64_t(b));
-}
-inline int64_t wrapping_mul(int64_t a, int64_t b) {
-  return int64_t(uint64_t(a) * uint64_t(b));
-}
-int64_t floor_div(int64_t a, int64_t b);  // b != 0, not (INT64_MIN, -1)
-int64_t floor_mod(int64_t a, int64_t b);  // b != 0
+// Integer and float scalar semantics (wrap_to, wrapping_add, floor_div, ...)
+// come from scalar_semantics.h, shared with the interpreter.
 
 // !(a op b) == (a op' b) for integers; (a op b) == (b op'' a).
 inline ExprKind negated_comparison(ExprKind k) {

@@ -40,8 +40,9 @@ PrimitiveResult cache_write(const tir::PrimFunc& func, const std::string& produc
 // its nest is removed and regenerated at the start of the loop's body (after
 // any of its own producers there), with one loop per iteration variable
 // covering the region of its outputs the consumers read below `loop`
-// (relaxed by tir/int_set.h; the whole domain where that cannot be bounded),
-// guarded by a predicate where the region leaves the domain. Reduction
+// (relaxed by tir/int_set.h; the whole domain where that cannot be bounded;
+// for a shared buffer also over the threadIdx loops above, since all threads
+// of the block see it), guarded by a predicate where the region leaves the domain. Reduction
 // variables always get their whole domain.
 // Errors: loop_in_own_nest, output_block (it writes a function output),
 // multiple_writers, write_not_trivial (not written at plain iteration

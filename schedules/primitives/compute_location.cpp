@@ -64,6 +64,15 @@ std::optional<std::vector<IntSet>> relaxed_access(const PrimFunc& func, const Bl
     bind[block.iter_vars[i].var.get()] = block.iter_values[i];
   std::vector<Stmt> relaxed = loops_below(func, loop, &block);
   RelaxMap relax = relax_map(relaxed);
+  // Shared memory is seen by every thread of the block: the region needed is
+  // the union over the threads, so the threadIdx loops above are relaxed too
+  // (the copy may then be shared out among the threads, cooperative fetch).
+  if (buffer->scope == MemScope::kShared) {
+    for (const Stmt& s : loops_above(func, &block)) {
+      const ForNode& f = *s.as<ForNode>();
+      if (f.for_kind == ForKind::kThreadBound && is_thread_idx(f.thread_tag)) relax[f.var.get()] = {f.min, f.extent};
+    }
+  }
   std::vector<std::vector<IntSet>> sets;
   std::vector<const VarNode*> used;
   for (const BufferRegion& r : regions) {

@@ -3,7 +3,10 @@
 // CPU-style (sampled tiles, reorder, fuse, caches computed at sampled
 // locations, rfactor, decompose_reduction, loop kinds) and GPU-style (blocks
 // and threads, shared copies under the reduction's outer loop, cooperative
-// fetch, a local accumulator, insert_barriers). Each result interprets equal to
+// fetch by the thread block's threads (ko outside the thread loops, or inside
+// them with the fetch bound to the same tags), a local accumulator,
+// insert_barriers: without the barriers the cooperative schedules fail, since
+// the threads read what others fetched). Each result interprets equal to
 // the unscheduled function in every thread order, and its trace, through JSON,
 // replays on a freshly lowered function to a structurally equal one; with one
 // tile decision mutated it replays to another correct function or is rejected.
@@ -295,7 +298,11 @@ void cooperative_fetch(RandomSchedule& r, BlockRV copy, const GpuLoops& g) {
 void random_gpu_schedule(RandomSchedule& r, Workload w) {
   Schedule& s = r.sch;
   BlockRV b = s.get_block(main_block(w));
-  bool cooperative = r.chance(0.5);
+  // cooperative: ko outside the thread loops and the threads share the fetch;
+  // shared_inside: ko inside them (TVM's layout) and the fetch loops bound to
+  // the same thread tags again, so that the threads still fetch together.
+  bool cooperative = r.chance(0.4);
+  bool shared_inside = !cooperative && r.chance(0.5);
   GpuLoops g;
   if (!r.step([&] { g = tile_for_gpu(r, w, b, cooperative); })) return;
   // A per-thread accumulator, written back by each thread after its reduction.
@@ -312,7 +319,7 @@ void random_gpu_schedule(RandomSchedule& r, Workload w) {
           s.compute_at(copy, g.ko);
         }))
       continue;
-    if (cooperative) r.step([&] { cooperative_fetch(r, copy, g); });
+    if (cooperative || shared_inside) r.step([&] { cooperative_fetch(r, copy, g); });
     if (r.chance(0.3)) r.step([&] { s.storage_align(copy, 0, r.write_rank(copy) - 2, 8, 1); });
   }
   if (r.chance(0.5)) r.step([&] { s.decompose_reduction(b, g.ko); });

@@ -12,6 +12,7 @@
 #include "ir/tensor/int_set.h"
 #include "ir/tensor/interpreter.h"
 #include "ir/tensor/printer.h"
+#include "ir/tensor/scalar_semantics.h"
 #include "ir/tensor/simplify_internal.h"
 
 namespace tessel::tir {
@@ -19,43 +20,15 @@ namespace {
 
 using Env = std::unordered_map<const VarNode*, int64_t>;
 
-int64_t floor_div(int64_t a, int64_t b) {
-  return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
-}
-int64_t floor_mod(int64_t a, int64_t b) {
-  return a - floor_div(a, b) * b;
-}
-
-// The value a dtype stores for v, as the interpreter wraps it.
-int64_t wrap(DType t, int64_t v) {
-  switch (t) {
-    case DType::kI8: return int8_t(v);
-    case DType::kU8: return uint8_t(v);
-    case DType::kI32: return int32_t(v);
-    default: return v;
-  }
-}
-
+// The scalar operations are the IR's own (scalar_semantics.h, shared with the
+// folder and the interpreter; FloorDivisionIsExact checks floor division against
+// exact arithmetic): what this oracle adds is an independent walk of the
+// expression, against which the simplifier's rewrites are checked.
 std::optional<int64_t> eval_binary(ExprKind kind, int64_t x, int64_t y) {
-  switch (kind) {
-    case ExprKind::kAdd: return int64_t(uint64_t(x) + uint64_t(y));
-    case ExprKind::kSub: return int64_t(uint64_t(x) - uint64_t(y));
-    case ExprKind::kMul: return int64_t(uint64_t(x) * uint64_t(y));
-    case ExprKind::kDiv: return y == 0 ? std::nullopt : std::optional<int64_t>(x / y);
-    case ExprKind::kFloorDiv: return y == 0 ? std::nullopt : std::optional<int64_t>(floor_div(x, y));
-    case ExprKind::kFloorMod: return y == 0 ? std::nullopt : std::optional<int64_t>(floor_mod(x, y));
-    case ExprKind::kMin: return std::min(x, y);
-    case ExprKind::kMax: return std::max(x, y);
-    case ExprKind::kEQ: return x == y;
-    case ExprKind::kNE: return x != y;
-    case ExprKind::kLT: return x < y;
-    case ExprKind::kLE: return x <= y;
-    case ExprKind::kGT: return x > y;
-    case ExprKind::kGE: return x >= y;
-    case ExprKind::kAnd: return x && y;
-    case ExprKind::kOr: return x || y;
-    default: return std::nullopt;
-  }
+  if (kind == ExprKind::kAnd) return x && y;
+  if (kind == ExprKind::kOr) return x || y;
+  if (is_comparison(kind)) return apply_comparison(kind, x, y);
+  return apply_int_arith(kind, x, y);
 }
 
 // A tiny evaluator of integer expressions (any integer dtype and bool, with
@@ -74,13 +47,13 @@ std::optional<int64_t> eval(const Expr& e, const Env& env) {
   }
   if (const CastNode* c = e.as<CastNode>()) {
     std::optional<int64_t> v = eval(c->value, env);
-    return v ? std::optional<int64_t>(wrap(c->dtype, *v)) : std::nullopt;
+    return v ? std::optional<int64_t>(wrap_to(c->dtype, *v)) : std::nullopt;
   }
   EXPECT_TRUE(is_binary(e->kind)) << "unexpected " << expr_kind_name(e->kind);
   std::optional<int64_t> a = eval(binary_a(*e), env), b = eval(binary_b(*e), env);
   if (!a || !b) return std::nullopt;
   std::optional<int64_t> r = eval_binary(e->kind, *a, *b);
-  return r ? std::optional<int64_t>(wrap(e->dtype, *r)) : std::nullopt;
+  return r ? std::optional<int64_t>(wrap_to(e->dtype, *r)) : std::nullopt;
 }
 
 struct Domain {
@@ -131,7 +104,7 @@ class ExprGen {
     static constexpr int64_t kLarge[] = {INT64_MAX, INT64_MIN, int64_t(1) << 62, 3 - (int64_t(1) << 62),
                                          INT64_MAX / 3};
     if (near_limits_ && !pick(0, 3)) return int_imm(kLarge[pick(0, 4)]);
-    return t == kIndexType ? int_imm(pick(-8, 8)) : int_imm(wrap(t, pick(-130, 130)), t);
+    return t == kIndexType ? int_imm(pick(-8, 8)) : int_imm(wrap_to(t, pick(-130, 130)), t);
   }
 
   Expr condition(const Domain& d, int depth) {
@@ -240,6 +213,27 @@ TEST(TirSimplifySoundness, RelaxedSetsContainEveryValue) {
     Expr e = gen.index(d, int(gen.pick(1, 4)));
     // The variables before the split stay symbolic, bound in the analyzer.
     check_relaxed_set(d, e, size_t(gen.pick(0, int64_t(d.vars.size()) - 1)), true);
+  }
+}
+
+// The shared floor division against exact 128-bit arithmetic: a == q*b + r
+// with r of b's sign and |r| < |b|; only INT64_MIN // -1 wraps (to INT64_MIN).
+TEST(TirSimplifySoundness, FloorDivisionIsExact) {
+  const int64_t values[] = {INT64_MIN, INT64_MIN + 1, -17,      -16, -3, -1, 0, 1, 3, 16,
+                            17,        INT64_MAX - 1, INT64_MAX};
+  for (int64_t a : values) {
+    for (int64_t b : values) {
+      if (b == 0) continue;
+      int64_t q = floor_div(a, b), r = floor_mod(a, b);
+      if (a == INT64_MIN && b == -1) {  // the quotient 2^63 wraps, like the negation it is
+        EXPECT_EQ(q, INT64_MIN);
+        EXPECT_EQ(r, 0);
+        continue;
+      }
+      EXPECT_EQ(__int128(q) * b + r, __int128(a)) << a << " // " << b << " = " << q;
+      EXPECT_TRUE(r == 0 || (r < 0) == (b < 0)) << a << " mod " << b << " = " << r;
+      EXPECT_LT(r < 0 ? -__int128(r) : __int128(r), b < 0 ? -__int128(b) : __int128(b)) << a << " mod " << b;
+    }
   }
 }
 
