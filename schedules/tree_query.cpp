@@ -30,7 +30,8 @@ std::vector<Stmt> children_of(const Stmt& s) {
 }
 
 bool touches(const BufferRegion& r, const std::vector<BufferRegion>& list) {
-  return std::any_of(list.begin(), list.end(), [&](const BufferRegion& x) { return x.buffer.same_as(r.buffer); });
+  return std::any_of(list.begin(), list.end(),
+                     [&](const BufferRegion& x) { return x.buffer.same_as(r.buffer); });
 }
 
 }  // namespace
@@ -106,7 +107,8 @@ namespace {
 
 class NodeReplacer : public StmtMutator {
  public:
-  NodeReplacer(const StmtNode* target, Stmt replacement) : target_(target), replacement_(std::move(replacement)) {}
+  NodeReplacer(const StmtNode* target, Stmt replacement)
+      : target_(target), replacement_(std::move(replacement)) {}
   using StmtMutator::mutate;
   Stmt mutate(const Stmt& s) override {
     if (s.get() == target_) return replacement_;

@@ -27,7 +27,8 @@ std::vector<tir::Stmt> all_blocks(const tir::PrimFunc& func);
 // The tree with the node `target` (by identity) replaced by `replacement`;
 // an undefined replacement removes it from its sequence.
 tir::Stmt replace_node(const tir::Stmt& root, const tir::StmtNode* target, const tir::Stmt& replacement);
-tir::PrimFunc replace_node(const tir::PrimFunc& func, const tir::StmtNode* target, const tir::Stmt& replacement);
+tir::PrimFunc replace_node(const tir::PrimFunc& func, const tir::StmtNode* target,
+                           const tir::Stmt& replacement);
 
 // Blocks that write a buffer the given block reads (producers) and that read
 // a buffer it writes (consumers), in program order.

@@ -59,7 +59,8 @@ class AccessCollector : public StmtVisitor {
     // A nested block contributes its declared regions, in its own variables
     // substituted by its bindings.
     VarMap bind;
-    for (size_t i = 0; i < node.iter_vars.size(); ++i) bind[node.iter_vars[i].var.get()] = node.iter_values[i];
+    for (size_t i = 0; i < node.iter_vars.size(); ++i)
+      bind[node.iter_vars[i].var.get()] = node.iter_values[i];
     for (const BufferRegion& r : node.reads) add_region(result.reads, r, bind);
     for (const BufferRegion& r : node.writes) add_region(result.writes, r, bind);
   }
@@ -79,7 +80,8 @@ class AccessCollector : public StmtVisitor {
   }
   void add_region(std::vector<BufferRegion>& list, const BufferRegion& r, const VarMap& bind) {
     std::vector<Range> region;
-    for (const Range& range : r.region) region.push_back({substitute(range.min, bind), substitute(range.extent, bind)});
+    for (const Range& range : r.region)
+      region.push_back({substitute(range.min, bind), substitute(range.extent, bind)});
     add_range_list(list, r.buffer, std::move(region));
   }
   const std::vector<Buffer>& exclude_;

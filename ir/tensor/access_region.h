@@ -19,7 +19,8 @@ struct AccessRegions {
 // once per distinct index tuple. Buffers in `exclude` (the block's own
 // allocations) are left out. A buffer the block writes is also listed in
 // reads only where the body loads it (reductions read their output).
-AccessRegions detect_access_regions(const Stmt& init, const Stmt& body, const std::vector<Buffer>& exclude = {});
+AccessRegions detect_access_regions(const Stmt& init, const Stmt& body,
+                                    const std::vector<Buffer>& exclude = {});
 
 // The block with reads and writes recomputed from its body.
 Block with_detected_regions(const BlockNode& block);

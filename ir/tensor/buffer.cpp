@@ -22,7 +22,10 @@ std::vector<int64_t> row_major_strides(const std::vector<int64_t>& shape) {
 
 BufferNode::BufferNode(std::string name, DType dtype, std::vector<int64_t> shape, MemScope scope,
                        std::vector<int64_t> strides)
-    : name(std::move(name)), dtype(dtype), shape(std::move(shape)), scope(scope),
+    : name(std::move(name)),
+      dtype(dtype),
+      shape(std::move(shape)),
+      scope(scope),
       strides(strides.empty() ? row_major_strides(this->shape) : std::move(strides)) {
   TESSEL_ICHECK(this->strides.size() == this->shape.size()) << "buffer " << this->name << ": strides rank";
   for (int64_t d : this->shape) TESSEL_ICHECK(d >= 0) << "buffer " << this->name << ": negative extent";
@@ -43,7 +46,9 @@ int64_t BufferNode::storage_elements() const {
   return span;
 }
 
-bool BufferNode::is_row_major() const { return strides == row_major_strides(shape); }
+bool BufferNode::is_row_major() const {
+  return strides == row_major_strides(shape);
+}
 
 Buffer make_buffer(std::string name, DType dtype, std::vector<int64_t> shape, MemScope scope,
                    std::vector<int64_t> strides) {

@@ -23,8 +23,12 @@ std::string_view expr_kind_name(ExprKind kind) {
   return "?";
 }
 
-bool is_binary(ExprKind kind) { return kind >= ExprKind::kAdd && kind <= ExprKind::kOr; }
-bool is_comparison(ExprKind kind) { return kind >= ExprKind::kEQ && kind <= ExprKind::kGE; }
+bool is_binary(ExprKind kind) {
+  return kind >= ExprKind::kAdd && kind <= ExprKind::kOr;
+}
+bool is_comparison(ExprKind kind) {
+  return kind >= ExprKind::kEQ && kind <= ExprKind::kGE;
+}
 
 // All binary nodes have the same layout, so any instantiation reads the operands.
 const Expr& binary_a(const ExprNode& node) {
@@ -46,9 +50,13 @@ std::string_view intrinsic_name(Intrinsic op) {
   return "?";
 }
 
-int intrinsic_arity(Intrinsic op) { return op == Intrinsic::k_pow || op == Intrinsic::k_fmod ? 2 : 1; }
+int intrinsic_arity(Intrinsic op) {
+  return op == Intrinsic::k_pow || op == Intrinsic::k_fmod ? 2 : 1;
+}
 
-Var var(std::string name, DType dtype) { return make_ref<VarNode>(std::move(name), dtype); }
+Var var(std::string name, DType dtype) {
+  return make_ref<VarNode>(std::move(name), dtype);
+}
 Expr int_imm(int64_t value, DType dtype) {
   TESSEL_ICHECK(is_integer(dtype) || dtype == DType::kBool) << dtype_name(dtype);
   return make_ref<IntImmNode>(dtype, value);
@@ -62,12 +70,16 @@ Expr const_of(DType dtype, double value) {
   if (dtype == DType::kBool) return bool_imm(value != 0);
   return int_imm(int64_t(value), dtype);
 }
-Expr bool_imm(bool value) { return make_ref<IntImmNode>(DType::kBool, value ? 1 : 0); }
+Expr bool_imm(bool value) {
+  return make_ref<IntImmNode>(DType::kBool, value ? 1 : 0);
+}
 
 namespace {
 
 // A constant of dtype t, exact for every int64 when t is an integer type.
-Expr imm_like(DType t, int64_t v) { return is_float(t) ? float_imm(double(v), t) : int_imm(v, t); }
+Expr imm_like(DType t, int64_t v) {
+  return is_float(t) ? float_imm(double(v), t) : int_imm(v, t);
+}
 
 template <ExprKind K>
 Expr make_binary(DType result, Expr a, Expr b) {
@@ -78,8 +90,8 @@ Expr make_binary(DType result, Expr a, Expr b) {
 
 Expr binary(ExprKind kind, Expr a, Expr b) {
   TESSEL_ICHECK(a.defined() && b.defined()) << expr_kind_name(kind) << " of an undefined operand";
-  TESSEL_ICHECK(a->dtype == b->dtype) << expr_kind_name(kind) << " of " << dtype_name(a->dtype) << " and "
-                                      << dtype_name(b->dtype);
+  TESSEL_ICHECK(a->dtype == b->dtype)
+      << expr_kind_name(kind) << " of " << dtype_name(a->dtype) << " and " << dtype_name(b->dtype);
   bool logical = kind == ExprKind::kAnd || kind == ExprKind::kOr;
   TESSEL_ICHECK(!logical || a->dtype == DType::kBool) << expr_kind_name(kind) << " needs bool operands";
   DType result = is_comparison(kind) || logical ? DType::kBool : a->dtype;
@@ -94,22 +106,54 @@ Expr binary(ExprKind kind, Expr a, Expr b) {
   return {};
 }
 
-Expr add(Expr a, Expr b) { return binary(ExprKind::kAdd, std::move(a), std::move(b)); }
-Expr sub(Expr a, Expr b) { return binary(ExprKind::kSub, std::move(a), std::move(b)); }
-Expr mul(Expr a, Expr b) { return binary(ExprKind::kMul, std::move(a), std::move(b)); }
-Expr div(Expr a, Expr b) { return binary(ExprKind::kDiv, std::move(a), std::move(b)); }
-Expr floordiv(Expr a, Expr b) { return binary(ExprKind::kFloorDiv, std::move(a), std::move(b)); }
-Expr floormod(Expr a, Expr b) { return binary(ExprKind::kFloorMod, std::move(a), std::move(b)); }
-Expr min(Expr a, Expr b) { return binary(ExprKind::kMin, std::move(a), std::move(b)); }
-Expr max(Expr a, Expr b) { return binary(ExprKind::kMax, std::move(a), std::move(b)); }
-Expr eq(Expr a, Expr b) { return binary(ExprKind::kEQ, std::move(a), std::move(b)); }
-Expr ne(Expr a, Expr b) { return binary(ExprKind::kNE, std::move(a), std::move(b)); }
-Expr lt(Expr a, Expr b) { return binary(ExprKind::kLT, std::move(a), std::move(b)); }
-Expr le(Expr a, Expr b) { return binary(ExprKind::kLE, std::move(a), std::move(b)); }
-Expr gt(Expr a, Expr b) { return binary(ExprKind::kGT, std::move(a), std::move(b)); }
-Expr ge(Expr a, Expr b) { return binary(ExprKind::kGE, std::move(a), std::move(b)); }
-Expr logical_and(Expr a, Expr b) { return binary(ExprKind::kAnd, std::move(a), std::move(b)); }
-Expr logical_or(Expr a, Expr b) { return binary(ExprKind::kOr, std::move(a), std::move(b)); }
+Expr add(Expr a, Expr b) {
+  return binary(ExprKind::kAdd, std::move(a), std::move(b));
+}
+Expr sub(Expr a, Expr b) {
+  return binary(ExprKind::kSub, std::move(a), std::move(b));
+}
+Expr mul(Expr a, Expr b) {
+  return binary(ExprKind::kMul, std::move(a), std::move(b));
+}
+Expr div(Expr a, Expr b) {
+  return binary(ExprKind::kDiv, std::move(a), std::move(b));
+}
+Expr floordiv(Expr a, Expr b) {
+  return binary(ExprKind::kFloorDiv, std::move(a), std::move(b));
+}
+Expr floormod(Expr a, Expr b) {
+  return binary(ExprKind::kFloorMod, std::move(a), std::move(b));
+}
+Expr min(Expr a, Expr b) {
+  return binary(ExprKind::kMin, std::move(a), std::move(b));
+}
+Expr max(Expr a, Expr b) {
+  return binary(ExprKind::kMax, std::move(a), std::move(b));
+}
+Expr eq(Expr a, Expr b) {
+  return binary(ExprKind::kEQ, std::move(a), std::move(b));
+}
+Expr ne(Expr a, Expr b) {
+  return binary(ExprKind::kNE, std::move(a), std::move(b));
+}
+Expr lt(Expr a, Expr b) {
+  return binary(ExprKind::kLT, std::move(a), std::move(b));
+}
+Expr le(Expr a, Expr b) {
+  return binary(ExprKind::kLE, std::move(a), std::move(b));
+}
+Expr gt(Expr a, Expr b) {
+  return binary(ExprKind::kGT, std::move(a), std::move(b));
+}
+Expr ge(Expr a, Expr b) {
+  return binary(ExprKind::kGE, std::move(a), std::move(b));
+}
+Expr logical_and(Expr a, Expr b) {
+  return binary(ExprKind::kAnd, std::move(a), std::move(b));
+}
+Expr logical_or(Expr a, Expr b) {
+  return binary(ExprKind::kOr, std::move(a), std::move(b));
+}
 
 Expr logical_not(Expr a) {
   TESSEL_ICHECK(a.defined() && a->dtype == DType::kBool) << "Not needs a bool operand";
@@ -119,7 +163,8 @@ Expr logical_not(Expr a) {
 Expr select(Expr cond, Expr t, Expr f) {
   TESSEL_ICHECK(cond.defined() && t.defined() && f.defined()) << "Select of an undefined operand";
   TESSEL_ICHECK(cond->dtype == DType::kBool) << "Select condition must be bool";
-  TESSEL_ICHECK(t->dtype == f->dtype) << "Select of " << dtype_name(t->dtype) << " and " << dtype_name(f->dtype);
+  TESSEL_ICHECK(t->dtype == f->dtype)
+      << "Select of " << dtype_name(t->dtype) << " and " << dtype_name(f->dtype);
   return make_ref<SelectNode>(std::move(cond), std::move(t), std::move(f));
 }
 

@@ -15,6 +15,7 @@
 namespace tessel::tir {
 
 // The node list. Every visitor, mutator, printer and comparison switches on it.
+// clang-format off
 #define TESSEL_TIR_BINARY_EXPRS(X) \
   X(Add) X(Sub) X(Mul) X(Div) X(FloorDiv) X(FloorMod) X(Min) X(Max) \
   X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE) X(And) X(Or)
@@ -26,6 +27,7 @@ enum class ExprKind : uint8_t {
 #undef TESSEL_X
   kNot, kSelect, kCast, kLoad, kCall,
 };
+// clang-format on
 
 std::string_view expr_kind_name(ExprKind kind);  // "Add", "FloorDiv", ...
 
@@ -92,7 +94,10 @@ struct NotNode : ExprNode {
 struct SelectNode : ExprNode {
   static constexpr ExprKind kKind = ExprKind::kSelect;
   SelectNode(Expr cond, Expr t, Expr f)
-      : ExprNode(kKind, t->dtype), cond(std::move(cond)), true_value(std::move(t)), false_value(std::move(f)) {}
+      : ExprNode(kKind, t->dtype),
+        cond(std::move(cond)),
+        true_value(std::move(t)),
+        false_value(std::move(f)) {}
   const Expr cond, true_value, false_value;
 };
 
@@ -114,10 +119,12 @@ struct LoadNode : ExprNode {
 
 // Pure math functions; all take and return one float dtype, except the
 // predicates (isnan, isinf) that return bool.
-#define TESSEL_TIR_INTRINSICS(X)                                                               \
+// clang-format off
+#define TESSEL_TIR_INTRINSICS(X)                                                                   \
   X(exp) X(log) X(sqrt) X(rsqrt) X(tanh) X(erf) X(sigmoid) X(pow) X(fabs) X(floor) X(ceil)     \
   X(round) X(sin) X(cos) X(tan) X(asin) X(acos) X(atan) X(sinh) X(cosh) X(asinh) X(acosh)      \
   X(atanh) X(fmod) X(isnan) X(isinf)
+// clang-format on
 
 enum class Intrinsic : uint8_t {
 #define TESSEL_X(name) k_##name,
@@ -170,9 +177,15 @@ Expr call(Intrinsic op, std::vector<Expr> args);
 // Index arithmetic reads better with operators. An int64 operand becomes a
 // constant of the other operand's dtype. (No operator==: Refs compare by
 // identity with same_as, and eq() builds the comparison.)
-inline Expr operator+(Expr a, Expr b) { return add(std::move(a), std::move(b)); }
-inline Expr operator-(Expr a, Expr b) { return sub(std::move(a), std::move(b)); }
-inline Expr operator*(Expr a, Expr b) { return mul(std::move(a), std::move(b)); }
+inline Expr operator+(Expr a, Expr b) {
+  return add(std::move(a), std::move(b));
+}
+inline Expr operator-(Expr a, Expr b) {
+  return sub(std::move(a), std::move(b));
+}
+inline Expr operator*(Expr a, Expr b) {
+  return mul(std::move(a), std::move(b));
+}
 Expr operator+(Expr a, int64_t b);
 Expr operator-(Expr a, int64_t b);
 Expr operator*(Expr a, int64_t b);
@@ -180,12 +193,24 @@ Expr operator+(int64_t a, Expr b);
 Expr operator*(int64_t a, Expr b);
 Expr floordiv(Expr a, int64_t b);
 Expr floormod(Expr a, int64_t b);
-inline Expr operator<(Expr a, Expr b) { return lt(std::move(a), std::move(b)); }
-inline Expr operator<=(Expr a, Expr b) { return le(std::move(a), std::move(b)); }
-inline Expr operator>(Expr a, Expr b) { return gt(std::move(a), std::move(b)); }
-inline Expr operator>=(Expr a, Expr b) { return ge(std::move(a), std::move(b)); }
-inline Expr operator&&(Expr a, Expr b) { return logical_and(std::move(a), std::move(b)); }
-inline Expr operator||(Expr a, Expr b) { return logical_or(std::move(a), std::move(b)); }
+inline Expr operator<(Expr a, Expr b) {
+  return lt(std::move(a), std::move(b));
+}
+inline Expr operator<=(Expr a, Expr b) {
+  return le(std::move(a), std::move(b));
+}
+inline Expr operator>(Expr a, Expr b) {
+  return gt(std::move(a), std::move(b));
+}
+inline Expr operator>=(Expr a, Expr b) {
+  return ge(std::move(a), std::move(b));
+}
+inline Expr operator&&(Expr a, Expr b) {
+  return logical_and(std::move(a), std::move(b));
+}
+inline Expr operator||(Expr a, Expr b) {
+  return logical_or(std::move(a), std::move(b));
+}
 
 // The constant value of an integer immediate, if e is one.
 const int64_t* as_const_int(const Expr& e);

@@ -11,7 +11,8 @@ std::vector<Buffer> PrimFuncNode::params() const {
   return all;
 }
 
-PrimFunc make_prim_func(std::string name, std::vector<Buffer> inputs, std::vector<Buffer> outputs, Stmt body) {
+PrimFunc make_prim_func(std::string name, std::vector<Buffer> inputs, std::vector<Buffer> outputs,
+                        Stmt body) {
   TESSEL_ICHECK(body.defined()) << "PrimFunc " << name << " without a body";
   return make_ref<PrimFuncNode>(std::move(name), std::move(inputs), std::move(outputs), std::move(body));
 }
@@ -22,8 +23,8 @@ PrimFunc with_body(const PrimFuncNode& func, Stmt body) {
 
 Stmt make_root_block(Stmt body, std::vector<Buffer> alloc_buffers) {
   return make_ref<BlockNode>("root", std::vector<IterVar>{}, std::vector<Expr>{}, bool_imm(true),
-                             std::vector<BufferRegion>{}, std::vector<BufferRegion>{}, Stmt{}, std::move(body),
-                             std::move(alloc_buffers), Annotations{});
+                             std::vector<BufferRegion>{}, std::vector<BufferRegion>{}, Stmt{},
+                             std::move(body), std::move(alloc_buffers), Annotations{});
 }
 
 }  // namespace tessel::tir

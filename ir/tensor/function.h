@@ -12,7 +12,10 @@ namespace tessel::tir {
 
 struct PrimFuncNode : RefCounted {
   PrimFuncNode(std::string name, std::vector<Buffer> inputs, std::vector<Buffer> outputs, Stmt body)
-      : name(std::move(name)), inputs(std::move(inputs)), outputs(std::move(outputs)), body(std::move(body)) {}
+      : name(std::move(name)),
+        inputs(std::move(inputs)),
+        outputs(std::move(outputs)),
+        body(std::move(body)) {}
   const std::string name;
   const std::vector<Buffer> inputs;
   const std::vector<Buffer> outputs;

@@ -76,7 +76,9 @@ void StmtVisitor::visit_store(const StoreNode& node) {
   for (const Expr& i : node.indices) visit(i);
 }
 
-void StmtVisitor::visit_allocate(const AllocateNode& node) { visit(node.body); }
+void StmtVisitor::visit_allocate(const AllocateNode& node) {
+  visit(node.body);
+}
 
 void StmtVisitor::visit_region(const BufferRegion& region) {
   for (const Range& r : region.region) {
@@ -195,8 +197,8 @@ Stmt StmtMutator::mutate_for(const ForNode& node, const Stmt& self) {
   Expr min = mutate(node.min), extent = mutate(node.extent);
   Stmt body = mutate(node.body);
   if (min.same_as(node.min) && extent.same_as(node.extent) && body.same_as(node.body)) return self;
-  return make_for(node.var, std::move(min), std::move(extent), node.for_kind, std::move(body), node.thread_tag,
-                  node.annotations);
+  return make_for(node.var, std::move(min), std::move(extent), node.for_kind, std::move(body),
+                  node.thread_tag, node.annotations);
 }
 
 Stmt StmtMutator::mutate_store(const StoreNode& node, const Stmt& self) {
@@ -227,7 +229,8 @@ BufferRegion StmtMutator::mutate_region(const BufferRegion& r, bool* changed) {
 Stmt StmtMutator::mutate_block(const BlockNode& node, const Stmt& self) {
   bool changed = false;
   std::vector<IterVar> iter_vars;
-  for (const IterVar& iv : node.iter_vars) iter_vars.push_back({iv.var, mutate_range(iv.dom, &changed), iv.kind});
+  for (const IterVar& iv : node.iter_vars)
+    iter_vars.push_back({iv.var, mutate_range(iv.dom, &changed), iv.kind});
   std::vector<Expr> values = mutate_all(node.iter_values, &changed);
   Expr predicate = mutate(node.predicate);
   std::vector<BufferRegion> reads, writes;
@@ -384,11 +387,19 @@ class BufferSubstituter : public StmtMutator {
 
 }  // namespace
 
-void walk_exprs(const Stmt& s, const std::function<void(const Expr&)>& f) { ExprWalker(f).visit(s); }
-void walk_exprs(const Expr& e, const std::function<void(const Expr&)>& f) { ExprWalker(f).visit(e); }
+void walk_exprs(const Stmt& s, const std::function<void(const Expr&)>& f) {
+  ExprWalker(f).visit(s);
+}
+void walk_exprs(const Expr& e, const std::function<void(const Expr&)>& f) {
+  ExprWalker(f).visit(e);
+}
 
-Expr substitute(const Expr& e, const VarMap& map) { return map.empty() ? e : VarSubstituter(map).mutate(e); }
-Stmt substitute(const Stmt& s, const VarMap& map) { return map.empty() ? s : VarSubstituter(map).mutate(s); }
+Expr substitute(const Expr& e, const VarMap& map) {
+  return map.empty() ? e : VarSubstituter(map).mutate(e);
+}
+Stmt substitute(const Stmt& s, const VarMap& map) {
+  return map.empty() ? s : VarSubstituter(map).mutate(s);
+}
 Stmt substitute_buffers(const Stmt& s, const BufferMap& map) {
   return map.empty() ? s : BufferSubstituter(map).mutate(s);
 }

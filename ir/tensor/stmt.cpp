@@ -29,15 +29,21 @@ std::string_view for_kind_name(ForKind kind) {
   return "?";
 }
 
-std::string_view iter_kind_name(IterKind kind) { return kind == IterKind::kSpatial ? "spatial" : "reduce"; }
+std::string_view iter_kind_name(IterKind kind) {
+  return kind == IterKind::kSpatial ? "spatial" : "reduce";
+}
 
 bool is_thread_tag(std::string_view tag) {
   for (std::string_view t : kThreadTags)
     if (t == tag) return true;
   return false;
 }
-bool is_block_idx(std::string_view tag) { return is_thread_tag(tag) && tag.starts_with("blockIdx."); }
-bool is_thread_idx(std::string_view tag) { return is_thread_tag(tag) && tag.starts_with("threadIdx."); }
+bool is_block_idx(std::string_view tag) {
+  return is_thread_tag(tag) && tag.starts_with("blockIdx.");
+}
+bool is_thread_idx(std::string_view tag) {
+  return is_thread_tag(tag) && tag.starts_with("threadIdx.");
+}
 
 bool BlockNode::is_reduction() const {
   for (const IterVar& iv : iter_vars)
@@ -65,7 +71,9 @@ Stmt make_store(Buffer buffer, Expr value, std::vector<Expr> indices) {
   return make_ref<StoreNode>(std::move(buffer), std::move(value), std::move(indices));
 }
 
-Stmt make_allocate(Buffer buffer, Stmt body) { return make_ref<AllocateNode>(std::move(buffer), std::move(body)); }
+Stmt make_allocate(Buffer buffer, Stmt body) {
+  return make_ref<AllocateNode>(std::move(buffer), std::move(body));
+}
 
 Stmt make_if(Expr cond, Stmt then_case, Stmt else_case) {
   TESSEL_ICHECK(cond.defined() && cond->dtype == DType::kBool) << "if condition must be bool";
@@ -86,7 +94,9 @@ Stmt make_seq(std::vector<Stmt> stmts) {
   return make_ref<SeqNode>(std::move(flat));
 }
 
-Stmt make_barrier() { return make_ref<BarrierNode>(); }
+Stmt make_barrier() {
+  return make_ref<BarrierNode>();
+}
 
 Stmt with_body(const ForNode& loop, Stmt body) {
   return make_for(loop.var, loop.min, loop.extent, loop.for_kind, std::move(body), loop.thread_tag,

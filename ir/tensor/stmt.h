@@ -40,8 +40,13 @@ struct ForNode : StmtNode {
   static constexpr StmtKind kKind = StmtKind::kFor;
   ForNode(Var var, Expr min, Expr extent, ForKind for_kind, std::string thread_tag, Annotations annotations,
           Stmt body)
-      : StmtNode(kKind), var(std::move(var)), min(std::move(min)), extent(std::move(extent)),
-        for_kind(for_kind), thread_tag(std::move(thread_tag)), annotations(std::move(annotations)),
+      : StmtNode(kKind),
+        var(std::move(var)),
+        min(std::move(min)),
+        extent(std::move(extent)),
+        for_kind(for_kind),
+        thread_tag(std::move(thread_tag)),
+        annotations(std::move(annotations)),
         body(std::move(body)) {}
   const Var var;
   const Expr min, extent;
@@ -63,7 +68,8 @@ struct StoreNode : StmtNode {
 // The buffer lives for the body; its scope is the buffer's.
 struct AllocateNode : StmtNode {
   static constexpr StmtKind kKind = StmtKind::kAllocate;
-  AllocateNode(Buffer buffer, Stmt body) : StmtNode(kKind), buffer(std::move(buffer)), body(std::move(body)) {}
+  AllocateNode(Buffer buffer, Stmt body)
+      : StmtNode(kKind), buffer(std::move(buffer)), body(std::move(body)) {}
   const Buffer buffer;
   const Stmt body;
 };
@@ -71,7 +77,9 @@ struct AllocateNode : StmtNode {
 struct IfThenElseNode : StmtNode {
   static constexpr StmtKind kKind = StmtKind::kIfThenElse;
   IfThenElseNode(Expr cond, Stmt then_case, Stmt else_case)
-      : StmtNode(kKind), cond(std::move(cond)), then_case(std::move(then_case)),
+      : StmtNode(kKind),
+        cond(std::move(cond)),
+        then_case(std::move(then_case)),
         else_case(std::move(else_case)) {}
   const Expr cond;
   const Stmt then_case;
@@ -121,10 +129,17 @@ struct BlockNode : StmtNode {
   BlockNode(std::string name, std::vector<IterVar> iter_vars, std::vector<Expr> iter_values, Expr predicate,
             std::vector<BufferRegion> reads, std::vector<BufferRegion> writes, Stmt init, Stmt body,
             std::vector<Buffer> alloc_buffers, Annotations annotations)
-      : StmtNode(kKind), name(std::move(name)), iter_vars(std::move(iter_vars)),
-        iter_values(std::move(iter_values)), predicate(std::move(predicate)), reads(std::move(reads)),
-        writes(std::move(writes)), init(std::move(init)), body(std::move(body)),
-        alloc_buffers(std::move(alloc_buffers)), annotations(std::move(annotations)) {}
+      : StmtNode(kKind),
+        name(std::move(name)),
+        iter_vars(std::move(iter_vars)),
+        iter_values(std::move(iter_values)),
+        predicate(std::move(predicate)),
+        reads(std::move(reads)),
+        writes(std::move(writes)),
+        init(std::move(init)),
+        body(std::move(body)),
+        alloc_buffers(std::move(alloc_buffers)),
+        annotations(std::move(annotations)) {}
   const std::string name;
   const std::vector<IterVar> iter_vars;
   const std::vector<Expr> iter_values;

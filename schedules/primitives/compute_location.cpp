@@ -70,7 +70,8 @@ std::optional<std::vector<IntSet>> relaxed_access(const PrimFunc& func, const Bl
   if (buffer->scope == MemScope::kShared) {
     for (const Stmt& s : loops_above(func, &block)) {
       const ForNode& f = *s.as<ForNode>();
-      if (f.for_kind == ForKind::kThreadBound && is_thread_idx(f.thread_tag)) relax[f.var.get()] = {f.min, f.extent};
+      if (f.for_kind == ForKind::kThreadBound && is_thread_idx(f.thread_tag))
+        relax[f.var.get()] = {f.min, f.extent};
     }
   }
   std::vector<std::vector<IntSet>> sets;

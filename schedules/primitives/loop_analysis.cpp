@@ -47,7 +47,8 @@ void check_data_parallel(const ForNode& loop, const std::string& primitive) {
   for (const BlockNode* block : blocks_below(loop.body)) {
     bool binds = false;
     for (size_t i = 0; i < block->iter_vars.size() && !binds; ++i)
-      binds = block->iter_vars[i].kind == IterKind::kSpatial && uses_var(block->iter_values[i], loop.var.get());
+      binds =
+          block->iter_vars[i].kind == IterKind::kSpatial && uses_var(block->iter_values[i], loop.var.get());
     if (binds) continue;
     throw ScheduleError(primitive + ".not_data_parallel",
                         primitive + ": block " + block->name + " under " + describe_loop(loop) +

@@ -229,7 +229,8 @@ PrimitiveResult decompose_reduction(const PrimFunc& func, const std::string& blo
       throw ScheduleError(kP + ".repeating_loop",
                           "loop '" + f.var->name + "' binds no variable of block '" + block +
                               "': the block's updates repeat in each of its iterations, and with the init "
-                              "moved before loop '" + loop->name + "' they would accumulate more than once");
+                              "moved before loop '" +
+                              loop->name + "' they would accumulate more than once");
     if (!spatial) {
       if (uses_var(r.predicate, f.var.get()))
         throw ScheduleError(kP + ".predicated", "the predicate of block '" + block +

@@ -28,7 +28,8 @@ namespace {
 
 std::string single_model(Args& args, const char* command) {
   std::vector<std::string> pos = args.positionals();
-  TESSEL_USER_CHECK(pos.size() == 1, Span{}) << command << " takes one model file (see tessel " << command << " --help)";
+  TESSEL_USER_CHECK(pos.size() == 1, Span{})
+      << command << " takes one model file (see tessel " << command << " --help)";
   return pos[0];
 }
 
@@ -84,7 +85,8 @@ int cmd_run(Args& args) {
       << "pass --reference (the reference executor) or --tir (the tensor IR interpreter)";
   TESSEL_USER_CHECK(tir || !fusion, Span{}) << "--fusion applies to --tir only";
   graph::Graph g = driver::load_graph(path, options);
-  std::vector<Tensor> inputs = inputs_dir ? driver::load_inputs(g, *inputs_dir) : driver::random_inputs(g, seed);
+  std::vector<Tensor> inputs =
+      inputs_dir ? driver::load_inputs(g, *inputs_dir) : driver::random_inputs(g, seed);
   std::vector<Tensor> outputs;
   if (tir) {
     driver::bind_shape_inputs(g, inputs);  // shape parameters given as inputs become constants
@@ -136,7 +138,9 @@ int cmd_version(Args& args) {
             << "XGBoost " << tune::xgboost_version() << "\n"
             << "protobuf " << google::protobuf::internal::VersionString(GOOGLE_PROTOBUF_VERSION) << "\n"
             << "host " << cpu.triple << " cpu " << cpu.cpu << ", " << cpu.features.size() << " features"
-            << (std::find(cpu.features.begin(), cpu.features.end(), "+avx512f") != cpu.features.end() ? " (AVX-512)" : "")
+            << (std::find(cpu.features.begin(), cpu.features.end(), "+avx512f") != cpu.features.end()
+                    ? " (AVX-512)"
+                    : "")
             << "\n";
   return 0;
 }

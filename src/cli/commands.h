@@ -11,7 +11,8 @@ int cmd_conformance(Args& args);
 int cmd_lower(Args& args);
 int cmd_version(Args& args);
 
-inline constexpr const char* kInspectHelp = R"(usage: tessel inspect MODEL.onnx [--input-shape NAME=DxDxD ...] [--print]
+inline constexpr const char* kInspectHelp =
+    R"(usage: tessel inspect MODEL.onnx [--input-shape NAME=DxDxD ...] [--print]
 
 Prints the op histogram, the inputs and outputs with their shapes, the
 parameter count and bytes, and the FLOPs of each node and in total.
@@ -21,7 +22,8 @@ parameter count and bytes, and the FLOPs of each node and in total.
   --print-after-all                print the graph IR after every pass
 )";
 
-inline constexpr const char* kRunHelp = R"(usage: tessel run MODEL.onnx --reference|--tir [--fusion none|simple] [--inputs DIR]
+inline constexpr const char* kRunHelp =
+    R"(usage: tessel run MODEL.onnx --reference|--tir [--fusion none|simple] [--inputs DIR]
                   [--out DIR] [--seed S] [--input-shape NAME=DxDxD ...]
 
 Runs the model with the reference executor (the naive, obviously-correct
@@ -39,7 +41,8 @@ IR and run on the tensor IR interpreter.
   --verify                         run the graph verifier after every pass
 )";
 
-inline constexpr const char* kConformanceHelp = R"(usage: tessel conformance DIR [--list FILE] [--target reference|tir] [--fusion none|simple]
+inline constexpr const char* kConformanceHelp =
+    R"(usage: tessel conformance DIR [--list FILE] [--target reference|tir] [--fusion none|simple]
                           [--timeout SECONDS]
 
 Runs ONNX operator conformance cases: each case folder in DIR holds model.onnx
@@ -56,7 +59,8 @@ line, and the run closes with "N passed, N failed". Exit code 1 if any failed.
   --timeout S     per-case limit in seconds (default 120)
 )";
 
-inline constexpr const char* kLowerHelp = R"(usage: tessel lower MODEL.onnx [--input-shape NAME=DxDxD ...] [--fusion none|simple]
+inline constexpr const char* kLowerHelp =
+    R"(usage: tessel lower MODEL.onnx [--input-shape NAME=DxDxD ...] [--fusion none|simple]
                     [--node NAME] [--print]
 
 Groups the model's nodes into PrimFuncs and lowers each group to the tensor

@@ -95,7 +95,8 @@ std::string run_isolated(const std::string& case_dir, const ConformanceOptions& 
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(o.case_timeout_s);
   char buf[4096];
   while (true) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       kill(pid, SIGKILL);
       text = "timed out after " + std::to_string(int(o.case_timeout_s)) + " s";
@@ -171,11 +172,14 @@ std::string run_conformance_case(const std::string& case_dir, const std::string&
     if (!e.is_directory() || e.path().filename().string().rfind("test_data_set_", 0) != 0) continue;
     ++sets;
     std::vector<Tensor> inputs, expected;
-    for (const fs::path& p : numbered_pbs(e.path(), "input")) inputs.push_back(onnx_frontend::load_tensor_pb(p.string()));
-    for (const fs::path& p : numbered_pbs(e.path(), "output")) expected.push_back(onnx_frontend::load_tensor_pb(p.string()));
+    for (const fs::path& p : numbered_pbs(e.path(), "input"))
+      inputs.push_back(onnx_frontend::load_tensor_pb(p.string()));
+    for (const fs::path& p : numbered_pbs(e.path(), "output"))
+      expected.push_back(onnx_frontend::load_tensor_pb(p.string()));
     std::vector<Tensor> outputs = run_on_target(dir / "model.onnx", inputs, target, fusion);
     if (outputs.size() != expected.size())
-      return "produced " + std::to_string(outputs.size()) + " outputs, expected " + std::to_string(expected.size());
+      return "produced " + std::to_string(outputs.size()) + " outputs, expected " +
+             std::to_string(expected.size());
     for (size_t i = 0; i < outputs.size(); ++i) {
       std::string diff = compare_tensors(outputs[i], expected[i], tol);
       if (!diff.empty()) return e.path().filename().string() + " output " + std::to_string(i) + ": " + diff;
@@ -190,8 +194,8 @@ int run_conformance(const ConformanceOptions& o, std::ostream& out) {
   int passed = 0, failed = 0;
   for (const std::string& name : case_names(o)) {
     fs::path case_dir = fs::path(o.dir) / name;
-    std::string verdict = fs::is_directory(case_dir) ? run_isolated(case_dir.string(), o)
-                                                     : "no such case folder";
+    std::string verdict =
+        fs::is_directory(case_dir) ? run_isolated(case_dir.string(), o) : "no such case folder";
     if (verdict.empty()) {
       ++passed;
       out << "PASS " << name << "\n";

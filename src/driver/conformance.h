@@ -11,8 +11,8 @@
 namespace tessel::driver {
 
 struct ConformanceOptions {
-  std::string dir;        // the folder of case folders
-  std::string list_file;  // one case name a line; empty: every case in dir
+  std::string dir;                   // the folder of case folders
+  std::string list_file;             // one case name a line; empty: every case in dir
   std::string target = "reference";  // "reference" | "tir"
   std::string fusion = "none";       // grouping of the tir target: "none" | "simple"
   double case_timeout_s = 120;

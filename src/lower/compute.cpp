@@ -28,11 +28,19 @@ Expr combiner_identity(Combiner c, DType dtype) {
     case Combiner::kMax:
       if (is_float(dtype)) return float_imm(-std::numeric_limits<double>::infinity(), dtype);
       if (dtype == DType::kBool) return bool_imm(false);
-      return int_imm(dtype == DType::kU8 ? 0 : dtype == DType::kI8 ? INT8_MIN : dtype == DType::kI32 ? INT32_MIN : INT64_MIN, dtype);
+      return int_imm(dtype == DType::kU8    ? 0
+                     : dtype == DType::kI8  ? INT8_MIN
+                     : dtype == DType::kI32 ? INT32_MIN
+                                            : INT64_MIN,
+                     dtype);
     case Combiner::kMin:
       if (is_float(dtype)) return float_imm(std::numeric_limits<double>::infinity(), dtype);
       if (dtype == DType::kBool) return bool_imm(true);
-      return int_imm(dtype == DType::kU8 ? 255 : dtype == DType::kI8 ? INT8_MAX : dtype == DType::kI32 ? INT32_MAX : INT64_MAX, dtype);
+      return int_imm(dtype == DType::kU8    ? 255
+                     : dtype == DType::kI8  ? INT8_MAX
+                     : dtype == DType::kI32 ? INT32_MAX
+                                            : INT64_MAX,
+                     dtype);
   }
   return {};
 }
@@ -71,12 +79,14 @@ Stmt nest_block(const std::string& name, std::vector<IterVar> iter_vars, Stmt in
   std::vector<Var> loops;
   std::vector<Expr> values;
   for (size_t i = 0; i < iter_vars.size(); ++i) {
-    loops.push_back(var(iter_vars[i].kind == IterKind::kSpatial ? "i" + std::to_string(i) : "k" + std::to_string(i)));
+    loops.push_back(
+        var(iter_vars[i].kind == IterKind::kSpatial ? "i" + std::to_string(i) : "k" + std::to_string(i)));
     values.push_back(loops.back());
   }
   BlockNode proto(name, iter_vars, values, bool_imm(true), {}, {}, init, body, {}, {});
   Stmt s = with_detected_regions(proto);
-  for (size_t i = iter_vars.size(); i-- > 0;) s = make_for(loops[i], int_imm(0), iter_vars[i].dom.extent, ForKind::kSerial, s);
+  for (size_t i = iter_vars.size(); i-- > 0;)
+    s = make_for(loops[i], int_imm(0), iter_vars[i].dom.extent, ForKind::kSerial, s);
   return s;
 }
 
@@ -110,8 +120,8 @@ TensorExpr LowerContext::compute(const std::string& name, const std::vector<int6
 }
 
 TensorExpr LowerContext::reduce(const std::string& name, const std::vector<int64_t>& shape, DType dtype,
-                                const std::vector<int64_t>& reduce_extents, Combiner combiner, const ReduceFn& value,
-                                Expr init) {
+                                const std::vector<int64_t>& reduce_extents, Combiner combiner,
+                                const ReduceFn& value, Expr init) {
   Expr start = init.defined() ? init : combiner_identity(combiner, dtype);
   // An empty reduction domain never reaches the init (it runs at the first
   // reduction iteration): the result is the start value, a complete block.

@@ -18,8 +18,8 @@ using IndexFn = std::function<tir::Expr(const std::vector<tir::Expr>& indices)>;
 struct TensorExpr {
   std::vector<int64_t> shape;
   DType dtype = DType::kF32;
-  IndexFn at;           // the element at indices (one i64 Expr per dimension)
-  tir::Buffer buffer;   // set when the value is materialised in a buffer (then `at` loads from it)
+  IndexFn at;          // the element at indices (one i64 Expr per dimension)
+  tir::Buffer buffer;  // set when the value is materialised in a buffer (then `at` loads from it)
 
   int rank() const { return int(shape.size()); }
 };
@@ -40,12 +40,14 @@ class LowerContext {
   TensorExpr input(const std::string& name, DType dtype, const std::vector<int64_t>& shape);
 
   // A block `name` writing a new buffer: out[i...] = value(i...).
-  TensorExpr compute(const std::string& name, const std::vector<int64_t>& shape, DType dtype, const IndexFn& value);
+  TensorExpr compute(const std::string& name, const std::vector<int64_t>& shape, DType dtype,
+                     const IndexFn& value);
 
   // A reduction block: out[s...] = combine over r... of value(s..., r...),
   // starting from the combiner's identity (or `init` when given). With an
   // empty reduction domain (an extent 0) it is a complete block writing that start.
-  using ReduceFn = std::function<tir::Expr(const std::vector<tir::Expr>& spatial, const std::vector<tir::Expr>& reduce)>;
+  using ReduceFn =
+      std::function<tir::Expr(const std::vector<tir::Expr>& spatial, const std::vector<tir::Expr>& reduce)>;
   TensorExpr reduce(const std::string& name, const std::vector<int64_t>& shape, DType dtype,
                     const std::vector<int64_t>& reduce_extents, Combiner combiner, const ReduceFn& value,
                     tir::Expr init = {});

@@ -90,7 +90,8 @@ class ThreadBlockSync : public StmtMutator {
 bool has_bound_loop(const Stmt& s, bool (*is_tag)(std::string_view)) {
   bool found = false;
   walk(s, [&](const Stmt& x) {
-    if (const ForNode* f = x.as<ForNode>(); f && f->for_kind == ForKind::kThreadBound && is_tag(f->thread_tag))
+    if (const ForNode* f = x.as<ForNode>();
+        f && f->for_kind == ForKind::kThreadBound && is_tag(f->thread_tag))
       found = true;
     return !found;
   });

@@ -27,9 +27,11 @@ const LowerFn* LoweringRegistry::find(const std::string& op) const {
   return it == fns_.end() ? nullptr : &it->second;
 }
 
-std::vector<TensorExpr> lower_node(LowerContext& ctx, const graph::Node& node, const std::vector<TensorExpr>& inputs) {
+std::vector<TensorExpr> lower_node(LowerContext& ctx, const graph::Node& node,
+                                   const std::vector<TensorExpr>& inputs) {
   const LowerFn* fn = LoweringRegistry::global().find(node.op);
-  TESSEL_USER_CHECK(fn, node.span()) << "op " << node.op << " has no compute definition yet (tensor IR lowering)";
+  TESSEL_USER_CHECK(fn, node.span()) << "op " << node.op
+                                     << " has no compute definition yet (tensor IR lowering)";
   std::vector<TensorExpr> outputs = (*fn)(ctx, node, inputs);
   TESSEL_ICHECK(outputs.size() <= node.outputs.size()) << node.op << " lowered to too many outputs";
   return outputs;

@@ -36,6 +36,7 @@ void register_nn_lowerings(LoweringRegistry& r);
 void register_reduce_lowerings(LoweringRegistry& r);
 
 // Lowers one node: a user error naming the node when its op has no lowering.
-std::vector<TensorExpr> lower_node(LowerContext& ctx, const graph::Node& node, const std::vector<TensorExpr>& inputs);
+std::vector<TensorExpr> lower_node(LowerContext& ctx, const graph::Node& node,
+                                   const std::vector<TensorExpr>& inputs);
 
 }  // namespace tessel::lower

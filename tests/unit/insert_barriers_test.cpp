@@ -55,7 +55,8 @@ TEST(InsertBarriers, RawAndWarBarriersInTheSteppingLoop) {
             std::string::npos)
       << text;
   size_t count = 0;
-  for (size_t at = text.find("barrier()"); at != std::string::npos; at = text.find("barrier()", at + 1)) ++count;
+  for (size_t at = text.find("barrier()"); at != std::string::npos; at = text.find("barrier()", at + 1))
+    ++count;
   EXPECT_EQ(count, 2u) << text;
 }
 

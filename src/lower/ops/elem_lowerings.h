@@ -43,7 +43,8 @@ TensorExpr index_map(const graph::Node& node, size_t i, IndexFn value);
 
 // The index of an input of shape in_shape read at output index out (numpy
 // broadcasting: trailing alignment, a dimension of extent 1 reads index 0).
-Index broadcast_index(const std::vector<int64_t>& in_shape, const Index& out, const std::vector<int64_t>& out_shape);
+Index broadcast_index(const std::vector<int64_t>& in_shape, const Index& out,
+                      const std::vector<int64_t>& out_shape);
 // in.at at the broadcast of out.
 tir::Expr at_broadcast(const TensorExpr& in, const Index& out, const std::vector<int64_t>& out_shape);
 

@@ -16,18 +16,18 @@ namespace {
 using BinaryFn = std::function<Expr(const Expr& a, const Expr& b, DType ct, const graph::Attrs& attrs)>;
 
 void add_binary(LoweringRegistry& r, const std::string& op, int uses, BinaryFn fn) {
-  add_injective(r, op,
-                [uses, fn](LowerContext& ctx, const graph::Node& node, const std::vector<TensorExpr>& in) {
-                  TensorExpr a = share(ctx, node, in[0], uses), b = share(ctx, node, in[1], uses);
-                  DType out = output_dtype(node);
-                  graph::Attrs attrs = node.attrs;
-                  std::vector<int64_t> shape = static_shape(node.outputs[0]->type, node.span());
-                  return std::vector<TensorExpr>{index_map(node, 0, [a, b, out, fn, attrs, shape](const Index& idx) {
-                    Expr x = at_broadcast(a, idx, shape), y = at_broadcast(b, idx, shape);
-                    DType ct = compute_dtype(x->dtype);
-                    return cast(out, fn(cast(ct, x), cast(ct, y), ct, attrs));
-                  })};
-                });
+  add_injective(
+      r, op, [uses, fn](LowerContext& ctx, const graph::Node& node, const std::vector<TensorExpr>& in) {
+        TensorExpr a = share(ctx, node, in[0], uses), b = share(ctx, node, in[1], uses);
+        DType out = output_dtype(node);
+        graph::Attrs attrs = node.attrs;
+        std::vector<int64_t> shape = static_shape(node.outputs[0]->type, node.span());
+        return std::vector<TensorExpr>{index_map(node, 0, [a, b, out, fn, attrs, shape](const Index& idx) {
+          Expr x = at_broadcast(a, idx, shape), y = at_broadcast(b, idx, shape);
+          DType ct = compute_dtype(x->dtype);
+          return cast(out, fn(cast(ct, x), cast(ct, y), ct, attrs));
+        })};
+      });
 }
 
 // b with -1 replaced by 1, so that a division never computes MIN / -1.
@@ -91,21 +91,21 @@ void register_pow(LoweringRegistry& r) {
 // after each step (as the reference keeps it in the output).
 void add_variadic(LoweringRegistry& r, const std::string& op,
                   std::function<Expr(const Expr&, const Expr&)> fn, bool mean = false) {
-  add_injective(r, op,
-                [fn, mean](LowerContext& ctx, const graph::Node& node, const std::vector<TensorExpr>& in) {
-                  std::vector<TensorExpr> xs;
-                  for (const TensorExpr& t : in) xs.push_back(share(ctx, node, t, 2));
-                  DType out = output_dtype(node);
-                  std::vector<int64_t> shape = static_shape(node.outputs[0]->type, node.span());
-                  return std::vector<TensorExpr>{index_map(node, 0, [xs, out, fn, mean, shape](const Index& idx) {
-                    DType ct = compute_dtype(out);
-                    Expr v = at_broadcast(xs[0], idx, shape);
-                    for (size_t k = 1; k < xs.size(); ++k)
-                      v = cast(out, fn(cast(ct, v), cast(ct, at_broadcast(xs[k], idx, shape))));
-                    if (!mean) return v;
-                    return cast(out, div(cast(DType::kF64, v), fconst(DType::kF64, double(xs.size()))));
-                  })};
-                });
+  add_injective(
+      r, op, [fn, mean](LowerContext& ctx, const graph::Node& node, const std::vector<TensorExpr>& in) {
+        std::vector<TensorExpr> xs;
+        for (const TensorExpr& t : in) xs.push_back(share(ctx, node, t, 2));
+        DType out = output_dtype(node);
+        std::vector<int64_t> shape = static_shape(node.outputs[0]->type, node.span());
+        return std::vector<TensorExpr>{index_map(node, 0, [xs, out, fn, mean, shape](const Index& idx) {
+          DType ct = compute_dtype(out);
+          Expr v = at_broadcast(xs[0], idx, shape);
+          for (size_t k = 1; k < xs.size(); ++k)
+            v = cast(out, fn(cast(ct, v), cast(ct, at_broadcast(xs[k], idx, shape))));
+          if (!mean) return v;
+          return cast(out, div(cast(DType::kF64, v), fconst(DType::kF64, double(xs.size()))));
+        })};
+      });
 }
 
 void register_arithmetic(LoweringRegistry& r) {

@@ -83,7 +83,8 @@ TensorExpr index_map(const graph::Node& node, size_t i, IndexFn value) {
 // every other dimension reads the output's index, so that an elementwise op
 // reads its operands at exactly its own iteration variables (what
 // reverse_compute_at and reverse_compute_inline recognise).
-Index broadcast_index(const std::vector<int64_t>& in_shape, const Index& out, const std::vector<int64_t>& out_shape) {
+Index broadcast_index(const std::vector<int64_t>& in_shape, const Index& out,
+                      const std::vector<int64_t>& out_shape) {
   TESSEL_ICHECK(in_shape.size() <= out.size() && out.size() == out_shape.size())
       << "broadcast of rank " << in_shape.size() << " to " << out.size();
   size_t lead = out.size() - in_shape.size();
