@@ -38,14 +38,15 @@ std::vector<TensorExpr> lower_matmul(LowerContext& ctx, const graph::Node& node,
   DType t = accum_dtype(a.dtype);
   auto value = [=](const std::vector<Expr>& s, const std::vector<Expr>& r) {
     std::vector<Expr> batch(s.begin(), s.begin() + long(batch_rank));
+    std::vector<int64_t> batch_shape(out.begin(), out.begin() + long(batch_rank));
     std::vector<Expr> ai, bi;
     if (a_matrix) {
-      ai = broadcast_indices(std::vector<int64_t>(a.shape.begin(), a.shape.end() - 2), batch);
+      ai = broadcast_indices(std::vector<int64_t>(a.shape.begin(), a.shape.end() - 2), batch, batch_shape);
       ai.push_back(s[batch_rank]);
     }
     ai.push_back(r[0]);
     if (b_matrix) {
-      bi = broadcast_indices(std::vector<int64_t>(b.shape.begin(), b.shape.end() - 2), batch);
+      bi = broadcast_indices(std::vector<int64_t>(b.shape.begin(), b.shape.end() - 2), batch, batch_shape);
       bi.push_back(r[0]);
       bi.push_back(s.back());
     } else {
@@ -93,7 +94,7 @@ std::vector<TensorExpr> lower_gemm(LowerContext& ctx, const graph::Node& node,
   y.dtype = a.dtype;
   y.at = [=](const std::vector<Expr>& idx) {
     Expr v = scaled(acc.at(idx), alpha);
-    if (with_c) v = v + scaled(cast(t, c.at(broadcast_indices(c.shape, idx))), beta);
+    if (with_c) v = v + scaled(cast(t, c.at(broadcast_indices(c.shape, idx, out))), beta);
     return cast(a.dtype, v);
   };
   return {y};

@@ -43,12 +43,17 @@ Expr window_index(const Expr& o, int64_t stride, int64_t pad, const Expr& k, int
   return i + (dilation == 1 ? k : k * dilation);
 }
 
-std::vector<Expr> broadcast_indices(const std::vector<int64_t>& shape, const std::vector<Expr>& target) {
-  TESSEL_ICHECK(shape.size() <= target.size())
+std::vector<Expr> broadcast_indices(const std::vector<int64_t>& shape, const std::vector<Expr>& target,
+                                    const std::vector<int64_t>& target_shape) {
+  TESSEL_ICHECK(shape.size() <= target.size() &&
+                (target_shape.empty() || target_shape.size() == target.size()))
       << "broadcast of rank " << shape.size() << " to " << target.size();
   size_t skip = target.size() - shape.size();
   std::vector<Expr> out;
-  for (size_t i = 0; i < shape.size(); ++i) out.push_back(shape[i] == 1 ? int_imm(0) : target[skip + i]);
+  for (size_t i = 0; i < shape.size(); ++i) {
+    bool broadcast = shape[i] == 1 && (target_shape.empty() || target_shape[skip + i] != 1);
+    out.push_back(broadcast ? int_imm(0) : target[skip + i]);
+  }
   return out;
 }
 

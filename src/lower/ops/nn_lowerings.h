@@ -61,8 +61,11 @@ class GuardedRead {
 tir::Expr window_index(const tir::Expr& o, int64_t stride, int64_t pad, const tir::Expr& k, int64_t dilation);
 
 // The indices of a tensor of `shape` broadcast (numpy, right-aligned) to the
-// indices `target` of a tensor of higher or equal rank: size-1 dimensions read 0.
+// indices `target` of a tensor of higher or equal rank: size-1 dimensions read
+// 0, except where `target_shape` (when given) is 1 too: those read the target's
+// index, so that a same-shape operand reads at exactly its iteration variables.
 std::vector<tir::Expr> broadcast_indices(const std::vector<int64_t>& shape,
-                                         const std::vector<tir::Expr>& target);
+                                         const std::vector<tir::Expr>& target,
+                                         const std::vector<int64_t>& target_shape = {});
 
 }  // namespace tessel::lower::nn
