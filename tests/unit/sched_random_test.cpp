@@ -6,7 +6,8 @@
 // fetch by the thread block's threads (ko outside the thread loops, or inside
 // them with the fetch bound to the same tags), a local accumulator,
 // insert_barriers: without the barriers the cooperative schedules fail, since
-// the threads read what others fetched). Each result interprets equal to
+// the threads read what others fetched). Each result, and the result of
+// flatten_blocks on it, interprets equal to
 // the unscheduled function in every thread order, and its trace, through JSON,
 // replays on a freshly lowered function to a structurally equal one; with one
 // tile decision mutated it replays to another correct function or is rejected.
@@ -15,6 +16,7 @@
 
 #include "ir/tensor/structural.h"
 #include "schedules/primitives/loop_primitives.h"
+#include "src/lower/flatten_blocks.h"
 #include "src/lower/insert_barriers.h"
 #include "tests/unit/sched_workloads_util.h"
 
@@ -417,6 +419,13 @@ void run_one(Workload w, Style style, uint64_t seed, const Reference& ref, RunRe
   std::string problem = check_against(ref, scheduled, style == Style::kGpu, kAllOrders);
   if (!problem.empty()) {
     ADD_FAILURE() << problem << "\n" << repro << first_bad_step(w, style, sch.trace(), ref);
+    return;
+  }
+  // The first lowering pass after scheduling keeps the result.
+  tir::PrimFunc flat = lower::flatten_blocks(scheduled);
+  problem = check_against(ref, flat, style == Style::kGpu, kAllOrders);
+  if (!problem.empty()) {
+    ADD_FAILURE() << "after flatten_blocks: " << problem << "\n" << repro << scheduled << "\n" << flat;
     return;
   }
   Schedule fresh(lower_workload(w, Shapes::small()));
