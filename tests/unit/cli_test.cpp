@@ -17,6 +17,7 @@
 
 #include "src/driver/npy.h"
 #include "src/frontend/onnx/tensor_proto.h"
+#include "tests/unit/cli_runner.h"
 
 namespace tessel {
 namespace {
@@ -42,40 +43,12 @@ class TempDir {
   fs::path path_;
 };
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
+using cli_test::quote;
+using cli_test::read_file;
+using cli_test::Result;
 
-std::string quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
-
-// Runs `tessel ARGS...` with a time limit and 4 GiB of address space: a hang
-// shows as code 124, a crash as 128 + the signal, and an allocation that the
-// input does not justify as "out of memory".
 Result tessel(const std::vector<std::string>& args) {
-  fs::path base = fs::temp_directory_path() / ("tessel_cli_run_" + std::to_string(::getpid()));
-  std::string cmd = "ulimit -v 4194304; timeout 120 " + quote(TESSEL_BINARY);
-  for (const std::string& a : args) cmd += " " + quote(a);
-  cmd += " >" + quote(base.string() + ".out") + " 2>" + quote(base.string() + ".err") + " </dev/null";
-  int status = std::system(cmd.c_str());
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = read_file(base.string() + ".out");
-  r.err = read_file(base.string() + ".err");
-  fs::remove(base.string() + ".out");
-  fs::remove(base.string() + ".err");
-  return r;
+  return cli_test::run_tessel(args);
 }
 
 bool contains(const std::string& text, const std::string& part) {

@@ -18,37 +18,19 @@
 #include "src/driver/conformance.h"
 #include "src/driver/npy.h"
 #include "src/frontend/onnx/tensor_proto.h"
+#include "tests/unit/cli_runner.h"
 
 namespace tessel {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
+using cli_test::read_file;
+using cli_test::Result;
 
 // Runs `tessel ARGS` (a shell command line; the tests' paths need no quoting).
 Result tessel(const std::string& args) {
-  fs::path base = fs::temp_directory_path() / ("tessel_lower_cli_" + std::to_string(::getpid()));
-  std::string cmd = "timeout 120 '" + std::string(TESSEL_BINARY) + "' " + args + " >'" + base.string() +
-                    ".out' 2>'" + base.string() + ".err' </dev/null";
-  int status = std::system(cmd.c_str());
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = read_file(base.string() + ".out");
-  r.err = read_file(base.string() + ".err");
-  fs::remove(base.string() + ".out");
-  fs::remove(base.string() + ".err");
-  return r;
+  return cli_test::run_tessel_line(args);
 }
 
 Result tessel_on_tiny_cnn(const std::string& command, const std::string& args) {

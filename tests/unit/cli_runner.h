@@ -1,0 +1,61 @@
+// Runs the `tessel` binary (TESSEL_BINARY) as a separate process for the CLI
+// tests: exit code, stdout and stderr, under a time limit and 4 GiB of address
+// space, so that a hang shows as code 124, a crash as 128 + the signal, and an
+// allocation the input does not justify as "out of memory".
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace tessel::cli_test {
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+inline std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream os;
+  os << in.rdbuf();
+  return os.str();
+}
+
+// s as one single-quoted shell word.
+inline std::string quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// Runs `tessel ARGS`, where args is already a shell command line.
+inline Result run_tessel_line(const std::string& args) {
+  std::filesystem::path base =
+      std::filesystem::temp_directory_path() / ("tessel_cli_run_" + std::to_string(::getpid()));
+  std::string cmd = "ulimit -v 4194304; timeout 120 " + quote(TESSEL_BINARY) + " " + args + " >" +
+                    quote(base.string() + ".out") + " 2>" + quote(base.string() + ".err") + " </dev/null";
+  int status = std::system(cmd.c_str());
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = read_file(base.string() + ".out");
+  r.err = read_file(base.string() + ".err");
+  std::filesystem::remove(base.string() + ".out");
+  std::filesystem::remove(base.string() + ".err");
+  return r;
+}
+
+// Runs `tessel ARGS...`, each argument quoted.
+inline Result run_tessel(const std::vector<std::string>& args) {
+  std::string line;
+  for (const std::string& a : args) line += (line.empty() ? "" : " ") + quote(a);
+  return run_tessel_line(line);
+}
+
+}  // namespace tessel::cli_test
