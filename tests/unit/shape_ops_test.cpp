@@ -174,5 +174,33 @@ TEST(ConstantOfShape, FillsWithValue) {
   EXPECT_EQ(infer(g, "ConstantOfShape", {s})->type.str(), "f32[?, ?]");
 }
 
+// Shape functions see types, not data: dimensions near 2^63 must give a user
+// error, never a signed overflow (the fuzzer's extreme seeds found these).
+TEST(ShapeFunctions, HugeDimensionsAreUserErrors) {
+  graph::Graph g;
+  graph::Value* big = g.add_input("big", type_of(DType::kF32, {INT64_MAX / 2, 4}));
+  expect_user_error(
+      [&] {
+        infer(g, "Flatten", {big}, attrs_of({{"axis", int64_t(2)}}));
+      },
+      "the_Flatten", "overflows int64");
+  expect_user_error(
+      [&] {
+        infer(g, "Tile", {big, g.add_constant("r", i64({4, 1}))});
+      },
+      "the_Tile", "more than 2^63 elements");
+  graph::Value* v = g.add_input("v", type_of(DType::kF32, {8}));
+  graph::Node* split =
+      g.add_node("Split", "the_Split", {v, g.add_constant("s", i64({INT64_MAX, 4}))}, {"a", "b"}, {});
+  expect_user_error([&] { graph::infer_node(*split); }, "the_Split", "sum past int64");
+  graph::Value* x = g.add_input("x", type_of(DType::kF32, {1, 1, 8, 8}));
+  graph::Value* w = g.add_input("w", type_of(DType::kF32, {1, 1, 3, 3}));
+  expect_user_error(
+      [&] {
+        infer(g, "Conv", {x, w}, attrs_of({{"pads", std::vector<int64_t>{INT64_MAX, 0, 0, 0}}}));
+      },
+      "the_Conv", "too large for a window");
+}
+
 }  // namespace
 }  // namespace tessel::movement_test

@@ -84,7 +84,7 @@ std::vector<int64_t> split_sizes(int64_t dim, const std::optional<std::vector<in
     int64_t sum = 0;
     for (int64_t s : *split) {
       TESSEL_USER_CHECK(s >= 0, span) << "'split' entries must be non-negative, got " << s;
-      sum += s;
+      TESSEL_USER_CHECK(!__builtin_add_overflow(sum, s, &sum), span) << "'split' entries sum past int64";
     }
     TESSEL_USER_CHECK(sum == dim, span)
         << "'split' sums to " << sum << " but the split axis has size " << dim;
@@ -93,7 +93,7 @@ std::vector<int64_t> split_sizes(int64_t dim, const std::optional<std::vector<in
   if (num_outputs > 0) {
     TESSEL_USER_CHECK(size_t(num_outputs) == n, span)
         << "num_outputs is " << num_outputs << " but the node has " << n << " outputs";
-    int64_t chunk = (dim + num_outputs - 1) / num_outputs;
+    int64_t chunk = dim / num_outputs + (dim % num_outputs != 0 ? 1 : 0);  // ceil, without overflow
     std::vector<int64_t> out;
     for (int64_t left = dim; out.size() < n; left -= out.back()) out.push_back(std::min(chunk, left));
     return out;

@@ -113,7 +113,10 @@ void infer_tile(InferContext& ctx) {
     TESSEL_USER_CHECK(r >= 0, ctx.span()) << "'repeats' must be non-negative, got " << r;
     Dim& dim = out.dims[d];
     if (r == 1) continue;
-    dim = r == 0 ? Dim::known(0) : dim.is_known() ? Dim::known(dim.value * r) : Dim::unknown();
+    int64_t tiled = 0;
+    TESSEL_USER_CHECK(!dim.is_known() || !__builtin_mul_overflow(dim.value, r, &tiled), ctx.span())
+        << "dimension " << d << " repeated " << r << " times has more than 2^63 elements";
+    dim = r == 0 ? Dim::known(0) : dim.is_known() ? Dim::known(tiled) : Dim::unknown();
   }
   ctx.set_output(0, out);
 }
@@ -134,10 +137,14 @@ void infer_depth_space(InferContext& ctx, bool to_space) {
   auto scale = [&](size_t d, bool up) {
     const Dim& dim = in.dims[d];
     if (!dim.is_known()) return;
-    int64_t f = d == 1 ? bs * bs : bs;
+    int64_t f = 0, scaled = 0;
+    TESSEL_USER_CHECK(!__builtin_mul_overflow(bs, d == 1 ? bs : 1, &f), ctx.span())
+        << "blocksize " << bs << " is too large";
     TESSEL_USER_CHECK(up || dim.value % f == 0, ctx.span())
         << "dimension " << d << " of " << in.str() << " is not divisible by " << f;
-    out.dims[d] = Dim::known(up ? dim.value * f : dim.value / f);
+    TESSEL_USER_CHECK(!up || !__builtin_mul_overflow(dim.value, f, &scaled), ctx.span())
+        << "dimension " << d << " of " << in.str() << " times " << f << " has more than 2^63 elements";
+    out.dims[d] = Dim::known(up ? scaled : dim.value / f);
   };
   scale(1, !to_space);
   scale(2, to_space);

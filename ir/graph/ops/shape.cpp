@@ -111,14 +111,15 @@ void infer_reshape(InferContext& ctx) {
 }
 
 // The product of dims[begin, end): known, the single unknown dim itself, or unknown.
-Dim product_dim(const std::vector<Dim>& dims, int begin, int end) {
+// A product past int64 is a user error (count_mul).
+Dim product_dim(const std::vector<Dim>& dims, int begin, int end, const Span& span) {
   int64_t p = 1;
   const Dim* unknown = nullptr;
   int unknowns = 0;
   for (int i = begin; i < end; ++i) {
     const Dim& d = dims[size_t(i)];
     if (d.is_known())
-      p *= d.value;
+      p = count_mul(p, d.value, span);
     else
       unknown = &d, ++unknowns;
   }
@@ -137,7 +138,7 @@ void infer_flatten(InferContext& ctx) {
   int a = int(axis < 0 ? axis + rank : axis);
   TensorType out;
   out.dtype = in.dtype;
-  out.dims = {product_dim(in.dims, 0, a), product_dim(in.dims, a, rank)};
+  out.dims = {product_dim(in.dims, 0, a, ctx.span()), product_dim(in.dims, a, rank, ctx.span())};
   ctx.set_output(0, out);
 }
 

@@ -45,6 +45,24 @@ void explicit_pads(const Attrs& attrs, WindowGeometry& g, const Span& span) {
   }
 }
 
+// Sizes, kernels, strides, dilations and pads below 2^30 keep every product
+// and sum of the geometry (at most two factors, a few terms) inside int64.
+constexpr int64_t kMaxWindowValue = int64_t{1} << 30;
+
+void check_window_limits(const WindowGeometry& g, const Span& span) {
+  auto check = [&](const std::vector<int64_t>& values, const char* what) {
+    for (int64_t v : values)
+      TESSEL_USER_CHECK(v < kMaxWindowValue, span)
+          << what << " " << v << " is too large for a window (the limit is 2^30)";
+  };
+  check(g.in, "input size");
+  check(g.kernel, "kernel size");
+  check(g.strides, "stride");
+  check(g.dilations, "dilation");
+  check(g.pad_begin, "pad");
+  check(g.pad_end, "pad");
+}
+
 int64_t ceil_div(int64_t a, int64_t b) {
   return (a + b - 1) / b;
 }
@@ -78,6 +96,7 @@ WindowGeometry window_geometry(const Attrs& attrs, const std::vector<int64_t>& i
   g.dilations = per_dim_attr(attrs, "dilations", n, 1, span);
   std::string mode = auto_pad_of(attrs, span);
   explicit_pads(attrs, g, span);
+  check_window_limits(g, span);
   g.out.assign(n, -1);
   for (int i = 0; i < int(n); ++i) {
     size_t d = size_t(i);
@@ -133,6 +152,10 @@ WindowGeometry conv_transpose_geometry(const Attrs& attrs, const std::vector<int
   std::string mode = auto_pad_of(attrs, span);
   std::vector<int64_t> out_pad = optional_ints(attrs, "output_padding", n, span);
   std::vector<int64_t> out_shape = optional_ints(attrs, "output_shape", n, span);
+  check_window_limits(g, span);
+  for (int64_t v : out_shape)
+    TESSEL_USER_CHECK(v < kMaxWindowValue, span)
+        << "output_shape " << v << " is too large (the limit is 2^30)";
   if (mode != "NOTSET") explicit_pads(Attrs{}, g, span);  // VALID: zero; SAME: computed below
   for (int i = 0; i < int(n); ++i) {
     size_t d = size_t(i);
