@@ -33,6 +33,15 @@ TEST(ElementwiseInfer, UnknownDimsAndRank) {
   EXPECT_FALSE(m->outputs[0]->type.rank_known);
 }
 
+// An omitted input in the middle of a variadic op (an empty name in ONNX) is
+// a user error, not a null input for the kernels (found by the fuzzer).
+TEST(ElementwiseInfer, VariadicInputsCannotBeOmitted) {
+  graph::Graph g;
+  graph::Value* a = g.add_input("a", TensorType(DType::kF32, {3}));
+  graph::Node* n = g.add_node("Max", "max", {a, nullptr, a}, {"y"});
+  expect_user_error([&] { graph::infer_node(*n); }, {"max", "input 1 is missing"});
+}
+
 TEST(ElementwiseInfer, ComparisonGivesBool) {
   Tensor a(DType::kI8, {2, 3}), b(DType::kI8, {3});
   OneNode one("Greater", {&a, &b});

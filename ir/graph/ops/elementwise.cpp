@@ -61,7 +61,10 @@ void infer_mod(InferContext& ctx) {
 InferFn variadic(TypeClass c) {
   return [c](InferContext& ctx) {
     std::vector<size_t> all;
-    for (size_t i = 0; i < ctx.num_inputs(); ++i) all.push_back(i);
+    for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+      TESSEL_USER_CHECK(ctx.has_input(i), ctx.span()) << "input " << i << " is missing (no input may be omitted)";
+      all.push_back(i);
+    }
     check_type_class(ctx, 0, c);
     check_same_dtype(ctx, all);
     set_broadcast_output(ctx, all, ctx.input(0).dtype);
