@@ -1,9 +1,9 @@
 // Host CPU detection through LLVM's TargetParser.
 #include "src/codegen/llvm/host_target.h"
 
-#include <llvm/Config/llvm-config.h>
 #include <llvm/ADT/StringMap.h>
 #include <llvm/ADT/StringRef.h>
+#include <llvm/Config/llvm-config.h>
 #include <llvm/TargetParser/Host.h>
 #include <llvm/TargetParser/Triple.h>
 
@@ -21,6 +21,8 @@ CpuTarget host_cpu_target() {
   return t;
 }
 
-std::string llvm_version() { return LLVM_VERSION_STRING; }
+std::string llvm_version() {
+  return LLVM_VERSION_STRING;
+}
 
 }  // namespace tessel::codegen

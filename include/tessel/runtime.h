@@ -1,0 +1,122 @@
+/* The C ABI of a model compiled by Tessel.
+ *
+ * `tessel compile model.onnx -o model.so` writes a self-contained shared
+ * library: the kernels, the execution plan and the weights, and the functions
+ * below. Link it (`cc app.c ./model.so`) or dlopen it; it needs only the C and
+ * C++ system libraries at run time.
+ *
+ *   tessel_model* m = tessel_model_load();
+ *   tessel_context* ctx = tessel_context_create(m);
+ *   tessel_tensor in = {x, TESSEL_F32, 4, shape}, out = {y, TESSEL_F32, 2, out_shape};
+ *   if (tessel_context_run(ctx, &in, 1, &out, 1) != 0) puts(tessel_last_error());
+ *   tessel_context_destroy(ctx);
+ *   tessel_model_unload(m);
+ *
+ * Functions that can fail return 0 (or a non-NULL pointer) on success and a
+ * non-zero TESSEL_ERR_* code (or NULL) on failure; tessel_last_error() then
+ * describes the failure. A model is read-only once loaded; a context owns the
+ * scratch memory of one run at a time, so two threads run concurrently with
+ * one context each. */
+#ifndef TESSEL_RUNTIME_H_
+#define TESSEL_RUNTIME_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped when a function or struct below changes incompatibly. */
+#define TESSEL_ABI_VERSION 1
+
+/* Element types; the values are part of the ABI (and of the plan format). */
+typedef enum tessel_dtype {
+  TESSEL_F32 = 0,
+  TESSEL_F16 = 1,
+  TESSEL_BF16 = 2,
+  TESSEL_F64 = 3,
+  TESSEL_I8 = 4,
+  TESSEL_U8 = 5,
+  TESSEL_I32 = 6,
+  TESSEL_I64 = 7,
+  TESSEL_BOOL = 8 /* one byte, 0 or 1 */
+} tessel_dtype;
+
+typedef enum tessel_status {
+  TESSEL_OK = 0,
+  TESSEL_ERR_INVALID_ARGUMENT = 1, /* NULL pointer, index out of range, wrong count */
+  TESSEL_ERR_SHAPE_MISMATCH = 2,   /* a tensor's rank or dimensions differ from the model's */
+  TESSEL_ERR_DTYPE_MISMATCH = 3,   /* a tensor's dtype differs from the model's */
+  TESSEL_ERR_OUT_OF_MEMORY = 4,
+  TESSEL_ERR_CORRUPT_MODEL = 5,    /* the embedded plan or weights fail their checks */
+  TESSEL_ERR_KERNEL_FAILED = 6     /* a kernel returned an error */
+} tessel_status;
+
+/* A dense, row-major tensor owned by the caller. */
+typedef struct tessel_tensor {
+  void* data;
+  tessel_dtype dtype;
+  int32_t rank;
+  const int64_t* shape; /* rank dimensions */
+} tessel_tensor;
+
+/* What the model expects of an input or produces as an output. The strings
+ * and the shape belong to the model and live until it is unloaded. */
+typedef struct tessel_tensor_info {
+  const char* name;
+  tessel_dtype dtype;
+  int32_t rank;
+  const int64_t* shape;
+} tessel_tensor_info;
+
+/* One kernel of the execution plan, for profiles. */
+typedef struct tessel_kernel_info {
+  const char* name;
+  double flops;  /* floating-point operations of one run */
+  double bytes;  /* bytes of its parameters (read and written), once each */
+} tessel_kernel_info;
+
+typedef struct tessel_model tessel_model;
+typedef struct tessel_context tessel_context;
+
+uint32_t tessel_abi_version(void);   /* TESSEL_ABI_VERSION of the library */
+const char* tessel_version(void);    /* the Tessel release that compiled it, "0.1.0" */
+/* The message of the calling thread's last failure ("" if none). */
+const char* tessel_last_error(void);
+
+/* Checks and loads the model embedded in this library. */
+tessel_model* tessel_model_load(void);
+void tessel_model_unload(tessel_model* model); /* NULL is ignored */
+
+int32_t tessel_model_num_inputs(const tessel_model* model);
+int32_t tessel_model_num_outputs(const tessel_model* model);
+int tessel_model_input_info(const tessel_model* model, int32_t index, tessel_tensor_info* info);
+int tessel_model_output_info(const tessel_model* model, int32_t index, tessel_tensor_info* info);
+int32_t tessel_model_num_kernels(const tessel_model* model);
+int tessel_model_kernel_info(const tessel_model* model, int32_t index, tessel_kernel_info* info);
+/* Peak bytes of the scratch arena one context allocates (the static memory plan). */
+int64_t tessel_model_arena_bytes(const tessel_model* model);
+
+tessel_context* tessel_context_create(const tessel_model* model);
+void tessel_context_destroy(tessel_context* context); /* NULL is ignored */
+
+/* Runs the model once. inputs and outputs are in the model's order, with the
+ * model's dtypes and shapes; outputs are written in place. */
+int tessel_context_run(tessel_context* context, const tessel_tensor* inputs, int32_t num_inputs,
+                       tessel_tensor* outputs, int32_t num_outputs);
+/* As tessel_context_run, and writes each kernel's wall time of this run in
+ * seconds to kernel_seconds[tessel_model_num_kernels(model)]. */
+int tessel_context_run_profiled(tessel_context* context, const tessel_tensor* inputs,
+                                int32_t num_inputs, tessel_tensor* outputs, int32_t num_outputs,
+                                double* kernel_seconds);
+
+/* The worker threads of the library's thread pool (default: TESSEL_NUM_THREADS
+ * from the environment, else the machine's cores). Takes effect for the next run. */
+int tessel_set_num_threads(int32_t num_threads);
+int32_t tessel_get_num_threads(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TESSEL_RUNTIME_H_ */

@@ -1,0 +1,343 @@
+// Expressions of the tensor IR as LLVM values, with the semantics of
+// ir/tensor/scalar_semantics.h (the interpreter's): wrap-around integers, C
+// comparisons, std::min/std::max on floats, x86 float-to-int conversion.
+#include <llvm/IR/Intrinsics.h>
+
+#include "ir/core/diagnostics.h"
+#include "src/codegen/llvm/codegen_llvm.h"
+
+namespace tessel::codegen {
+
+using namespace tir;
+
+llvm::Type* CodegenLLVM::reg_type(DType t) {
+  switch (t) {
+    case DType::kF32:
+    case DType::kF16:
+    case DType::kBF16: return b_.getFloatTy();
+    case DType::kF64: return b_.getDoubleTy();
+    case DType::kI8:
+    case DType::kU8: return b_.getInt8Ty();
+    case DType::kI32: return b_.getInt32Ty();
+    case DType::kI64: return b_.getInt64Ty();
+    case DType::kBool: return b_.getInt1Ty();
+  }
+  TESSEL_ICHECK(false) << "unknown dtype";
+  return nullptr;
+}
+
+llvm::Type* CodegenLLVM::mem_type(DType t) {
+  switch (t) {
+    case DType::kF16: return b_.getHalfTy();
+    case DType::kBF16: return b_.getInt16Ty();
+    case DType::kBool: return b_.getInt8Ty();
+    default: return reg_type(t);
+  }
+}
+
+namespace {
+
+bool contains_load(const Expr& e) {
+  bool found = false;
+  walk_exprs(e, [&](const Expr& sub) { found = found || sub->kind == ExprKind::kLoad; });
+  return found;
+}
+
+bool is_unsigned(DType t) {
+  return t == DType::kU8 || t == DType::kBool;
+}
+
+}  // namespace
+
+llvm::Value* CodegenLLVM::emit(const Expr& e) {
+  switch (e->kind) {
+    case ExprKind::kIntImm: {
+      const auto& imm = static_cast<const IntImmNode&>(*e);
+      return llvm::ConstantInt::get(reg_type(e->dtype), uint64_t(imm.value), /*IsSigned=*/true);
+    }
+    case ExprKind::kFloatImm: {
+      double v = static_cast<const FloatImmNode&>(*e).value;
+      return llvm::ConstantFP::get(reg_type(e->dtype), e->dtype == DType::kF64 ? v : double(float(v)));
+    }
+    case ExprKind::kVar: {
+      auto it = scope_.vars.find(static_cast<const VarNode*>(e.get()));
+      TESSEL_ICHECK(it != scope_.vars.end())
+          << "variable " << static_cast<const VarNode&>(*e).name << " is used outside its loop";
+      return it->second;
+    }
+    case ExprKind::kNot: return b_.CreateNot(emit(static_cast<const NotNode&>(*e).a));
+    case ExprKind::kSelect: return emit_select(static_cast<const SelectNode&>(*e));
+    case ExprKind::kCast: {
+      const auto& c = static_cast<const CastNode&>(*e);
+      return emit_cast(e->dtype, c.value->dtype, emit(c.value));
+    }
+    case ExprKind::kLoad: return emit_load(static_cast<const LoadNode&>(*e));
+    case ExprKind::kCall: return emit_call(static_cast<const CallNode&>(*e));
+    case ExprKind::kAnd:
+    case ExprKind::kOr: return emit_logical(*e);
+    default: return emit_binary(*e);
+  }
+}
+
+llvm::Value* CodegenLLVM::emit_binary(const ExprNode& e) {
+  const Expr& ea = binary_a(e);
+  DType t = ea->dtype;
+  llvm::Value* a = emit(ea);
+  llvm::Value* b = emit(binary_b(e));
+  if (is_comparison(e.kind)) {
+    if (is_float(t)) {
+      static constexpr llvm::CmpInst::Predicate kFloat[] = {llvm::CmpInst::FCMP_OEQ, llvm::CmpInst::FCMP_UNE,
+                                                            llvm::CmpInst::FCMP_OLT, llvm::CmpInst::FCMP_OLE,
+                                                            llvm::CmpInst::FCMP_OGT, llvm::CmpInst::FCMP_OGE};
+      return b_.CreateFCmp(kFloat[int(e.kind) - int(ExprKind::kEQ)], a, b);
+    }
+    bool u = is_unsigned(t);
+    static constexpr llvm::CmpInst::Predicate kSigned[] = {llvm::CmpInst::ICMP_EQ,  llvm::CmpInst::ICMP_NE,
+                                                           llvm::CmpInst::ICMP_SLT, llvm::CmpInst::ICMP_SLE,
+                                                           llvm::CmpInst::ICMP_SGT, llvm::CmpInst::ICMP_SGE};
+    static constexpr llvm::CmpInst::Predicate kUnsigned[] = {
+        llvm::CmpInst::ICMP_EQ,  llvm::CmpInst::ICMP_NE,  llvm::CmpInst::ICMP_ULT,
+        llvm::CmpInst::ICMP_ULE, llvm::CmpInst::ICMP_UGT, llvm::CmpInst::ICMP_UGE};
+    int k = int(e.kind) - int(ExprKind::kEQ);
+    return b_.CreateICmp(u ? kUnsigned[k] : kSigned[k], a, b);
+  }
+  if (is_float(t)) return emit_float_binary(e.kind, a, b);
+  bool u = is_unsigned(t);
+  switch (e.kind) {
+    case ExprKind::kAdd: return b_.CreateAdd(a, b);
+    case ExprKind::kSub: return b_.CreateSub(a, b);
+    case ExprKind::kMul: return b_.CreateMul(a, b);
+    case ExprKind::kMin:
+      return b_.CreateBinaryIntrinsic(u ? llvm::Intrinsic::umin : llvm::Intrinsic::smin, a, b);
+    case ExprKind::kMax:
+      return b_.CreateBinaryIntrinsic(u ? llvm::Intrinsic::umax : llvm::Intrinsic::smax, a, b);
+    case ExprKind::kDiv:
+    case ExprKind::kFloorDiv:
+    case ExprKind::kFloorMod: return emit_int_division(e.kind, t, a, b);
+    default: break;
+  }
+  TESSEL_ICHECK(false) << "no LLVM lowering of " << expr_kind_name(e.kind);
+  return nullptr;
+}
+
+llvm::Value* CodegenLLVM::emit_float_binary(ExprKind kind, llvm::Value* a, llvm::Value* b) {
+  // contract: a * b + c may become one fused multiply-add (as C compilers do by default).
+  llvm::FastMathFlags contract;
+  contract.setAllowContract();
+  llvm::IRBuilder<>::FastMathFlagGuard guard(b_);
+  b_.setFastMathFlags(contract);
+  switch (kind) {
+    case ExprKind::kAdd: return b_.CreateFAdd(a, b);
+    case ExprKind::kSub: return b_.CreateFSub(a, b);
+    case ExprKind::kMul: return b_.CreateFMul(a, b);
+    case ExprKind::kDiv: return b_.CreateFDiv(a, b);
+    case ExprKind::kMin: return b_.CreateSelect(b_.CreateFCmpOLT(b, a), b, a);  // std::min
+    case ExprKind::kMax: return b_.CreateSelect(b_.CreateFCmpOLT(a, b), b, a);  // std::max
+    case ExprKind::kFloorDiv:
+    case ExprKind::kFloorMod: {
+      llvm::Value* q = b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, b_.CreateFDiv(a, b));
+      if (kind == ExprKind::kFloorDiv) return q;
+      b_.clearFastMathFlags();  // a - floor(a / b) * b, rounded as the interpreter does
+      return b_.CreateFSub(a, b_.CreateFMul(q, b));
+    }
+    default: break;
+  }
+  TESSEL_ICHECK(false) << "no float lowering of " << expr_kind_name(kind);
+  return nullptr;
+}
+
+// Division by zero gives 0 (the interpreter reports it; compiled code must not
+// trap), division by -1 negates with wrap-around, as scalar_semantics.h says.
+llvm::Value* CodegenLLVM::emit_int_division(ExprKind kind, DType t, llvm::Value* a, llvm::Value* b) {
+  llvm::Type* ty = a->getType();
+  llvm::Value* zero = llvm::ConstantInt::get(ty, 0);
+  llvm::Value* one = llvm::ConstantInt::get(ty, 1);
+  llvm::Value* is_zero = b_.CreateICmpEQ(b, zero);
+  if (is_unsigned(t)) {
+    llvm::Value* safe = b_.CreateSelect(is_zero, one, b);
+    llvm::Value* r = kind == ExprKind::kFloorMod ? b_.CreateURem(a, safe) : b_.CreateUDiv(a, safe);
+    return b_.CreateSelect(is_zero, zero, r);
+  }
+  llvm::Value* minus_one = b_.CreateICmpEQ(b, llvm::ConstantInt::getSigned(ty, -1));
+  llvm::Value* safe = b_.CreateSelect(b_.CreateOr(is_zero, minus_one), one, b);
+  llvm::Value* q = b_.CreateSDiv(a, safe);
+  llvm::Value* r = b_.CreateSRem(a, safe);
+  llvm::Value* result;
+  if (kind == ExprKind::kDiv) {
+    result = b_.CreateSelect(minus_one, b_.CreateNeg(a), q);
+  } else {
+    // The remainder is non-zero and its sign differs from the divisor's: step down.
+    llvm::Value* adjust =
+        b_.CreateAnd(b_.CreateICmpNE(r, zero), b_.CreateICmpSLT(b_.CreateXor(r, safe), zero));
+    if (kind == ExprKind::kFloorDiv) {
+      result = b_.CreateSelect(minus_one, b_.CreateNeg(a), b_.CreateSub(q, b_.CreateZExt(adjust, ty)));
+    } else {
+      result = b_.CreateSelect(minus_one, zero, b_.CreateSelect(adjust, b_.CreateAdd(r, safe), r));
+    }
+  }
+  return b_.CreateSelect(is_zero, zero, result);
+}
+
+// And/Or short-circuit: when the right operand reads memory it may be guarded
+// by the left one, so it gets its own branch; otherwise both are evaluated
+// (cheaper, and vectorizable).
+llvm::Value* CodegenLLVM::emit_logical(const ExprNode& e) {
+  bool is_and = e.kind == ExprKind::kAnd;
+  llvm::Value* a = emit(binary_a(e));
+  if (!contains_load(binary_b(e)))
+    return is_and ? b_.CreateAnd(a, emit(binary_b(e))) : b_.CreateOr(a, emit(binary_b(e)));
+  llvm::Value* shortcut = b_.getInt1(!is_and);
+  return is_and ? emit_branches(
+                      a, [&] { return emit(binary_b(e)); }, [&] { return shortcut; })
+                : emit_branches(
+                      a, [&] { return shortcut; }, [&] { return emit(binary_b(e)); });
+}
+
+llvm::Value* CodegenLLVM::emit_select(const SelectNode& e) {
+  llvm::Value* cond = emit(e.cond);
+  if (!contains_load(e.true_value) && !contains_load(e.false_value))
+    return b_.CreateSelect(cond, emit(e.true_value), emit(e.false_value));
+  return emit_branches(
+      cond, [&] { return emit(e.true_value); }, [&] { return emit(e.false_value); });
+}
+
+llvm::Value* CodegenLLVM::emit_branches(llvm::Value* cond, const std::function<llvm::Value*()>& then_value,
+                                        const std::function<llvm::Value*()>& else_value) {
+  llvm::BasicBlock* then_bb = llvm::BasicBlock::Create(ctx_, "sel.then", function_);
+  llvm::BasicBlock* else_bb = llvm::BasicBlock::Create(ctx_, "sel.else", function_);
+  llvm::BasicBlock* join_bb = llvm::BasicBlock::Create(ctx_, "sel.join", function_);
+  b_.CreateCondBr(cond, then_bb, else_bb);
+  b_.SetInsertPoint(then_bb);
+  llvm::Value* tv = then_value();
+  llvm::BasicBlock* then_end = b_.GetInsertBlock();
+  b_.CreateBr(join_bb);
+  b_.SetInsertPoint(else_bb);
+  llvm::Value* fv = else_value();
+  llvm::BasicBlock* else_end = b_.GetInsertBlock();
+  b_.CreateBr(join_bb);
+  b_.SetInsertPoint(join_bb);
+  llvm::PHINode* phi = b_.CreatePHI(tv->getType(), 2);
+  phi->addIncoming(tv, then_end);
+  phi->addIncoming(fv, else_end);
+  return phi;
+}
+
+llvm::Value* CodegenLLVM::round_to_storage(DType t, llvm::Value* v) {
+  if (t == DType::kF16 || t == DType::kBF16) return from_memory(t, to_memory(t, v));
+  return v;
+}
+
+llvm::Value* CodegenLLVM::to_memory(DType t, llvm::Value* v) {
+  switch (t) {
+    case DType::kF16: return b_.CreateFPTrunc(v, b_.getHalfTy());
+    case DType::kBF16: {  // round to nearest even; NaN stays a quiet NaN (dtype.cpp's float_to_bf16)
+      llvm::Value* x = b_.CreateBitCast(v, b_.getInt32Ty());
+      llvm::Value* hi = b_.CreateLShr(x, 16);
+      llvm::Value* rounding = b_.CreateAdd(b_.getInt32(0x7fff), b_.CreateAnd(hi, 1));
+      llvm::Value* rounded = b_.CreateLShr(b_.CreateAdd(x, rounding), 16);
+      llvm::Value* nan = b_.CreateOr(hi, 0x40);
+      llvm::Value* bits = b_.CreateSelect(b_.CreateFCmpUNO(v, v), nan, rounded);
+      return b_.CreateTrunc(bits, b_.getInt16Ty());
+    }
+    case DType::kBool: return b_.CreateZExt(v, b_.getInt8Ty());
+    default: return v;
+  }
+}
+
+llvm::Value* CodegenLLVM::from_memory(DType t, llvm::Value* v) {
+  switch (t) {
+    case DType::kF16: return b_.CreateFPExt(v, b_.getFloatTy());
+    case DType::kBF16:
+      return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(v, b_.getInt32Ty()), 16), b_.getFloatTy());
+    case DType::kBool: return b_.CreateICmpNE(v, b_.getInt8(0));
+    default: return v;
+  }
+}
+
+llvm::Value* CodegenLLVM::emit_cast(DType to, DType from, llvm::Value* v) {
+  if (to == from) return v;
+  llvm::Type* ty = reg_type(to);
+  if (to == DType::kBool) {
+    if (is_float(from)) return b_.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0.0));
+    return b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
+  }
+  if (is_float(to)) {
+    llvm::Value* r;
+    if (is_float(from))
+      r = b_.CreateFPCast(v, ty);
+    else
+      r = is_unsigned(from) ? b_.CreateUIToFP(v, ty) : b_.CreateSIToFP(v, ty);
+    return round_to_storage(to, r);
+  }
+  if (is_float(from)) {  // x86's conversion: INT64_MIN for NaN and out-of-range values, then wrap
+    llvm::Type* f = v->getType();
+    llvm::Value* in_range =
+        b_.CreateAnd(b_.CreateFCmpOGE(v, llvm::ConstantFP::get(f, -9223372036854775808.0)),
+                     b_.CreateFCmpOLT(v, llvm::ConstantFP::get(f, 9223372036854775808.0)));
+    llvm::Value* safe = b_.CreateSelect(in_range, v, llvm::ConstantFP::get(f, 0.0));
+    llvm::Value* i =
+        b_.CreateSelect(in_range, b_.CreateFPToSI(safe, b_.getInt64Ty()), b_.getInt64(uint64_t(INT64_MIN)));
+    return b_.CreateTrunc(i, ty);
+  }
+  return b_.CreateIntCast(v, ty, /*isSigned=*/!is_unsigned(from));
+}
+
+llvm::Value* CodegenLLVM::element_pointer(const BufferNode& buffer, const std::vector<Expr>& indices) {
+  auto it = scope_.buffers.find(&buffer);
+  TESSEL_ICHECK(it != scope_.buffers.end()) << "buffer " << buffer.name << " is used outside its allocation";
+  TESSEL_ICHECK(int(indices.size()) == buffer.rank())
+      << "buffer " << buffer.name << " indexed with " << indices.size() << " indices";
+  llvm::Value* offset = b_.getInt64(0);
+  for (size_t d = 0; d < indices.size(); ++d) {
+    llvm::Value* i = b_.CreateSExtOrTrunc(emit(indices[d]), b_.getInt64Ty());
+    offset = b_.CreateAdd(offset, b_.CreateMul(i, b_.getInt64(uint64_t(buffer.strides[d]))));
+  }
+  return b_.CreateInBoundsGEP(mem_type(buffer.dtype), it->second, offset);
+}
+
+void CodegenLLVM::tag_access(llvm::Instruction* inst, const BufferNode& buffer) {
+  if (access_groups_.empty()) return;
+  for (size_t level = 0; level < access_groups_.size(); ++level)
+    if (loop_local_buffers_[level].count(&buffer)) return;
+  if (access_groups_.size() == 1) {
+    inst->setMetadata(llvm::LLVMContext::MD_access_group, access_groups_[0]);
+    return;
+  }
+  std::vector<llvm::Metadata*> groups(access_groups_.begin(), access_groups_.end());
+  inst->setMetadata(llvm::LLVMContext::MD_access_group, llvm::MDNode::get(ctx_, groups));
+}
+
+llvm::Value* CodegenLLVM::emit_load(const LoadNode& e) {
+  llvm::Type* ty = mem_type(e.buffer->dtype);
+  llvm::LoadInst* load = b_.CreateLoad(ty, element_pointer(*e.buffer, e.indices));
+  load->setAlignment(llvm::Align(dtype_size(e.buffer->dtype)));
+  tag_access(load, *e.buffer);
+  return from_memory(e.buffer->dtype, load);
+}
+
+llvm::Value* CodegenLLVM::emit_call(const CallNode& e) {
+  DType t = e.args[0]->dtype;
+  llvm::Value* x = emit(e.args[0]);
+  switch (e.op) {
+    case Intrinsic::k_isnan: return b_.CreateFCmpUNO(x, x);
+    case Intrinsic::k_isinf: {
+      llvm::Value* ax = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+      return b_.CreateFCmpOEQ(ax, llvm::ConstantFP::getInfinity(x->getType()));
+    }
+    case Intrinsic::k_sqrt: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
+    case Intrinsic::k_rsqrt:
+      return b_.CreateFDiv(llvm::ConstantFP::get(x->getType(), 1.0),
+                           b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x));
+    case Intrinsic::k_fabs: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+    case Intrinsic::k_floor: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, x);
+    case Intrinsic::k_ceil: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, x);
+    case Intrinsic::k_round: return b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, x);
+    case Intrinsic::k_fmod: return b_.CreateFRem(x, emit(e.args[1]));
+    default: break;
+  }
+  llvm::Function* f = math_function(e.op, t);
+  if (intrinsic_arity(e.op) == 2) return b_.CreateCall(f, {x, emit(e.args[1])});
+  return b_.CreateCall(f, {x});
+}
+
+}  // namespace tessel::codegen

@@ -1,0 +1,187 @@
+// The math intrinsics of the tensor IR. exp, log, tanh, erf and sigmoid on f32
+// are built here from IR arithmetic (Cephes' range reductions and
+// polynomials, a rational erf): small always-inline functions that the loop
+// vectorizer widens like any other code, instead of one libm call per lane.
+// The rest (and every f64 function) call the C math library.
+#include <llvm/IR/Intrinsics.h>
+
+#include <initializer_list>
+
+#include "ir/core/diagnostics.h"
+#include "src/codegen/llvm/codegen_llvm.h"
+
+namespace tessel::codegen {
+
+using namespace tir;
+
+namespace {
+
+using Builder = llvm::IRBuilder<>;
+
+llvm::Value* fconst(Builder& b, double v) {
+  return llvm::ConstantFP::get(b.getFloatTy(), v);
+}
+
+// Horner's rule, coefficients from the highest degree down.
+llvm::Value* polynomial(Builder& b, llvm::Value* x, std::initializer_list<double> coefficients) {
+  llvm::Value* acc = nullptr;
+  for (double c : coefficients) acc = acc ? b.CreateFAdd(b.CreateFMul(acc, x), fconst(b, c)) : fconst(b, c);
+  return acc;
+}
+
+llvm::Value* select_nan(Builder& b, llvm::Value* x, llvm::Value* r) {
+  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, r);
+}
+
+// 2^n for an integral float n in [-150, 128], as two factors so that neither
+// overflows nor underflows on its own.
+llvm::Value* scale_by_power_of_two(Builder& b, llvm::Value* y, llvm::Value* n) {
+  llvm::Value* ni = b.CreateFPToSI(n, b.getInt32Ty());
+  llvm::Value* half = b.CreateAShr(ni, 1);
+  auto pow2 = [&](llvm::Value* e) {
+    return b.CreateBitCast(b.CreateShl(b.CreateAdd(e, b.getInt32(127)), 23), b.getFloatTy());
+  };
+  return b.CreateFMul(b.CreateFMul(y, pow2(half)), pow2(b.CreateSub(ni, half)));
+}
+
+llvm::Value* build_exp(Builder& b, llvm::Value* x) {
+  llvm::Value* xc = b.CreateMaxNum(b.CreateMinNum(x, fconst(b, 88.8)), fconst(b, -104.0));
+  llvm::Value* n = b.CreateUnaryIntrinsic(
+      llvm::Intrinsic::floor, b.CreateFAdd(b.CreateFMul(xc, fconst(b, 1.44269504088896341)), fconst(b, 0.5)));
+  llvm::Value* r = b.CreateFSub(xc, b.CreateFMul(n, fconst(b, 0.693359375)));
+  r = b.CreateFSub(r, b.CreateFMul(n, fconst(b, -2.12194440e-4)));
+  llvm::Value* p = polynomial(
+      b, r,
+      {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3, 4.1665795894E-2, 1.6666665459E-1, 5.0000001201E-1});
+  llvm::Value* y = b.CreateFAdd(b.CreateFAdd(b.CreateFMul(p, b.CreateFMul(r, r)), r), fconst(b, 1.0));
+  llvm::Value* result = scale_by_power_of_two(b, y, n);
+  result = b.CreateSelect(b.CreateFCmpOGT(x, fconst(b, 88.72283935546875)),
+                          llvm::ConstantFP::getInfinity(b.getFloatTy()), result);
+  result = b.CreateSelect(b.CreateFCmpOLT(x, fconst(b, -103.972084)), fconst(b, 0.0), result);
+  return select_nan(b, x, result);
+}
+
+llvm::Value* build_log(Builder& b, llvm::Value* x) {
+  llvm::Type* i32 = b.getInt32Ty();
+  // Subnormal inputs are scaled into the normal range first.
+  llvm::Value* subnormal = b.CreateFCmpOLT(x, fconst(b, 1.17549435e-38));
+  llvm::Value* xs = b.CreateSelect(subnormal, b.CreateFMul(x, fconst(b, 8388608.0)), x);
+  llvm::Value* bits = b.CreateBitCast(xs, i32);
+  llvm::Value* e = b.CreateSub(b.CreateLShr(bits, 23), b.getInt32(126));
+  e = b.CreateSelect(subnormal, b.CreateSub(e, b.getInt32(23)), e);
+  llvm::Value* m =
+      b.CreateBitCast(b.CreateOr(b.CreateAnd(bits, b.getInt32(0x007fffff)), b.getInt32(0x3f000000)),
+                      b.getFloatTy());  // in [0.5, 1)
+  llvm::Value* below = b.CreateFCmpOLT(m, fconst(b, 0.707106781186547524));
+  llvm::Value* ef = b.CreateSIToFP(b.CreateSub(e, b.CreateZExt(below, i32)), b.getFloatTy());
+  m = b.CreateFSub(b.CreateSelect(below, b.CreateFAdd(m, m), m), fconst(b, 1.0));
+  llvm::Value* z = b.CreateFMul(m, m);
+  llvm::Value* p =
+      polynomial(b, m,
+                 {7.0376836292E-2, -1.1514610310E-1, 1.1676998740E-1, -1.2420140846E-1, 1.4249322787E-1,
+                  -1.6668057665E-1, 2.0000714765E-1, -2.4999993993E-1, 3.3333331174E-1});
+  llvm::Value* y = b.CreateFMul(b.CreateFMul(p, m), z);
+  y = b.CreateFAdd(y, b.CreateFMul(ef, fconst(b, -2.12194440e-4)));
+  y = b.CreateFSub(y, b.CreateFMul(z, fconst(b, 0.5)));
+  llvm::Value* result = b.CreateFAdd(b.CreateFAdd(m, y), b.CreateFMul(ef, fconst(b, 0.693359375)));
+  llvm::Type* f = b.getFloatTy();
+  result = b.CreateSelect(b.CreateFCmpOEQ(x, fconst(b, 0.0)), llvm::ConstantFP::getInfinity(f, true), result);
+  result = b.CreateSelect(b.CreateFCmpOLT(x, fconst(b, 0.0)), llvm::ConstantFP::getNaN(f), result);
+  result = b.CreateSelect(b.CreateFCmpOEQ(x, llvm::ConstantFP::getInfinity(f)), x, result);
+  return select_nan(b, x, result);
+}
+
+llvm::Value* build_tanh(Builder& b, llvm::Value* x) {
+  llvm::Value* ax = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+  llvm::Value* z = b.CreateFMul(x, x);
+  llvm::Value* p = polynomial(
+      b, z, {-5.70498872745E-3, 2.06390887954E-2, -5.37397155531E-2, 1.33314422036E-1, -3.33332819422E-1});
+  llvm::Value* small = b.CreateFAdd(b.CreateFMul(b.CreateFMul(p, z), x), x);
+  // 1 - 2 / (e^(2|x|) + 1), with the sign of x; e^(2|x|) = inf gives 1.
+  llvm::Value* e2 = build_exp(b, b.CreateFMul(ax, fconst(b, 2.0)));
+  llvm::Value* big =
+      b.CreateFSub(fconst(b, 1.0), b.CreateFDiv(fconst(b, 2.0), b.CreateFAdd(e2, fconst(b, 1.0))));
+  big = b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, big, x);
+  return select_nan(b, x, b.CreateSelect(b.CreateFCmpOLT(ax, fconst(b, 0.625)), small, big));
+}
+
+llvm::Value* build_erf(Builder& b, llvm::Value* x) {
+  llvm::Value* xc = b.CreateMaxNum(b.CreateMinNum(x, fconst(b, 4.0)), fconst(b, -4.0));
+  llvm::Value* x2 = b.CreateFMul(xc, xc);
+  llvm::Value* p =
+      polynomial(b, x2,
+                 {-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06, -5.69250639462346e-05,
+                  -7.34990630326855e-04, -2.95459980854025e-03, -1.60960333262415e-02});
+  llvm::Value* q = polynomial(b, x2,
+                              {-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
+                               -7.37332916720468e-03, -1.42647390514189e-02});
+  llvm::Value* r = b.CreateFDiv(b.CreateFMul(xc, p), q);
+  // The rational form drifts just past 1 near the clamp.
+  r = b.CreateMaxNum(b.CreateMinNum(r, fconst(b, 1.0)), fconst(b, -1.0));
+  return select_nan(b, x, r);
+}
+
+llvm::Value* build_sigmoid(Builder& b, llvm::Value* x) {
+  return b.CreateFDiv(fconst(b, 1.0), b.CreateFAdd(fconst(b, 1.0), build_exp(b, b.CreateFNeg(x))));
+}
+
+// The C library's name of an intrinsic, for float or double.
+std::string libm_name(Intrinsic op, bool is_double) {
+  std::string name(intrinsic_name(op));
+  return is_double ? name : name + "f";
+}
+
+}  // namespace
+
+llvm::Function* CodegenLLVM::math_function(Intrinsic op, DType t) {
+  bool is_double = t == DType::kF64;
+  int key = int(op) * 2 + (is_double ? 1 : 0);
+  if (auto it = math_cache_.find(key); it != math_cache_.end()) return it->second;
+  llvm::Type* ty = is_double ? b_.getDoubleTy() : b_.getFloatTy();
+  int arity = intrinsic_arity(op);
+  std::vector<llvm::Type*> params(size_t(arity), ty);
+  auto* fn_type = llvm::FunctionType::get(ty, params, false);
+  bool built_here =
+      !is_double && (op == Intrinsic::k_exp || op == Intrinsic::k_log || op == Intrinsic::k_tanh ||
+                     op == Intrinsic::k_erf || op == Intrinsic::k_sigmoid);
+  llvm::Function* f;
+  if (!built_here && !(is_double && op == Intrinsic::k_sigmoid)) {
+    f = llvm::cast<llvm::Function>(
+        module_.getOrInsertFunction(libm_name(op, is_double), fn_type).getCallee());
+    f->setDoesNotThrow();
+    f->setWillReturn();
+    f->setDoesNotAccessMemory();  // errno is never read
+  } else {
+    f = llvm::Function::Create(fn_type, llvm::Function::InternalLinkage,
+                               "tessel." + std::string(intrinsic_name(op)) + (is_double ? ".f64" : ".f32"),
+                               module_);
+    f->addFnAttr(llvm::Attribute::AlwaysInline);
+    f->setDoesNotThrow();
+    f->setDoesNotAccessMemory();
+    set_target_attributes(*f, options_.target);
+    Builder fb(llvm::BasicBlock::Create(ctx_, "entry", f));
+    llvm::Value* x = f->getArg(0);
+    llvm::Value* r = nullptr;
+    switch (op) {
+      case Intrinsic::k_exp: r = build_exp(fb, x); break;
+      case Intrinsic::k_log: r = build_log(fb, x); break;
+      case Intrinsic::k_tanh: r = build_tanh(fb, x); break;
+      case Intrinsic::k_erf: r = build_erf(fb, x); break;
+      case Intrinsic::k_sigmoid:
+        if (is_double) {
+          llvm::Function* exp = math_function(Intrinsic::k_exp, DType::kF64);
+          llvm::Value* one = llvm::ConstantFP::get(ty, 1.0);
+          r = fb.CreateFDiv(one, fb.CreateFAdd(one, fb.CreateCall(exp, {fb.CreateFNeg(x)})));
+        } else {
+          r = build_sigmoid(fb, x);
+        }
+        break;
+      default: TESSEL_ICHECK(false) << "no built-in " << intrinsic_name(op);
+    }
+    fb.CreateRet(r);
+  }
+  math_cache_[key] = f;
+  return f;
+}
+
+}  // namespace tessel::codegen

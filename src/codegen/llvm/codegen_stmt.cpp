@@ -1,0 +1,257 @@
+// Statements of a flattened PrimFunc as LLVM control flow: the kernel entry,
+// loops of every kind, stores, allocations and ifs.
+#include <llvm/IR/Intrinsics.h>
+
+#include <algorithm>
+
+#include "ir/core/diagnostics.h"
+#include "src/codegen/llvm/codegen_llvm.h"
+
+namespace tessel::codegen {
+
+using namespace tir;
+
+namespace {
+
+// The most copies an unrolled loop is emitted as; longer ones are left to LLVM's unroller.
+constexpr int64_t kMaxUnrolledCopies = 64;
+
+}  // namespace
+
+void set_target_attributes(llvm::Function& f, const CpuTarget& target) {
+  f.addFnAttr("target-cpu", target.cpu);
+  std::string features;
+  for (const std::string& feature : target.features) features += (features.empty() ? "" : ",") + feature;
+  f.addFnAttr("target-features", features);
+  // LLVM prefers 256-bit vectors on some AVX-512 CPUs (frequency drops on old
+  // Intel parts); the kernels here are long loops where the full width wins.
+  if (std::find(target.features.begin(), target.features.end(), "+avx512f") != target.features.end())
+    f.addFnAttr("prefer-vector-width", "512");
+}
+
+CodegenLLVM::CodegenLLVM(llvm::Module& module, const CodegenOptions& options)
+    : module_(module), ctx_(module.getContext()), options_(options), b_(module.getContext()) {}
+
+// int32_t symbol(void* const* args): the parameters are loaded from args and
+// marked noalias (the execution plan never hands one buffer to two parameters
+// of a kernel) and 64-byte aligned.
+void CodegenLLVM::emit_kernel(const std::string& symbol, const PrimFunc& func) {
+  auto* type = llvm::FunctionType::get(b_.getInt32Ty(), {b_.getPtrTy()}, false);
+  function_ = llvm::Function::Create(type, llvm::Function::ExternalLinkage, symbol, module_);
+  function_->setVisibility(llvm::GlobalValue::HiddenVisibility);
+  function_->setDoesNotThrow();
+  set_target_attributes(*function_, options_.target);
+  kernel_symbol_ = symbol;
+  in_kernel_entry_ = true;
+  b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", function_));
+  scope_ = Scope{};
+  std::vector<Buffer> params = func->params();
+  llvm::Value* args = function_->getArg(0);
+  llvm::MDNode* nonnull_align =
+      llvm::MDNode::get(ctx_, {llvm::ConstantAsMetadata::get(b_.getInt64(uint64_t(kBufferAlignment)))});
+  for (size_t i = 0; i < params.size(); ++i) {
+    llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(b_.getPtrTy(), args, i);
+    llvm::LoadInst* base = b_.CreateLoad(b_.getPtrTy(), slot, params[i]->name);
+    base->setMetadata(llvm::LLVMContext::MD_align, nonnull_align);
+    scope_.buffers[params[i].get()] = base;
+  }
+  // The body lives in its own always-inline function whose parameters carry
+  // noalias: inlining turns that into alias scopes the optimiser uses.
+  std::vector<llvm::Type*> param_types(params.size(), b_.getPtrTy());
+  auto* body_type = llvm::FunctionType::get(b_.getInt32Ty(), param_types, false);
+  llvm::Function* body =
+      llvm::Function::Create(body_type, llvm::Function::InternalLinkage, symbol + ".body", module_);
+  body->addFnAttr(llvm::Attribute::AlwaysInline);
+  body->setDoesNotThrow();
+  set_target_attributes(*body, options_.target);
+  std::vector<llvm::Value*> call_args;
+  for (size_t i = 0; i < params.size(); ++i) {
+    body->addParamAttr(unsigned(i), llvm::Attribute::NoAlias);
+    body->addParamAttr(unsigned(i), llvm::Attribute::getWithAlignment(ctx_, llvm::Align(kBufferAlignment)));
+    call_args.push_back(scope_.buffers[params[i].get()]);
+  }
+  b_.CreateRet(b_.CreateCall(body, call_args));
+
+  function_ = body;
+  b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", body));
+  for (size_t i = 0; i < params.size(); ++i) scope_.buffers[params[i].get()] = body->getArg(unsigned(i));
+  const Stmt& root = func->body;
+  TESSEL_ICHECK(root->kind != StmtKind::kBlock) << "emit_kernel needs a flattened function (flatten_blocks)";
+  emit(root);
+  b_.CreateRet(b_.getInt32(0));
+}
+
+void CodegenLLVM::emit(const Stmt& s) {
+  switch (s->kind) {
+    case StmtKind::kFor: return emit_for(static_cast<const ForNode&>(*s));
+    case StmtKind::kStore: return emit_store(static_cast<const StoreNode&>(*s));
+    case StmtKind::kAllocate: return emit_allocate(static_cast<const AllocateNode&>(*s));
+    case StmtKind::kIfThenElse: return emit_if(static_cast<const IfThenElseNode&>(*s));
+    case StmtKind::kSeq:
+      for (const Stmt& sub : static_cast<const SeqNode&>(*s).stmts) emit(sub);
+      return;
+    case StmtKind::kBarrier:
+      TESSEL_USER_CHECK(false, Span{}) << "a barrier in a CPU kernel: the function was scheduled for a GPU";
+      return;
+    case StmtKind::kBlock: TESSEL_ICHECK(false) << "a block reached the LLVM backend (flatten_blocks first)";
+  }
+}
+
+void CodegenLLVM::emit_for(const ForNode& loop) {
+  switch (loop.for_kind) {
+    case ForKind::kSerial: return emit_serial_loop(loop, nullptr);
+    case ForKind::kThreadBound:
+      TESSEL_USER_CHECK(false, Span{}) << "loop " << loop.var->name << " is bound to " << loop.thread_tag
+                                       << ": GPU schedules do not compile for a CPU";
+      return;
+    case ForKind::kParallel:
+      if (parallel_depth_ == 0) return emit_parallel(loop);
+      return emit_serial_loop(loop, nullptr);  // nested parallelism runs serially in the pool
+    case ForKind::kUnrolled: {
+      const int64_t* extent = as_const_int(loop.extent);
+      if (extent && *extent <= kMaxUnrolledCopies) return emit_unrolled(loop, *extent);
+      llvm::MDNode* full = llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.full")});
+      return emit_serial_loop(loop, full);
+    }
+    case ForKind::kVectorized: {
+      // A data-parallel loop by the schedule's rules: its accesses form an
+      // access group declared free of loop-carried dependences, and the
+      // vectorizer must vectorize it (at the width its cost model finds best
+      // for the target; the tail runs scalar).
+      llvm::MDNode* group = llvm::MDNode::getDistinct(ctx_, {});
+      llvm::Metadata* parallel[] = {llvm::MDString::get(ctx_, "llvm.loop.parallel_accesses"), group};
+      llvm::Metadata* enable[] = {llvm::MDString::get(ctx_, "llvm.loop.vectorize.enable"),
+                                  llvm::ConstantAsMetadata::get(b_.getTrue())};
+      llvm::MDNode* hints =
+          llvm::MDNode::get(ctx_, {llvm::MDNode::get(ctx_, parallel), llvm::MDNode::get(ctx_, enable)});
+      access_groups_.push_back(group);
+      loop_local_buffers_.emplace_back();
+      emit_serial_loop(loop, hints);
+      access_groups_.pop_back();
+      loop_local_buffers_.pop_back();
+      return;
+    }
+  }
+}
+
+void CodegenLLVM::emit_serial_loop(const ForNode& loop, llvm::MDNode* loop_metadata) {
+  llvm::Value* begin = emit(loop.min);
+  llvm::Value* end = b_.CreateAdd(begin, emit(loop.extent));
+  emit_loop(loop.var->name, begin, end, loop_metadata, [&](llvm::Value* iv) {
+    scope_.vars[loop.var.get()] = iv;
+    emit(loop.body);
+  });
+  scope_.vars.erase(loop.var.get());
+}
+
+// for (iv = begin; iv < end; ++iv) body(iv), with `loop_metadata` (a list of
+// hint nodes, or null) on the back edge.
+void CodegenLLVM::emit_loop(const std::string& name, llvm::Value* begin, llvm::Value* end,
+                            llvm::MDNode* loop_metadata, const std::function<void(llvm::Value*)>& body) {
+  llvm::BasicBlock* preheader = b_.GetInsertBlock();
+  llvm::BasicBlock* header = llvm::BasicBlock::Create(ctx_, name + ".header", function_);
+  llvm::BasicBlock* body_bb = llvm::BasicBlock::Create(ctx_, name + ".body", function_);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(ctx_, name + ".exit", function_);
+  b_.CreateBr(header);
+  b_.SetInsertPoint(header);
+  llvm::PHINode* iv = b_.CreatePHI(begin->getType(), 2, name);
+  iv->addIncoming(begin, preheader);
+  b_.CreateCondBr(b_.CreateICmpSLT(iv, end), body_bb, exit);
+  b_.SetInsertPoint(body_bb);
+  body(iv);
+  llvm::Value* next = b_.CreateAdd(iv, llvm::ConstantInt::get(begin->getType(), 1), "", /*HasNUW=*/true,
+                                   /*HasNSW=*/true);
+  llvm::BranchInst* back = b_.CreateBr(header);
+  iv->addIncoming(next, b_.GetInsertBlock());
+  if (loop_metadata) {
+    std::vector<llvm::Metadata*> md{nullptr};
+    for (const llvm::MDOperand& op : loop_metadata->operands()) md.push_back(op.get());
+    llvm::MDNode* id = llvm::MDNode::getDistinct(ctx_, md);
+    id->replaceOperandWith(0, id);
+    back->setMetadata(llvm::LLVMContext::MD_loop, id);
+  }
+  b_.SetInsertPoint(exit);
+}
+
+void CodegenLLVM::emit_unrolled(const ForNode& loop, int64_t extent) {
+  llvm::Value* begin = emit(loop.min);
+  llvm::Type* ty = reg_type(loop.var->dtype);
+  for (int64_t i = 0; i < extent; ++i) {
+    scope_.vars[loop.var.get()] = b_.CreateAdd(begin, llvm::ConstantInt::get(ty, uint64_t(i)));
+    emit(loop.body);
+  }
+  scope_.vars.erase(loop.var.get());
+}
+
+void CodegenLLVM::emit_store(const StoreNode& store) {
+  llvm::Value* value = to_memory(store.buffer->dtype, emit(store.value));
+  llvm::StoreInst* inst = b_.CreateStore(value, element_pointer(*store.buffer, store.indices));
+  inst->setAlignment(llvm::Align(dtype_size(store.buffer->dtype)));
+  tag_access(inst, *store.buffer);
+}
+
+llvm::AllocaInst* CodegenLLVM::entry_alloca(llvm::Type* type, llvm::Value* count, uint64_t align) {
+  llvm::IRBuilder<> entry(&function_->getEntryBlock(), function_->getEntryBlock().begin());
+  llvm::AllocaInst* a = entry.CreateAlloca(type, count);
+  a->setAlignment(llvm::Align(align));
+  return a;
+}
+
+// Small buffers are stack slots in the function's entry block (storage reused
+// by every execution of the allocation); larger ones come from the heap for
+// the allocation's extent. A failed heap allocation makes the kernel return
+// TESSEL_ERR_OUT_OF_MEMORY (4); inside a parallel body, where no return is
+// possible, it aborts.
+void CodegenLLVM::emit_allocate(const AllocateNode& alloc) {
+  const BufferNode& buffer = *alloc.buffer;
+  int64_t bytes = buffer.storage_elements() * int64_t(dtype_size(buffer.dtype));
+  if (!loop_local_buffers_.empty()) loop_local_buffers_.back().insert(&buffer);
+  llvm::Type* elem = mem_type(buffer.dtype);
+  if (bytes <= options_.max_stack_bytes) {
+    scope_.buffers[&buffer] = entry_alloca(
+        elem, b_.getInt64(uint64_t(std::max<int64_t>(buffer.storage_elements(), 1))), kBufferAlignment);
+    emit(alloc.body);
+    scope_.buffers.erase(&buffer);
+    return;
+  }
+  llvm::FunctionCallee aligned_alloc =
+      module_.getOrInsertFunction("aligned_alloc", b_.getPtrTy(), b_.getInt64Ty(), b_.getInt64Ty());
+  llvm::FunctionCallee free_fn = module_.getOrInsertFunction("free", b_.getVoidTy(), b_.getPtrTy());
+  uint64_t rounded = (uint64_t(bytes) + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
+  llvm::Value* ptr = b_.CreateCall(aligned_alloc, {b_.getInt64(kBufferAlignment), b_.getInt64(rounded)});
+  llvm::BasicBlock* ok = llvm::BasicBlock::Create(ctx_, buffer.name + ".allocated", function_);
+  llvm::BasicBlock* failed = llvm::BasicBlock::Create(ctx_, buffer.name + ".alloc_failed", function_);
+  b_.CreateCondBr(b_.CreateIsNull(ptr), failed, ok);
+  b_.SetInsertPoint(failed);
+  if (in_kernel_entry_) {
+    b_.CreateRet(b_.getInt32(4));
+  } else {
+    b_.CreateCall(module_.getOrInsertFunction("abort", b_.getVoidTy()));
+    b_.CreateUnreachable();
+  }
+  b_.SetInsertPoint(ok);
+  scope_.buffers[&buffer] = ptr;
+  emit(alloc.body);
+  scope_.buffers.erase(&buffer);
+  b_.CreateCall(free_fn, {ptr});
+}
+
+void CodegenLLVM::emit_if(const IfThenElseNode& node) {
+  llvm::Value* cond = emit(node.cond);
+  llvm::BasicBlock* then_bb = llvm::BasicBlock::Create(ctx_, "if.then", function_);
+  llvm::BasicBlock* join_bb = llvm::BasicBlock::Create(ctx_, "if.end", function_);
+  llvm::BasicBlock* else_bb =
+      node.else_case.defined() ? llvm::BasicBlock::Create(ctx_, "if.else", function_) : join_bb;
+  b_.CreateCondBr(cond, then_bb, else_bb);
+  b_.SetInsertPoint(then_bb);
+  emit(node.then_case);
+  b_.CreateBr(join_bb);
+  if (node.else_case.defined()) {
+    b_.SetInsertPoint(else_bb);
+    emit(node.else_case);
+    b_.CreateBr(join_bb);
+  }
+  b_.SetInsertPoint(join_bb);
+}
+
+}  // namespace tessel::codegen

@@ -1,0 +1,167 @@
+// The LLVM backend: flattened functions compiled through O3 and the JIT
+// compute what the interpreter computes, on every workload unscheduled and
+// scheduled for a CPU; the built-in math functions against the C library;
+// vectorized loops become vector code.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "ir/tensor/scalar_semantics.h"
+#include "src/codegen/llvm/llvm_module.h"
+#include "src/lower/flatten_blocks.h"
+#include "tests/unit/sched_workloads_util.h"
+
+namespace tessel {
+namespace {
+
+using namespace sched_workloads;
+
+// Runs chunks one after another, three per loop, so that the chunk bounds
+// the generated code receives are exercised without a thread pool.
+extern "C" void serial_parallel_for(int64_t n, void (*body)(int64_t, int64_t, void*), void* closure) {
+  int64_t chunk = (n + 2) / 3;
+  for (int64_t begin = 0; begin < n; begin += chunk) body(begin, std::min(n, begin + chunk), closure);
+}
+
+std::vector<codegen::RuntimeSymbol> test_runtime() {
+  return {{"tessel_rt_parallel_for", reinterpret_cast<void*>(&serial_parallel_for)}};
+}
+
+// Compiles func (scheduled, not flattened) and runs it on inputs.
+std::vector<Tensor> run_compiled(const tir::PrimFunc& func, const std::vector<Tensor>& inputs,
+                                 std::string* ir = nullptr) {
+  tir::PrimFunc flat = lower::flatten_blocks(func);
+  codegen::LlvmModule m = codegen::LlvmModule::build({{"kernel", flat}}, codegen::CodegenOptions{});
+  if (ir) *ir = m.ir_text();
+  auto jit = codegen::JitModule::create(std::move(m), test_runtime());
+  std::vector<Tensor> outputs;
+  std::vector<void*> args;
+  for (const Tensor& t : inputs) args.push_back(const_cast<void*>(t.raw()));
+  for (const tir::Buffer& b : flat->outputs) outputs.emplace_back(b->dtype, b->shape);
+  for (Tensor& t : outputs) args.push_back(t.raw());
+  EXPECT_EQ(jit->lookup("kernel")(args.data()), 0);
+  return outputs;
+}
+
+void expect_compiled_equal(Workload w, const tir::PrimFunc& scheduled) {
+  const Reference& ref = reference(w);
+  EXPECT_EQ(compare_outputs(run_compiled(scheduled, ref.inputs), ref.outputs), "") << workload_name(w) << "\n"
+                                                                                   << scheduled;
+}
+
+TEST(CodegenLlvm, EveryWorkloadUnscheduled) {
+  for (Workload w : kAllWorkloads) expect_compiled_equal(w, lower_workload(w));
+}
+
+TEST(CodegenLlvm, TiledParallelVectorizedMatmulWithALocalAccumulator) {
+  Schedule sch(lower_workload(Workload::kMatmul));
+  BlockRV mm = sch.get_block("mm");
+  std::vector<LoopRV> l = sch.get_loops(mm);
+  std::vector<LoopRV> i = sch.split(l[0], {4, 8});
+  BlockRV cache = sch.cache_write(mm, 0, tir::MemScope::kLocal);
+  sch.reverse_compute_at(cache, i[0]);
+  sch.decompose_reduction(mm, l[2]);
+  sch.parallel(i[0]);
+  expect_compiled_equal(Workload::kMatmul, sch.func());
+}
+
+TEST(CodegenLlvm, ParallelUnrolledAndVectorizedLoopsOfEveryWorkload) {
+  for (Workload w : kAllWorkloads) {
+    Schedule sch(lower_workload(w));
+    for (const std::string& name : block_names(sch.func())) {
+      BlockRV block = sch.get_block(name);
+      std::vector<LoopRV> loops = sch.get_loops(block);
+      if (loops.empty()) continue;
+      try {
+        if (loop_is_spatial(sch, block, loops[0])) sch.parallel(loops[0]);
+        if (loops.size() > 2) sch.unroll(loops[1]);
+        if (loops.size() > 1 && loop_is_spatial(sch, block, loops.back())) sch.vectorize(loops.back());
+      } catch (const ScheduleError&) {
+        // Illegal here (a loop shared by two blocks, say): the rest still runs.
+      }
+    }
+    expect_compiled_equal(w, sch.func());
+  }
+}
+
+// A function y = f(x) over n elements, the loop vectorized.
+tir::PrimFunc unary_func(tir::Intrinsic op, DType t, int64_t n) {
+  tir::Buffer x = tir::make_buffer("x", t, {n}), y = tir::make_buffer("y", t, {n});
+  tir::Var i = tir::var("i");
+  tir::Expr value = tir::call(op, {tir::load(x, {i})});
+  if (value->dtype == DType::kBool) value = tir::cast(t, value);
+  tir::Stmt body = tir::make_for(i, tir::int_imm(0), tir::int_imm(n), tir::ForKind::kVectorized,
+                                 tir::make_store(y, value, {i}));
+  return tir::make_prim_func("unary", {x}, {y}, body);
+}
+
+TEST(CodegenLlvm, BuiltInMathMatchesTheCLibrary) {
+  std::vector<float> xs;
+  for (double v = -120; v <= 120; v += 0.0173) xs.push_back(float(v));
+  for (float v :
+       {0.0f, -0.0f, 1e-30f, -1e-30f, 1e-40f, 3e-8f, 0.625f, -0.625f, 88.72f, 88.73f, -87.3f, -103.9f,
+        -104.0f, std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+        std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::denorm_min()})
+    xs.push_back(v);
+  int64_t n = int64_t(xs.size());
+  Tensor x(DType::kF32, {n});
+  std::copy(xs.begin(), xs.end(), x.data<float>());
+  for (tir::Intrinsic op : {tir::Intrinsic::k_exp, tir::Intrinsic::k_log, tir::Intrinsic::k_tanh,
+                            tir::Intrinsic::k_erf, tir::Intrinsic::k_sigmoid}) {
+    Tensor y = run_compiled(unary_func(op, DType::kF32, n), {x})[0];
+    int bad = 0;
+    for (int64_t k = 0; k < n && bad < 5; ++k) {
+      float v = xs[size_t(k)];
+      float want = tir::apply_intrinsic<float>(op, v, 0.0f);
+      float got = y.data<float>()[k];
+      bool same_class = std::isnan(want) == std::isnan(got) && std::isinf(want) == std::isinf(got);
+      bool close = std::isnan(want) || std::isinf(want)
+                       ? same_class && (std::isnan(want) || got == want)
+                       : std::abs(got - want) <= 2e-6f * std::abs(want) + 1e-37f;
+      if (!close) {
+        ++bad;
+        ADD_FAILURE() << tir::intrinsic_name(op) << "(" << v << ") = " << got << ", C library " << want;
+      }
+    }
+  }
+}
+
+TEST(CodegenLlvm, VectorizedLoopsBecomeVectorCode) {
+  std::string ir;
+  Tensor x(DType::kF32, {1000});
+  for (int64_t k = 0; k < 1000; ++k) x.data<float>()[k] = float(k) / 100;
+  Tensor y = run_compiled(unary_func(tir::Intrinsic::k_exp, DType::kF32, 1000), {x}, &ir)[0];
+  EXPECT_NE(ir.find("<16 x float>"), std::string::npos) << ir.substr(0, 4000);
+  EXPECT_EQ(ir.find("call float @expf"), std::string::npos);
+  // The tail: 1000 is not a multiple of 16, and the last element is right.
+  EXPECT_NEAR(y.data<float>()[999], std::exp(9.99f), 1e-6 * std::exp(9.99f));
+}
+
+TEST(CodegenLlvm, IntegerSemanticsFollowTheInterpreter) {
+  // floor division and modulo of negative numbers, division by zero and by -1, u8 wrap, float to int.
+  tir::Buffer a = tir::make_buffer("a", DType::kI32, {6}), b = tir::make_buffer("b", DType::kI32, {6});
+  tir::Buffer q = tir::make_buffer("q", DType::kI32, {6}), r = tir::make_buffer("r", DType::kI32, {6});
+  tir::Buffer d = tir::make_buffer("d", DType::kI32, {6});
+  tir::Var i = tir::var("i");
+  tir::Expr ai = tir::load(a, {i}), bi = tir::load(b, {i});
+  tir::Stmt body = tir::make_for(i, tir::int_imm(0), tir::int_imm(6), tir::ForKind::kSerial,
+                                 tir::make_seq({tir::make_store(q, tir::floordiv(ai, bi), {i}),
+                                                tir::make_store(r, tir::floormod(ai, bi), {i}),
+                                                tir::make_store(d, tir::div(ai, bi), {i})}));
+  tir::PrimFunc f = tir::make_prim_func("ints", {a, b}, {q, r, d}, body);
+  Tensor ta(DType::kI32, {6}), tb(DType::kI32, {6});
+  int32_t av[] = {7, -7, 7, -7, std::numeric_limits<int32_t>::min(), 5};
+  int32_t bv[] = {2, 2, -2, -2, -1, 3};
+  std::copy(av, av + 6, ta.data<int32_t>());
+  std::copy(bv, bv + 6, tb.data<int32_t>());
+  std::vector<Tensor> got = run_compiled(f, {ta, tb});
+  std::vector<Tensor> want = tir::interpret(f, {ta, tb});
+  for (int o = 0; o < 3; ++o)
+    for (int k = 0; k < 6; ++k)
+      EXPECT_EQ(got[size_t(o)].data<int32_t>()[k], want[size_t(o)].data<int32_t>()[k])
+          << "output " << o << " " << k;
+}
+
+}  // namespace
+}  // namespace tessel
