@@ -24,8 +24,6 @@
 
 namespace tessel::cli {
 
-namespace {
-
 std::string single_model(Args& args, const char* command) {
   std::vector<std::string> pos = args.positionals();
   TESSEL_USER_CHECK(pos.size() == 1, Span{})
@@ -59,8 +57,6 @@ void print_output_summary(const std::string& name, const Tensor& t) {
   std::cout << "\n";
 }
 
-}  // namespace
-
 int cmd_inspect(Args& args) {
   driver::PipelineOptions options = pipeline_options(args);
   bool print = args.flag("--print");
@@ -76,14 +72,14 @@ int cmd_run(Args& args) {
   driver::PipelineOptions options = pipeline_options(args);
   bool reference = args.flag("--reference");
   bool tir = args.flag("--tir");
+  if (!reference && !tir) return run_compiled(args, options);
   std::optional<std::string> fusion = args.value("--fusion");
   auto inputs_dir = args.value("--inputs");
   auto out_dir = args.value("--out");
   uint64_t seed = uint64_t(parse_int(args.value("--seed").value_or("0"), "--seed"));
   std::string path = single_model(args, "run");
-  TESSEL_USER_CHECK(reference != tir, Span{})
-      << "pass --reference (the reference executor) or --tir (the tensor IR interpreter)";
-  TESSEL_USER_CHECK(tir || !fusion, Span{}) << "--fusion applies to --tir only";
+  TESSEL_USER_CHECK(reference != tir, Span{}) << "pass one of --reference and --tir";
+  TESSEL_USER_CHECK(tir || !fusion, Span{}) << "--fusion applies to --tir and compiled runs only";
   graph::Graph g = driver::load_graph(path, options);
   std::vector<Tensor> inputs =
       inputs_dir ? driver::load_inputs(g, *inputs_dir) : driver::random_inputs(g, seed);
@@ -137,11 +133,9 @@ int cmd_version(Args& args) {
             << "NVRTC " << codegen::nvrtc_version() << "\n"
             << "XGBoost " << tune::xgboost_version() << "\n"
             << "protobuf " << google::protobuf::internal::VersionString(GOOGLE_PROTOBUF_VERSION) << "\n"
-            << "host " << cpu.triple << " cpu " << cpu.cpu << ", " << cpu.features.size() << " features"
-            << (std::find(cpu.features.begin(), cpu.features.end(), "+avx512f") != cpu.features.end()
-                    ? " (AVX-512)"
-                    : "")
-            << "\n";
+            << "host " << cpu.triple << " cpu " << cpu.cpu << ", "
+            << std::count_if(cpu.features.begin(), cpu.features.end(), [](const std::string& f) { return f[0] == '+'; })
+            << " features, " << codegen::vector_register_bits(cpu) << "-bit vectors\n";
   return 0;
 }
 

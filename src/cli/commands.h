@@ -1,7 +1,9 @@
 // The subcommands of `tessel`, each with its help text.
 #pragma once
 
+#include "ir/core/tensor.h"
 #include "src/cli/args.h"
+#include "src/driver/pipeline.h"
 
 namespace tessel::cli {
 
@@ -10,6 +12,14 @@ int cmd_run(Args& args);
 int cmd_conformance(Args& args);
 int cmd_lower(Args& args);
 int cmd_version(Args& args);
+int cmd_compile(Args& args);
+int cmd_check(Args& args);
+
+// Shared by the commands.
+std::string single_model(Args& args, const char* command);
+driver::PipelineOptions pipeline_options(Args& args);
+void print_output_summary(const std::string& name, const Tensor& t);
+int run_compiled(Args& args, const driver::PipelineOptions& pipeline);
 
 inline constexpr const char* kInspectHelp =
     R"(usage: tessel inspect MODEL.onnx [--input-shape NAME=DxDxD ...] [--print]
@@ -23,26 +33,66 @@ parameter count and bytes, and the FLOPs of each node and in total.
 )";
 
 inline constexpr const char* kRunHelp =
-    R"(usage: tessel run MODEL.onnx --reference|--tir [--fusion none|simple] [--inputs DIR]
-                  [--out DIR] [--seed S] [--input-shape NAME=DxDxD ...]
+    R"(usage: tessel run MODEL.so|MODEL.onnx [--inputs DIR] [--out DIR] [--seed S]
+                  [--repeat N] [--threads N] [--profile]
+                  [--fusion none|simple] [--schedule default|none] [--target llvm]
+       tessel run MODEL.onnx --reference|--tir [--fusion none|simple] [--inputs DIR] [--out DIR]
 
-Runs the model with the reference executor (the naive, obviously-correct
-oracle that compiled models are checked against), or lowered to the tensor
-IR and run on the tensor IR interpreter.
-  --reference     run on the reference executor
-  --tir           run on the tensor IR interpreter (needs static shapes)
-  --fusion F      the groups --tir lowers: none (one per node, default) or simple
-  --inputs DIR    input_0.pb, input_1.pb, ... in graph-input order (the
-                  onnx-node layout), or <input name>.npy; without it, seeded
-                  random inputs (floats in [-1, 1), integers in [0, 4))
+Runs a compiled model: a model.so written by `tessel compile`, or an ONNX
+model compiled in memory first (the options of `tessel compile` apply). With
+--reference, runs the ONNX model on the reference executor (the naive,
+obviously-correct oracle compiled models are checked against); with --tir,
+lowered to the tensor IR on the tensor IR interpreter.
+  --inputs DIR    input_0.pb, input_1.pb, ... in input order (the onnx-node
+                  layout), or <input name>.npy; without it, seeded random
+                  inputs (floats in [-1, 1), integers in [0, 4))
   --out DIR       write each output as <output name>.npy (the mapping is printed)
   --seed S        seed of the random inputs (default 0)
+  --repeat N      after 3 warm-up runs, time N runs and print the median, min
+                  and max latency
+  --threads N     threads of the model's thread pool (default:
+                  TESSEL_NUM_THREADS, else every core)
+  --profile       each kernel's share of the time, median time, FLOPs, bytes
+                  and GFLOP/s, and the end-to-end median (over max(N, 10) runs)
   --input-shape NAME=1x3x224x224   bind the symbolic dimensions of an input
   --verify                         run the graph verifier after every pass
 )";
 
+inline constexpr const char* kCompileHelp =
+    R"(usage: tessel compile MODEL.onnx -o OUT.so [--target "llvm [-mcpu=CPU] [-mattr=+f,-g]"]
+                      [--fusion none|simple] [--schedule default|none] [--input-shape NAME=DxD ...]
+
+Compiles the model for a CPU through LLVM into a self-contained shared
+library: its kernels, execution plan (static memory plan) and weights, with
+the C ABI of include/tessel/runtime.h. Load it from C (link it), from Python
+(`tessel.load("OUT.so")`) or run it with `tessel run OUT.so`.
+  --target T      llvm (the host CPU as LLVM detects it); -mcpu= and -mattr=
+                  override the CPU and its features (also as separate options)
+  --fusion F      simple (default): an anchor op with its elementwise
+                  consumers and the data movement that feeds it; none: one
+                  kernel per node
+  --schedule S    default (hand-written CPU schedules: tiled, vectorized,
+                  parallel) or none (loops as lowered, for comparison)
+  --input-shape NAME=1x3x224x224   bind the symbolic dimensions of an input
+)";
+
+inline constexpr const char* kCheckHelp =
+    R"(usage: tessel check MODEL.onnx [--per-kernel] [--seed S] [--tolerance T]
+                    [--fusion none|simple] [--schedule default|none] [--target llvm]
+
+Compiles the model in memory, runs it and the reference executor on the same
+seeded inputs, and prints for each output the max absolute and relative error
+(max|ours - reference| / max|reference|) and the verdict. Exit code 1 if any
+output fails.
+  --per-kernel    also check every kernel on the reference's values of its
+                  inputs, naming the first kernel that diverges
+  --tolerance T   the largest relative error that passes (default 1e-4)
+  --seed S        seed of the random inputs (default 0)
+  --input-shape NAME=1x3x224x224   bind the symbolic dimensions of an input
+)";
+
 inline constexpr const char* kConformanceHelp =
-    R"(usage: tessel conformance DIR [--list FILE] [--target reference|tir] [--fusion none|simple]
+    R"(usage: tessel conformance DIR [--list FILE] [--target reference|tir|llvm] [--fusion none|simple]
                           [--timeout SECONDS]
 
 Runs ONNX operator conformance cases: each case folder in DIR holds model.onnx
@@ -51,9 +101,9 @@ compared with the ONNX backend's tolerances (rtol 1e-3, atol 1e-7), prints one
 line, and the run closes with "N passed, N failed". Exit code 1 if any failed.
   --list FILE     case names, one a line (default: every case folder in DIR)
   --target T      reference: the reference executor; tir: lower the graph to
-                  the tensor IR and run it on the tensor IR interpreter
-                  (compiled targets come with their backends)
-  --fusion F      how the tir target groups nodes into PrimFuncs: none (one
+                  the tensor IR and run it on the tensor IR interpreter; llvm:
+                  compile it for this CPU (default schedules) and run it
+  --fusion F      how the tir and llvm targets group nodes into kernels: none (one
                   per node, the default) or simple (an anchor op with its
                   elementwise consumers and leading data movement)
   --timeout S     per-case limit in seconds (default 120)

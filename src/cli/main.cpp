@@ -17,7 +17,10 @@ usage: tessel <command> [options]
 
 commands:
   inspect      ops, shapes, parameters and FLOPs of an ONNX model
-  run          run a model with the reference executor or on the tensor IR interpreter
+  compile      compile an ONNX model to a shared library (model.so) for this CPU
+  run          run a compiled model (model.so, or an ONNX model compiled in memory),
+               or an ONNX model on the reference executor or the tensor IR interpreter
+  check        compare a compiled model with the reference executor, per output and kernel
   conformance  run ONNX operator conformance cases
   lower        group a model's nodes and lower them to the tensor IR
   version      versions of Tessel and its compiler libraries, and the host CPU
@@ -34,6 +37,8 @@ const std::map<std::string, Command>& commands() {
   static const std::map<std::string, Command> table = {
       {"inspect", {cmd_inspect, kInspectHelp}},
       {"run", {cmd_run, kRunHelp}},
+      {"compile", {cmd_compile, kCompileHelp}},
+      {"check", {cmd_check, kCheckHelp}},
       {"conformance", {cmd_conformance, kConformanceHelp}},
       {"lower", {cmd_lower, kLowerHelp}},
       {"version", {cmd_version, kVersionHelp}},

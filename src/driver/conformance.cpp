@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "src/driver/pipeline.h"
+#include "src/driver/compile_model.h"
 #include "src/driver/tir_runner.h"
 #include "src/frontend/onnx/tensor_proto.h"
 #include "src/reference/executor.h"
@@ -124,12 +125,17 @@ std::vector<Tensor> run_on_target(const fs::path& model, const std::vector<Tenso
   graph::Graph g = load_graph(model.string(), options);
   if (target == "reference") return reference::Executor(g).run(inputs);
   bind_shape_inputs(g, inputs);
+  if (target == "llvm") {
+    CompileOptions options;
+    options.fusion = fusion;
+    return JitModel(compile_graph(g, options)).run(inputs);
+  }
   return TirExecutor(g, fusion).run(inputs);
 }
 
 void check_target(const std::string& target, const std::string& fusion) {
-  TESSEL_USER_CHECK(target == "reference" || target == "tir", Span{})
-      << "unknown conformance target '" << target << "' (available: reference, tir)";
+  TESSEL_USER_CHECK(target == "reference" || target == "tir" || target == "llvm", Span{})
+      << "unknown conformance target '" << target << "' (available: reference, tir, llvm)";
   lower::make_grouping_policy(fusion);  // a user error for an unknown policy
 }
 

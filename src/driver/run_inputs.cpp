@@ -2,6 +2,7 @@
 #include "src/driver/run_inputs.h"
 
 #include <filesystem>
+#include <functional>
 #include <random>
 #include <set>
 
@@ -20,30 +21,60 @@ std::string safe_file_name(const std::string& value_name) {
   return out;
 }
 
-std::vector<Tensor> load_inputs(const graph::Graph& g, const std::string& dir) {
+namespace {
+
+// "input_<i>.pb" or "<safe name>.npy" for each name; `check` validates each.
+std::vector<Tensor> load_named_inputs(const std::vector<std::string>& names, const std::string& dir,
+                                      const std::function<void(size_t, const Tensor&)>& check) {
   TESSEL_USER_CHECK(fs::is_directory(dir), Span{}) << dir << ": not a folder";
   std::vector<Tensor> inputs;
   bool pb_layout = fs::exists(fs::path(dir) / "input_0.pb");
-  for (size_t i = 0; i < g.inputs().size(); ++i) {
-    const graph::Value* in = g.inputs()[i];
+  for (size_t i = 0; i < names.size(); ++i) {
     fs::path path = pb_layout ? fs::path(dir) / ("input_" + std::to_string(i) + ".pb")
-                              : fs::path(dir) / (safe_file_name(in->name) + ".npy");
-    TESSEL_USER_CHECK(fs::exists(path), Span{}) << "missing input '" << in->name << "': no file " << path.string();
+                              : fs::path(dir) / (safe_file_name(names[i]) + ".npy");
+    TESSEL_USER_CHECK(fs::exists(path), Span{}) << "missing input '" << names[i] << "': no file " << path.string();
     Tensor t = pb_layout ? onnx_frontend::load_tensor_pb(path.string()) : read_npy(path.string());
-    reference::check_input(*in, t);
+    check(i, t);
     inputs.push_back(std::move(t));
   }
   return inputs;
 }
 
+}  // namespace
+
+std::vector<Tensor> load_inputs(const graph::Graph& g, const std::string& dir) {
+  std::vector<std::string> names;
+  for (const graph::Value* in : g.inputs()) names.push_back(in->name);
+  return load_named_inputs(names, dir, [&](size_t i, const Tensor& t) { reference::check_input(*g.inputs()[i], t); });
+}
+
+std::vector<Tensor> load_inputs(const std::vector<rt::TensorSpec>& specs, const std::string& dir) {
+  std::vector<std::string> names;
+  for (const rt::TensorSpec& s : specs) names.push_back(s.name);
+  return load_named_inputs(names, dir, [&](size_t i, const Tensor& t) {
+    const rt::TensorSpec& s = specs[i];
+    TESSEL_USER_CHECK(t.dtype() == DType(s.dtype) && t.shape() == s.shape, Span{})
+        << "input '" << s.name << "': the model takes " << Tensor(DType(s.dtype), s.shape).type_str() << ", the file holds "
+        << t.type_str();
+  });
+}
+
 std::vector<Tensor> random_inputs(const graph::Graph& g, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<Tensor> inputs;
+  std::vector<rt::TensorSpec> specs;
   for (const graph::Value* in : g.inputs()) {
     TESSEL_USER_CHECK(in->type.is_static(), Span{})
         << "input '" << in->name << "' has shape " << in->type.str()
         << "; bind its dimensions with --input-shape " << in->name << "=...";
-    Tensor t(in->type.dtype, in->type.static_dims());
+    specs.push_back({in->name, uint8_t(in->type.dtype), in->type.static_dims()});
+  }
+  return random_inputs(specs, seed);
+}
+
+std::vector<Tensor> random_inputs(const std::vector<rt::TensorSpec>& specs, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<Tensor> inputs;
+  for (const rt::TensorSpec& s : specs) {
+    Tensor t(DType(s.dtype), s.shape);
     std::uniform_real_distribution<double> real(-1.0, 1.0);
     std::uniform_int_distribution<int64_t> small(0, 3);
     for (int64_t i = 0; i < t.numel(); ++i) {
@@ -58,12 +89,19 @@ std::vector<Tensor> random_inputs(const graph::Graph& g, uint64_t seed) {
 
 void write_outputs(const graph::Graph& g, const std::vector<Tensor>& outputs, const std::string& dir,
                    std::ostream& log) {
+  std::vector<std::string> names;
+  for (const graph::Value* v : g.outputs()) names.push_back(v->name);
+  write_outputs(names, outputs, dir, log);
+}
+
+void write_outputs(const std::vector<std::string>& names, const std::vector<Tensor>& outputs, const std::string& dir,
+                   std::ostream& log) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   TESSEL_USER_CHECK(fs::is_directory(dir), Span{}) << dir << ": cannot create folder";
   std::set<std::string> used;
   for (size_t i = 0; i < outputs.size(); ++i) {
-    const std::string& name = g.outputs()[i]->name;
+    const std::string& name = names[i];
     std::string file = safe_file_name(name);
     // Two names that become the same file name get the output's index appended.
     if (!used.insert(file).second) used.insert(file += "_" + std::to_string(i));

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 # Real-model test: runs each exported model (scripts/export_models.py) and each small real model
-# of ../shared/models on Tessel's reference executor and on ONNX Runtime with the same seeded inputs;
-# every output must satisfy max|ours - ORT| / max|ORT| <= 1e-4. Usage: compare_with_ort.py TESSEL_BIN
+# of ../shared/models on Tessel and on ONNX Runtime with the same seeded inputs; every output must
+# satisfy max|ours - ORT| / max|ORT| <= 1e-4. Tessel is the reference executor (`tessel run
+# --reference`), or with --compiled the model compiled by `tessel compile` to a model.so, loaded
+# with the Python package (python/tessel) and, with --c-example, also run by the C example
+# (examples/c_api/main.c) built against it. Usage: compare_with_ort.py TESSEL_BIN [--compiled]
 import argparse
 import json
 import os
@@ -99,6 +102,60 @@ def model_specs(exported_dir):
 
 # ---- one model ------------------------------------------------------------------------------
 
+def run_reference(tessel, path, shape_args, in_dir, out_dir, timeout):
+    """(ok, {output name: array}, message) of `tessel run --reference`."""
+    cmd = [tessel, "run", path, "--reference", "--inputs", in_dir, "--out", out_dir] + shape_args
+    try:
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return False, {}, f"tessel run timed out after {timeout} s"
+    if proc.returncode != 0:
+        return False, {}, f"tessel run exited with {proc.returncode}:\n" + last_lines(proc.stdout)
+    produced = {}
+    for line in proc.stdout.splitlines():
+        m = OUTPUT_LINE.match(line.strip())
+        if m and os.path.exists(m.group(2).strip()):
+            produced[m.group(1)] = np.load(m.group(2).strip())
+    return True, produced, ""
+
+
+C_EXAMPLE = None  # the C example's source when --c-example is given
+
+
+def run_compiled(tessel, path, shape_args, feeds, mdir, timeout):
+    """(ok, {output name: array}, message): `tessel compile` to a .so, run through the Python
+    package, and (with --c-example) through the C example built against the .so."""
+    so = os.path.join(mdir, "model.so")
+    cmd = [tessel, "compile", path, "-o", so] + shape_args
+    try:
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return False, {}, f"tessel compile timed out after {timeout} s"
+    if proc.returncode != 0:
+        return False, {}, f"tessel compile exited with {proc.returncode}:\n" + last_lines(proc.stdout)
+    sys.path.insert(0, os.path.join(REPO, "python"))
+    import tessel as tessel_py
+    model = tessel_py.load(so)
+    try:
+        produced = model.run(feeds)
+    finally:
+        model.close()
+    if C_EXAMPLE:
+        app = os.path.join(mdir, "c_example")
+        build = subprocess.run(["cc", "-O2", "-I", os.path.join(REPO, "include"), C_EXAMPLE, so, "-o", app,
+                                f"-Wl,-rpath,{mdir}"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True)
+        if build.returncode != 0:
+            return False, {}, "building the C example failed:\n" + last_lines(build.stdout)
+        run = subprocess.run([app], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                             timeout=timeout)
+        if run.returncode != 0:
+            return False, {}, f"the C example exited with {run.returncode}:\n" + last_lines(run.stdout)
+    return True, produced, ""
+
+
 # tessel run prints "output 'NAME' f32[1, 1000] -> PATH" for each output it wrote.
 OUTPUT_LINE = re.compile(r"^output '(.*)' \w+\[[^\]]*\] -> (.+)$")
 
@@ -108,7 +165,7 @@ def last_lines(text, n=6):
     return "\n".join("    | " + l for l in lines[-n:])
 
 
-def check_model(ort, tessel, index, spec, work, timeout, threads):
+def check_model(ort, tessel, index, spec, work, timeout, threads, compiled):
     name, path, makers, shapes = spec
     if makers is None:
         return False, f"not in the export manifest (run scripts/export_models.py): {path}"
@@ -139,34 +196,26 @@ def check_model(ort, tessel, index, spec, work, timeout, threads):
     ort_s = time.monotonic() - t0
     out_names = [o.name for o in sess.get_outputs()]
 
-    cmd = [tessel, "run", path, "--reference", "--inputs", in_dir, "--out", out_dir]
+    shape_args = []
     for in_name, shape in shapes.items():
-        cmd += ["--input-shape", f"{in_name}={'x'.join(str(d) for d in shape)}"]
+        shape_args += ["--input-shape", f"{in_name}={'x'.join(str(d) for d in shape)}"]
     t0 = time.monotonic()
-    try:
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return False, f"tessel run timed out after {timeout} s"
+    if compiled:
+        ok, produced, message = run_compiled(tessel, path, shape_args, feeds, mdir, timeout)
+    else:
+        ok, produced, message = run_reference(tessel, path, shape_args, in_dir, out_dir, timeout)
     ours_s = time.monotonic() - t0
-    if proc.returncode != 0:
-        return False, f"tessel run exited with {proc.returncode} after {ours_s:.1f} s:\n" + \
-            last_lines(proc.stdout)
-    produced = {}
-    for line in proc.stdout.splitlines():
-        m = OUTPUT_LINE.match(line.strip())
-        if m:
-            produced[m.group(1)] = m.group(2).strip()
+    if not ok:
+        return False, message
 
     worst, max_ref, details, ok = 0.0, 0.0, [], True
     for out_name, ref in zip(out_names, ref_outputs):
         ref = np.asarray(ref)
-        out_path = produced.get(out_name, os.path.join(out_dir, safe_name(out_name) + ".npy"))
-        if not os.path.exists(out_path):
+        ours = produced.get(out_name)
+        if ours is None:
             ok = False
-            details.append(f"output '{out_name}': no file (tessel printed {sorted(produced)})")
+            details.append(f"output '{out_name}': not produced (tessel gave {sorted(produced)})")
             continue
-        ours = np.load(out_path)
         if ours.shape != ref.shape:
             ok = False
             details.append(f"output '{out_name}': shape {list(ours.shape)}, ORT {list(ref.shape)}")
@@ -197,7 +246,8 @@ def check_model(ort, tessel, index, spec, work, timeout, threads):
 
 
 def main():
-    ap = argparse.ArgumentParser(description="Compare Tessel's reference executor with ONNX Runtime on real models.")
+    ap = argparse.ArgumentParser(description="Compare Tessel (the reference executor, or compiled models) "
+                                             "with ONNX Runtime on real models.")
     ap.add_argument("tessel", help="path of the tessel binary")
     ap.add_argument("--models-dir", default=os.path.join(CACHE, "models"),
                     help="exported models and manifest.json (default: $TESSEL_CACHE/models)")
@@ -207,9 +257,14 @@ def main():
     ap.add_argument("--timeout", type=float, default=float(os.environ.get("TESSEL_MODEL_TIMEOUT", 300)),
                     help="seconds per tessel run (default 300)")
     ap.add_argument("--threads", type=int, default=2, help="ONNX Runtime threads")
+    ap.add_argument("--compiled", action="store_true",
+                    help="compile each model to a .so and run it through the Python package")
+    ap.add_argument("--c-example", help="with --compiled: also build this C example against each .so and run it")
     ap.add_argument("models", nargs="*", help="only these models")
     args = ap.parse_args()
 
+    global C_EXAMPLE
+    C_EXAMPLE = args.c_example
     if args.shared_dir:
         os.environ["TESSEL_SHARED_MODELS"] = args.shared_dir
     import onnxruntime as ort
@@ -230,7 +285,8 @@ def main():
             if args.models and spec[0] not in args.models:
                 continue
             try:
-                ok, message = check_model(ort, tessel, index, spec, work, args.timeout, args.threads)
+                ok, message = check_model(ort, tessel, index, spec, work, args.timeout, args.threads,
+                                          args.compiled)
             except Exception as e:  # one broken model must not hide the others
                 ok, message = False, f"{type(e).__name__}: {e}"
             print(f"{'PASS' if ok else 'FAIL'} {spec[0]:<26} {message}", flush=True)

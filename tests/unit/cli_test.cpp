@@ -124,7 +124,7 @@ const Tensor kBias = f32({2, 3}, {0.5, 0.5, 0.5, 0.5, 0.5, 0.5});
 const std::vector<double> kExpected = {0, 2.5, 0, 4.5, 0, 6.5};
 
 TEST(Cli, HelpOnEveryCommand) {
-  for (const char* cmd : {"inspect", "run", "conformance", "version"}) {
+  for (const char* cmd : {"inspect", "run", "compile", "check", "conformance", "version"}) {
     for (const char* flag : {"--help", "-h"}) {
       Result r = tessel({cmd, flag});
       EXPECT_EQ(r.code, 0) << cmd << " " << flag << ": " << r.err;
@@ -153,7 +153,7 @@ TEST(Cli, UnknownOrIncompleteOption) {
   expect_user_error(tessel({"run", model.string(), "--reference", "--seed", "abc"}),
                     "option --seed expects an integer, got 'abc'");
   expect_user_error(tessel({"inspect"}), "inspect takes one model file");
-  expect_user_error(tessel({"run", model.string()}), "pass --reference");
+  expect_user_error(tessel({"run", model.string(), "--reference", "--tir"}), "pass one of --reference and --tir");
 }
 
 TEST(Cli, MissingFile) {

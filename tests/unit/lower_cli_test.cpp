@@ -123,7 +123,7 @@ TEST(LowerCliTest, RunOnTheTensorIrMatchesTheReference) {
   Result ref = tessel_on_tiny_cnn("run", "--reference " + common + "/reference'");
   Result tir = tessel_on_tiny_cnn("run", "--tir --fusion simple " + common + "/tir'");
   expect_user_error(tessel_on_tiny_cnn("run", "--reference --fusion simple " + std::string(kShape)),
-                    "--fusion applies to --tir only");
+                    "--fusion applies to --tir and compiled runs only");
   ASSERT_EQ(ref.code, 0) << ref.err;
   ASSERT_EQ(tir.code, 0) << tir.err;
   Tensor want = driver::read_npy((dir / "reference" / "probs.npy").string());
@@ -197,7 +197,7 @@ TEST(LowerCliTest, ConformanceOnTheTensorIr) {
       << r.out;
   EXPECT_TRUE(contains(r.out, "1 passed, 2 failed\n")) << r.out;
   expect_user_error(tessel("conformance '" + dir.string() + "' --target tpu"),
-                    "unknown conformance target 'tpu' (available: reference, tir)");
+                    "unknown conformance target 'tpu' (available: reference, tir, llvm)");
   expect_user_error(tessel("conformance '" + dir.string() + "' --target tir --fusion all"),
                     "unknown fusion policy 'all'");
   fs::remove_all(dir);

@@ -6,8 +6,8 @@
 // fetch by the thread block's threads (ko outside the thread loops, or inside
 // them with the fetch bound to the same tags), a local accumulator,
 // insert_barriers: without the barriers the cooperative schedules fail, since
-// the threads read what others fetched). Each result, and the result of
-// flatten_blocks on it, interprets equal to
+// the threads read what others fetched). Each result, and the results of
+// flatten_blocks and compact_buffers on it, interpret equal to
 // the unscheduled function in every thread order, and its trace, through JSON,
 // replays on a freshly lowered function to a structurally equal one; with one
 // tile decision mutated it replays to another correct function or is rejected.
@@ -16,6 +16,7 @@
 
 #include "ir/tensor/structural.h"
 #include "schedules/primitives/loop_primitives.h"
+#include "src/lower/compact_buffers.h"
 #include "src/lower/flatten_blocks.h"
 #include "src/lower/insert_barriers.h"
 #include "tests/unit/sched_workloads_util.h"
@@ -426,6 +427,12 @@ void run_one(Workload w, Style style, uint64_t seed, const Reference& ref, RunRe
   problem = check_against(ref, flat, style == Style::kGpu, kAllOrders);
   if (!problem.empty()) {
     ADD_FAILURE() << "after flatten_blocks: " << problem << "\n" << repro << scheduled << "\n" << flat;
+    return;
+  }
+  tir::PrimFunc compact = lower::compact_buffers(flat);
+  problem = check_against(ref, compact, style == Style::kGpu, kAllOrders);
+  if (!problem.empty()) {
+    ADD_FAILURE() << "after compact_buffers: " << problem << "\n" << repro << flat << "\n" << compact;
     return;
   }
   Schedule fresh(lower_workload(w, Shapes::small()));

@@ -10,10 +10,13 @@ namespace tessel::codegen {
 struct CpuTarget {
   std::string triple;
   std::string cpu;                    // "znver5"
-  std::vector<std::string> features;  // enabled features, "+avx512f", ...
+  std::vector<std::string> features;  // "+avx2", "-avx512f", ...: enabled and disabled
 };
 
 CpuTarget host_cpu_target();
+// The width of the vector registers the target's code uses: 512 with
+// AVX-512F, 256 with AVX, else 128 (what the default schedules tile for).
+int vector_register_bits(const CpuTarget& target);
 std::string llvm_version();
 
 }  // namespace tessel::codegen

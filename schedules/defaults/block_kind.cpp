@@ -1,0 +1,211 @@
+// Block classification for the default CPU schedule (see block_kind.h).
+#include "schedules/defaults/block_kind.h"
+
+#include "ir/tensor/functor.h"
+#include "schedules/primitives/block_analysis.h"
+#include "schedules/primitives/loop_analysis.h"
+#include "schedules/tree_query.h"
+
+namespace tessel::sched {
+
+const char* block_kind_name(BlockKind kind) {
+  switch (kind) {
+    case BlockKind::kMatmul: return "matmul";
+    case BlockKind::kConv: return "conv";
+    case BlockKind::kDepthwise: return "depthwise";
+    case BlockKind::kReduction: return "reduction";
+    case BlockKind::kElementwise: return "elementwise";
+    case BlockKind::kOther: return "other";
+  }
+  return "?";
+}
+
+namespace {
+
+using tir::Expr;
+using tir::ExprKind;
+using tir::LoadNode;
+using tir::VarNode;
+
+std::vector<const LoadNode*> loads_in(const Expr& e) {
+  std::vector<const LoadNode*> out;
+  tir::walk_exprs(e, [&](const Expr& x) {
+    if (const auto* load = x.as<LoadNode>()) out.push_back(load);
+  });
+  return out;
+}
+
+bool load_uses(const LoadNode& load, const VarNode* v) {
+  for (const Expr& index : load.indices)
+    if (tir::uses_var(index, v)) return true;
+  return false;
+}
+
+// The iteration variables of the block, by loop position.
+struct Vars {
+  std::vector<const VarNode*> spatial, reduce;  // parallel to BlockInfo::spatial / reduce
+};
+
+// A windowed access: one index mixes a spatial and a reduction variable
+// (conv's h * stride + kh, pooling's window).
+bool is_windowed(const LoadNode& load, const Vars& vars) {
+  for (const Expr& index : load.indices) {
+    bool s = false, r = false;
+    for (const VarNode* v : vars.spatial) s = s || tir::uses_var(index, v);
+    for (const VarNode* v : vars.reduce) r = r || tir::uses_var(index, v);
+    if (s && r) return true;
+  }
+  return false;
+}
+
+// The operands of `acc += a * b` when each is one load (under casts and
+// selects, e.g. zero padding) that uses every reduction variable.
+bool match_contraction(const tir::BlockNode& block, const Vars& vars, const LoadNode** a,
+                       const LoadNode** b) {
+  std::optional<ReductionPattern> pattern = match_reduction(block);
+  if (!pattern || pattern->op != ReduceOp::kSum) return false;
+  Expr value = pattern->value;
+  while (const auto* cast = value.as<tir::CastNode>()) value = cast->value;
+  if (value->kind != ExprKind::kMul) return false;
+  std::vector<const LoadNode*> la = loads_in(tir::binary_a(*value)), lb = loads_in(tir::binary_b(*value));
+  if (la.size() != 1 || lb.size() != 1) return false;
+  for (const VarNode* r : vars.reduce)
+    if (!load_uses(*la[0], r) || !load_uses(*lb[0], r)) return false;
+  *a = la[0];
+  *b = lb[0];
+  return true;
+}
+
+// Whether vectorizing over v reads memory in order: every load other than the
+// accumulator either ignores v or uses it in its last index.
+bool contiguous_in(const tir::BlockNode& block, const tir::Buffer& output, const VarNode* v) {
+  bool ok = true;
+  tir::walk_exprs(block.body, [&](const Expr& x) {
+    const auto* load = x.as<LoadNode>();
+    if (!load || load->buffer.get() == output.get() || load->indices.empty()) return;
+    if (load_uses(*load, v) && !tir::uses_var(load->indices.back(), v)) ok = false;
+  });
+  return ok;
+}
+
+int64_t count_ops(const tir::Stmt& body) {
+  int64_t n = 0;
+  tir::walk_exprs(body, [&](const Expr& x) {
+    if (tir::is_binary(x->kind) || x->kind == ExprKind::kCall || x->kind == ExprKind::kSelect) ++n;
+  });
+  return std::max<int64_t>(n, 1);
+}
+
+bool has_inner_loop(const tir::BlockNode& block) {
+  bool found = false;
+  tir::walk(block.body, [&](const tir::Stmt& s) {
+    found = found || s->kind == tir::StmtKind::kFor;
+    return !found;
+  });
+  return found;
+}
+
+// Reads the loop nest into info; false when it is not in the lowered form.
+bool read_nest(const tir::PrimFunc& func, const tir::BlockNode& block, const tir::Stmt& stmt, BlockInfo& info,
+               Vars& vars) {
+  std::vector<tir::Stmt> loops = loops_above(func, stmt.get());
+  if (loops.empty() || loops.size() != block.iter_vars.size() || !predicate_is_true(block)) return false;
+  if (blocks_below(loops.front()).size() != 1 || has_inner_loop(block) || block.writes.empty()) return false;
+  for (size_t l = 0; l < loops.size(); ++l) {
+    const auto& loop = *loops[l].as<tir::ForNode>();
+    const auto* min = loop.min.as<tir::IntImmNode>();
+    const auto* extent = loop.extent.as<tir::IntImmNode>();
+    if (!min || min->value != 0 || !extent || block.iter_values[l].get() != loop.var.get()) return false;
+    const tir::IterVar& iv = block.iter_vars[l];
+    info.extents.push_back(extent->value);
+    info.iterations *= extent->value;
+    if (iv.kind == tir::IterKind::kSpatial) {
+      if (!info.reduce.empty()) return false;  // a spatial loop inside a reduction loop
+      info.spatial.push_back(int(l));
+      vars.spatial.push_back(iv.var.get());
+    } else {
+      info.reduce.push_back(int(l));
+      vars.reduce.push_back(iv.var.get());
+    }
+  }
+  info.output = block.writes[0].buffer;
+  info.ops_per_iter = count_ops(block.body);
+  return true;
+}
+
+// The innermost spatial loop of extent > 1 (positions into info.spatial), or -1.
+int innermost_wide(const BlockInfo& info, int below) {
+  for (int s = below - 1; s >= 0; --s)
+    if (info.extents[info.spatial[s]] > 1) return s;
+  return -1;
+}
+
+void classify_contraction(const BlockInfo& base, const Vars& vars, const LoadNode& a, const LoadNode& b,
+                          BlockInfo& info) {
+  int vec = innermost_wide(base, int(base.spatial.size()));
+  info.vector_loop = vec < 0 ? -1 : base.spatial[vec];
+  bool wa = is_windowed(a, vars), wb = is_windowed(b, vars);
+  if (!wa && !wb) {
+    info.kind = BlockKind::kMatmul;
+    // The rows: the next spatial loop out that only one operand reads.
+    for (int s = vec - 1; s >= 0; --s) {
+      const VarNode* v = vars.spatial[s];
+      if (base.extents[base.spatial[s]] > 1 && load_uses(a, v) != load_uses(b, v)) {
+        info.unroll_loop = base.spatial[s];
+        break;
+      }
+    }
+    return;
+  }
+  // The output channel: read by the weight, not by the windowed input.
+  const LoadNode& input = wa ? a : b;
+  const LoadNode& weight = wa ? b : a;
+  for (int s = int(vars.spatial.size()) - 1; s >= 0; --s) {
+    const VarNode* v = vars.spatial[s];
+    if (s != vec && base.extents[base.spatial[s]] > 1 && load_uses(weight, v) && !load_uses(input, v)) {
+      info.unroll_loop = base.spatial[s];
+      break;
+    }
+  }
+  info.kind = info.unroll_loop >= 0 ? BlockKind::kConv : BlockKind::kDepthwise;
+}
+
+}  // namespace
+
+BlockInfo classify_block(const tir::PrimFunc& func, const std::string& name) {
+  BlockInfo info;
+  info.name = name;
+  tir::Stmt stmt = find_block(func, name);
+  const auto* block = stmt.defined() ? stmt.as<tir::BlockNode>() : nullptr;
+  Vars vars;
+  if (!block || !read_nest(func, *block, stmt, info, vars)) {
+    info.kind = BlockKind::kOther;
+    return info;
+  }
+  if (info.reduce.empty()) {
+    info.kind = is_complete(*block) ? BlockKind::kElementwise : BlockKind::kOther;
+    return info;
+  }
+  if (info.spatial.empty() || !match_reduction(*block)) {
+    info.kind = BlockKind::kOther;
+    return info;
+  }
+  const LoadNode *a = nullptr, *b = nullptr;
+  if (match_contraction(*block, vars, &a, &b)) {
+    classify_contraction(info, vars, *a, *b, info);
+    return info;
+  }
+  info.kind = BlockKind::kReduction;
+  int vec = innermost_wide(info, int(info.spatial.size()));
+  if (vec >= 0 && contiguous_in(*block, info.output, vars.spatial[vec])) info.vector_loop = info.spatial[vec];
+  return info;
+}
+
+std::vector<BlockInfo> classify_blocks(const tir::PrimFunc& func) {
+  std::vector<BlockInfo> out;
+  for (const tir::Stmt& b : all_blocks(func))
+    if (b.get() != func->body.get()) out.push_back(classify_block(func, b.as<tir::BlockNode>()->name));
+  return out;
+}
+
+}  // namespace tessel::sched

@@ -1,0 +1,203 @@
+// The default CPU schedule, one rule per block kind (see cpu_defaults.h).
+#include "schedules/defaults/cpu_defaults.h"
+
+#include <algorithm>
+#include <initializer_list>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "schedules/defaults/block_kind.h"
+#include "schedules/tree_query.h"
+
+namespace tessel::sched {
+
+namespace {
+
+struct Context {
+  Schedule& sch;
+  const CpuScheduleOptions& options;
+};
+
+// Vector lanes for the block's element type: vector_lanes f32 lanes fill one register.
+int64_t lanes_for(const BlockInfo& info, const CpuScheduleOptions& options) {
+  int64_t size = int64_t(dtype_size(info.output->dtype));
+  return std::max<int64_t>(1, options.vector_lanes * 4 / std::max<int64_t>(size, 1));
+}
+
+// The whole extent when it fits in a vector, else its largest divisor that does
+// (exact splits only: a predicate would keep the loop from being vectorized).
+int64_t vector_factor(int64_t extent, int64_t lanes) {
+  if (extent <= lanes) return extent;
+  for (int64_t d = lanes; d > 1; --d)
+    if (extent % d == 0) return d;
+  return 1;
+}
+
+// The whole extent up to `whole`, else the first preferred divisor, else 1.
+int64_t tile_factor(int64_t extent, int64_t whole, std::initializer_list<int64_t> preferred) {
+  if (extent <= whole) return extent;
+  for (int64_t f : preferred)
+    if (extent % f == 0) return f;
+  return 1;
+}
+
+int64_t extent_of(const Schedule& sch, LoopRV loop) {
+  const auto* imm = sch.loop(loop).extent.as<tir::IntImmNode>();
+  return imm ? imm->value : 0;
+}
+
+// Runs a rule on a copy of the schedule and keeps the copy only when every step was legal.
+template <class Rule>
+bool attempt(Schedule& sch, Rule&& rule) {
+  Schedule trial = sch;
+  try {
+    rule(trial);
+  } catch (const ScheduleError&) {
+    return false;
+  }
+  sch = std::move(trial);
+  return true;
+}
+
+// A reduction in register-tile form: the spatial loops split at the vector and
+// unroll loops, ordered [outer spatial..., reduction..., unrolled, vectorized],
+// the init hoisted above the reduction. Returns the outer spatial loops.
+std::vector<LoopRV> tile_reduction(Schedule& sch, const BlockInfo& info, int64_t vec, int64_t unroll) {
+  BlockRV block = sch.get_block(info.name);
+  std::vector<LoopRV> loops = sch.get_loops(block);
+  std::vector<LoopRV> outer, reduce, unrolled, vectorized;
+  for (int p : info.spatial) {
+    int64_t f = p == info.vector_loop ? vec : p == info.unroll_loop ? unroll : 1;
+    if (f <= 1) {
+      outer.push_back(loops[p]);
+      continue;
+    }
+    std::vector<LoopRV> parts = sch.split(loops[p], {info.extents[p] / f, f}, /*exact=*/true);
+    outer.push_back(parts[0]);
+    (p == info.vector_loop ? vectorized : unrolled).push_back(parts[1]);
+  }
+  for (int p : info.reduce) reduce.push_back(loops[p]);
+  if (!unrolled.empty() || !vectorized.empty()) {
+    std::vector<LoopRV> order = outer;
+    for (const auto* part : {&reduce, &unrolled, &vectorized})
+      order.insert(order.end(), part->begin(), part->end());
+    sch.reorder(order);
+  }
+  BlockRV init = sch.decompose_reduction(block, reduce.front());
+  for (LoopRV l : unrolled) sch.unroll(l);
+  for (LoopRV l : vectorized) {
+    sch.vectorize(l);
+    sch.vectorize(sch.get_loops(init).back());  // the init's copy of the vector loop
+  }
+  return outer;
+}
+
+// One parallel loop over the outer loops (outermost first): all but the
+// innermost, the tile loop epilogues sit in, when those are enough to fill
+// the threads; else all of them fused.
+void parallelize(Context& ctx, std::vector<LoopRV> outer, int64_t work) {
+  if (outer.empty() || work < ctx.options.min_parallel_work) return;
+  int64_t all = 1, above_tile = 1;
+  for (size_t i = 0; i < outer.size(); ++i) {
+    all *= extent_of(ctx.sch, outer[i]);
+    if (i + 1 < outer.size()) above_tile *= extent_of(ctx.sch, outer[i]);
+  }
+  if (all < ctx.options.num_threads) return;
+  if (outer.size() > 1 && above_tile >= ctx.options.num_threads) outer.pop_back();
+  attempt(ctx.sch, [&](Schedule& s) { s.parallel(outer.size() == 1 ? outer[0] : s.fuse(outer)); });
+}
+
+// Vectorizes the innermost loop of the block when its extent is worth it.
+void vectorize_innermost(Schedule& sch, const std::string& name) {
+  std::vector<LoopRV> loops = sch.get_loops(sch.get_block(name));
+  if (!loops.empty() && extent_of(sch, loops.back()) > 1) sch.vectorize(loops.back());
+}
+
+bool reads_any(const tir::PrimFunc& func, const std::string& name,
+               const std::set<const tir::BufferNode*>& bufs) {
+  const auto* block = find_block(func, name).as<tir::BlockNode>();
+  for (const tir::BufferRegion& r : block->reads)
+    if (bufs.count(r.buffer.get())) return true;
+  return false;
+}
+
+// Moves the elementwise blocks after the anchor that consume its result (or
+// an attached epilogue's) under the anchor's tile loop, vectorized there.
+void attach_epilogues(Context& ctx, const std::vector<BlockInfo>& blocks, size_t anchor, LoopRV tile_loop,
+                      std::set<std::string>& done) {
+  std::set<const tir::BufferNode*> hot{blocks[anchor].output.get()};
+  for (size_t i = anchor + 1; i < blocks.size(); ++i) {
+    const BlockInfo& epi = blocks[i];
+    if (epi.kind != BlockKind::kElementwise || done.count(epi.name) ||
+        !reads_any(ctx.sch.func(), epi.name, hot))
+      continue;
+    bool attached =
+        attempt(ctx.sch, [&](Schedule& s) { s.reverse_compute_at(s.get_block(epi.name), tile_loop); });
+    if (!attached) continue;
+    attempt(ctx.sch, [&](Schedule& s) { vectorize_innermost(s, epi.name); });
+    hot.insert(epi.output.get());
+    done.insert(epi.name);
+  }
+}
+
+void schedule_tiled(Context& ctx, const std::vector<BlockInfo>& blocks, size_t index,
+                    std::set<std::string>& done) {
+  const BlockInfo& info = blocks[index];
+  int64_t lanes = lanes_for(info, ctx.options);
+  int64_t vec = info.vector_loop < 0 ? 1 : vector_factor(info.extents[info.vector_loop], lanes);
+  int64_t unroll = 1;
+  if (info.unroll_loop >= 0) {
+    int64_t extent = info.extents[info.unroll_loop];
+    unroll = info.kind == BlockKind::kMatmul ? tile_factor(extent, 6, {4, 6, 5, 8, 3, 2})
+                                             : tile_factor(extent, 8, {8, 4, 6, 5, 7, 3, 2});
+  }
+  std::vector<LoopRV> outer;
+  bool tiled = attempt(ctx.sch, [&](Schedule& s) { outer = tile_reduction(s, info, vec, unroll); }) ||
+               attempt(ctx.sch, [&](Schedule& s) { outer = tile_reduction(s, info, 1, 1); });
+  if (!tiled) return;
+  bool anchor = info.kind != BlockKind::kReduction;
+  if (anchor && !outer.empty()) attach_epilogues(ctx, blocks, index, outer.back(), done);
+  parallelize(ctx, outer, info.iterations * info.ops_per_iter);
+}
+
+// Fused into one loop, split into (outer, vector), parallel outer, vectorized inner.
+void schedule_elementwise(Context& ctx, const BlockInfo& info) {
+  if (info.iterations <= 1) return;
+  int64_t vec = vector_factor(info.iterations, lanes_for(info, ctx.options));
+  LoopRV outer;
+  bool shaped = attempt(ctx.sch, [&](Schedule& s) {
+    std::vector<LoopRV> loops = s.get_loops(s.get_block(info.name));
+    LoopRV all = loops.size() > 1 ? s.fuse(loops) : loops[0];
+    outer = all;
+    if (vec == info.iterations) {
+      s.vectorize(all);
+    } else if (vec > 1) {
+      std::vector<LoopRV> parts = s.split(all, {info.iterations / vec, vec}, /*exact=*/true);
+      s.vectorize(parts[1]);
+      outer = parts[0];
+    }
+  });
+  if (shaped && vec != info.iterations) parallelize(ctx, {outer}, info.iterations * info.ops_per_iter);
+}
+
+}  // namespace
+
+void apply_default_cpu_schedule(Schedule& sch, const CpuScheduleOptions& options) {
+  Context ctx{sch, options};
+  std::vector<BlockInfo> blocks = classify_blocks(sch.func());
+  std::set<std::string> done;  // epilogues already placed with their anchor
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    if (done.count(blocks[i].name)) continue;
+    switch (blocks[i].kind) {
+      case BlockKind::kMatmul:
+      case BlockKind::kConv:
+      case BlockKind::kDepthwise:
+      case BlockKind::kReduction: schedule_tiled(ctx, blocks, i, done); break;
+      case BlockKind::kElementwise: schedule_elementwise(ctx, blocks[i]); break;
+      case BlockKind::kOther: break;
+    }
+  }
+}
+
+}  // namespace tessel::sched

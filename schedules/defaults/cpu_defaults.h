@@ -1,0 +1,28 @@
+// The default CPU schedule: what a person would write by hand for each block
+// of a lowered group, without tuning. Register tiles for matmuls and
+// convolutions (an unrolled row or output-channel tile times a vectorized
+// column tile, the reduction between them and the outer loops, the init
+// hoisted out), epilogues computed inside the anchor's tile, elementwise
+// blocks fused, vectorized and parallel, reductions parallel over their
+// spatial loops. Blocks are told apart by their structure (block_kind.h).
+#pragma once
+
+#include <cstdint>
+
+#include "schedules/schedule.h"
+
+namespace tessel::sched {
+
+struct CpuScheduleOptions {
+  int vector_lanes = 16;              // f32 lanes (AVX-512); scaled for other dtypes by size
+  int num_threads = 2;                // cores to fill
+  int64_t min_parallel_work = 16384;  // iterations * operations below which no loop is parallel
+};
+
+// Schedules every block of sch.func(); each step goes through the primitives,
+// so the result is sch.trace(). A rule that does not apply to a block (a
+// ScheduleError) is undone for that block and the rest of the schedule still
+// applies; never throws for a valid lowered group.
+void apply_default_cpu_schedule(Schedule& sch, const CpuScheduleOptions& options = {});
+
+}  // namespace tessel::sched

@@ -1,0 +1,147 @@
+// The commands of compiled models: compile, run of a model.so or of an ONNX
+// model compiled in memory, and check.
+#include <chrono>
+#include <iostream>
+#include <sstream>
+
+#include "src/cli/commands.h"
+#include "src/driver/check_job.h"
+#include "src/driver/compile_model.h"
+#include "src/driver/pipeline.h"
+#include "src/driver/run_compiled.h"
+#include "src/driver/run_inputs.h"
+
+namespace tessel::cli {
+
+namespace {
+
+// "llvm", or "llvm -mcpu=NAME -mattr=+a,-b" (TVM's form), plus the -mcpu /
+// -mattr options given separately.
+codegen::CpuTarget parse_target(const std::string& spec, const std::vector<std::string>& mcpu,
+                                const std::vector<std::string>& mattr) {
+  codegen::CpuTarget target = codegen::host_cpu_target();
+  std::istringstream words(spec);
+  std::string kind;
+  words >> kind;
+  TESSEL_USER_CHECK(kind == "llvm", Span{}) << "unknown target '" << kind << "' (available: llvm)";
+  std::vector<std::string> options;
+  for (std::string w; words >> w;) options.push_back(w);
+  for (const std::string& v : mcpu) options.push_back("-mcpu=" + v);
+  for (const std::string& v : mattr) options.push_back("-mattr=" + v);
+  for (const std::string& o : options) {
+    if (o.rfind("-mcpu=", 0) == 0) {
+      target.cpu = o.substr(6);
+      target.features.clear();  // the CPU's own features, unless -mattr adds
+    } else if (o.rfind("-mattr=", 0) == 0) {
+      std::istringstream list(o.substr(7));
+      for (std::string f; std::getline(list, f, ',');) {
+        TESSEL_USER_CHECK(f.size() > 1 && (f[0] == '+' || f[0] == '-'), Span{})
+            << "-mattr takes +feature or -feature items, got '" << f << "'";
+        std::erase_if(target.features, [&](const std::string& g) { return g.substr(1) == f.substr(1); });
+        target.features.push_back(f);
+      }
+    } else {
+      TESSEL_USER_CHECK(false, Span{}) << "unknown target option '" << o << "' (available: -mcpu=, -mattr=)";
+    }
+  }
+  return target;
+}
+
+// given: whether any compile option was on the command line.
+driver::CompileOptions compile_options(Args& args, bool* given = nullptr) {
+  driver::CompileOptions o;
+  auto fusion = args.value("--fusion"), schedule = args.value("--schedule");
+  auto target = args.value("--target");
+  std::vector<std::string> mcpu = args.values("-mcpu"), mattr = args.values("-mattr");
+  if (given) *given = fusion || schedule || target || !mcpu.empty() || !mattr.empty();
+  o.fusion = fusion.value_or("simple");
+  o.schedule = schedule.value_or("default");
+  o.codegen.target = parse_target(target.value_or("llvm"), mcpu, mattr);
+  return o;
+}
+
+bool is_library(const std::string& path) {
+  return path.size() > 3 && path.compare(path.size() - 3, 3, ".so") == 0;
+}
+
+}  // namespace
+
+int cmd_compile(Args& args) {
+  driver::PipelineOptions pipeline = pipeline_options(args);
+  driver::CompileOptions options = compile_options(args);
+  auto output = args.value("-o");
+  if (!output) output = args.value("--output");
+  std::string path = single_model(args, "compile");
+  TESSEL_USER_CHECK(output, Span{}) << "compile needs -o OUT.so";
+  auto start = std::chrono::steady_clock::now();
+  graph::Graph g = driver::load_graph(path, pipeline);
+  driver::CompiledGraph compiled = driver::compile_graph(g, options);
+  size_t kernels = compiled.kernels.size();
+  uint64_t arena = compiled.plan.arena_bytes, weights = compiled.weights.size();
+  driver::export_shared_library(std::move(compiled), *output);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::cout << "compiled " << path << " -> " << *output << ": " << kernels << " kernels (fusion " << options.fusion
+            << ", schedule " << options.schedule << "), target " << options.codegen.target.cpu << ", arena "
+            << arena << " bytes, weights " << weights << " bytes, " << seconds << " s\n";
+  return 0;
+}
+
+// `tessel run` of a model.so, or of an ONNX model compiled in memory.
+int run_compiled(Args& args, const driver::PipelineOptions& pipeline) {
+  bool compile_option_given = false;
+  driver::CompileOptions options = compile_options(args, &compile_option_given);
+  auto inputs_dir = args.value("--inputs");
+  auto out_dir = args.value("--out");
+  uint64_t seed = uint64_t(parse_int(args.value("--seed").value_or("0"), "--seed"));
+  int repeat = int(parse_int(args.value("--repeat").value_or("0"), "--repeat"));
+  auto threads = args.value("--threads");
+  bool profile = args.flag("--profile");
+  std::unique_ptr<driver::CompiledModel> model;
+  std::unique_ptr<graph::Graph> graph;  // outlives a JIT-compiled model
+  std::string path = single_model(args, "run");
+  if (is_library(path)) {
+    TESSEL_USER_CHECK(!compile_option_given, Span{})
+        << "--fusion, --schedule and --target apply when compiling an ONNX model, not to " << path;
+    model = driver::load_model_library(path);
+  } else {
+    graph = std::make_unique<graph::Graph>(driver::load_graph(path, pipeline));
+    model = std::make_unique<driver::JitModel>(driver::compile_graph(*graph, options));
+  }
+  if (threads) {
+    int64_t n = parse_int(*threads, "--threads");
+    TESSEL_USER_CHECK(n >= 1 && n <= 1024, Span{}) << "--threads must be 1 to 1024";
+    model->set_num_threads(int(n));
+  }
+  std::vector<Tensor> inputs =
+      inputs_dir ? driver::load_inputs(model->inputs(), *inputs_dir) : driver::random_inputs(model->inputs(), seed);
+  std::vector<Tensor> outputs = model->run(inputs);
+  std::vector<std::string> names;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    names.push_back(model->outputs()[i].name);
+    print_output_summary(names.back(), outputs[i]);
+  }
+  if (out_dir) driver::write_outputs(names, outputs, *out_dir, std::cout);
+  if (repeat > 0) driver::print_latency(driver::time_runs(*model, inputs, repeat), model->num_threads(), std::cout);
+  if (profile) driver::print_profile(*model, inputs, std::max(repeat, 10), std::cout);
+  return 0;
+}
+
+int cmd_check(Args& args) {
+  driver::PipelineOptions pipeline = pipeline_options(args);
+  driver::CheckOptions o;
+  o.compile = compile_options(args);
+  o.per_kernel = args.flag("--per-kernel");
+  o.seed = uint64_t(parse_int(args.value("--seed").value_or("0"), "--seed"));
+  if (auto t = args.value("--tolerance")) {
+    char* end = nullptr;
+    o.tolerance = std::strtod(t->c_str(), &end);
+    TESSEL_USER_CHECK(end && *end == 0 && !t->empty() && o.tolerance >= 0, Span{})
+        << "--tolerance takes a non-negative number, got '" << *t << "'";
+  }
+  std::string path = single_model(args, "check");
+  graph::Graph g = driver::load_graph(path, pipeline);
+  std::cout << "model " << path << "\n";
+  return driver::run_check(g, o, std::cout) == 0 ? 0 : 1;
+}
+
+}  // namespace tessel::cli

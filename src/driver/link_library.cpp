@@ -1,0 +1,148 @@
+// link_model_library: the C compiler driven with posix_spawnp (no shell), its
+// output captured through a pipe for the error message.
+#include "src/driver/link_library.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "ir/core/diagnostics.h"
+
+extern char** environ;
+
+namespace tessel::driver {
+
+namespace {
+
+#ifndef TESSEL_MODEL_RUNTIME_ARCHIVE
+#error "TESSEL_MODEL_RUNTIME_ARCHIVE is set by src/driver/CMakeLists.txt"
+#endif
+
+// The functions of include/tessel/runtime.h: all a model library exports.
+constexpr const char* kAbiSymbols[] = {
+    "tessel_abi_version",          "tessel_version",           "tessel_last_error",
+    "tessel_model_load",           "tessel_model_unload",      "tessel_model_num_inputs",
+    "tessel_model_num_outputs",    "tessel_model_input_info",  "tessel_model_output_info",
+    "tessel_model_num_kernels",    "tessel_model_kernel_info", "tessel_model_arena_bytes",
+    "tessel_context_create",       "tessel_context_destroy",   "tessel_context_run",
+    "tessel_context_run_profiled", "tessel_set_num_threads",   "tessel_get_num_threads"};
+
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::string(v) : fallback;
+}
+
+// $CC may carry words of its own ("ccache gcc"), split as a shell would split an unquoted variable.
+std::vector<std::string> split_words(const std::string& s) {
+  std::vector<std::string> words;
+  std::istringstream in(s);
+  for (std::string w; in >> w;) words.push_back(w);
+  return words;
+}
+
+// A temporary file that is removed with this object.
+class TempFile {
+ public:
+  TempFile(const std::string& stem, const std::string& text) {
+    static std::atomic<int> counter{0};
+    path_ = std::filesystem::temp_directory_path() /
+            (stem + "_" + std::to_string(getpid()) + "_" + std::to_string(counter++) + ".map");
+    std::ofstream(path_) << text;
+    TESSEL_USER_CHECK(std::filesystem::exists(path_), Span{}) << "cannot write " << path_.string();
+  }
+  ~TempFile() {
+    std::error_code ec;
+    std::filesystem::remove(path_, ec);
+  }
+  std::string str() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+std::string version_script() {
+  std::string s = "{\n  global:\n";
+  for (const char* name : kAbiSymbols) s += "    " + std::string(name) + ";\n";
+  return s + "  local: *;\n};\n";
+}
+
+struct Finished {
+  int exit_status;  // -1: killed by a signal
+  std::string output;
+};
+
+// Runs argv[0] from PATH with stdout and stderr captured.
+Finished run_capturing(const std::vector<std::string>& argv) {
+  int fds[2];
+  TESSEL_USER_CHECK(pipe2(fds, O_CLOEXEC) == 0, Span{}) << "pipe: " << std::strerror(errno);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDERR_FILENO);
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  int err = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(fds[1]);
+  if (err != 0) {
+    close(fds[0]);
+    TESSEL_USER_ERROR(Span{}) << "cannot run the C compiler '" << argv[0] << "' to link the model library ("
+                              << std::strerror(err) << "); set CC to a C compiler";
+  }
+  Finished done{0, ""};
+  char buf[4096];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof(buf))) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    done.output.append(buf, size_t(n));
+  }
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  done.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return done;
+}
+
+}  // namespace
+
+void link_model_library(const std::vector<std::string>& object_files, const std::string& output_so) {
+  TESSEL_USER_CHECK(!object_files.empty(), Span{}) << "linking " << output_so << ": no object files";
+  std::string archive = env_or("TESSEL_MODEL_RUNTIME_ARCHIVE", TESSEL_MODEL_RUNTIME_ARCHIVE);
+  TESSEL_USER_CHECK(std::filesystem::exists(archive), Span{})
+      << "the model runtime archive " << archive << " does not exist (set TESSEL_MODEL_RUNTIME_ARCHIVE)";
+  std::vector<std::string> argv = split_words(env_or("CC", "cc"));
+  TESSEL_USER_CHECK(!argv.empty(), Span{}) << "CC names no compiler";
+  TempFile script("tessel_model", version_script());
+  for (const char* a : {"-shared", "-o"}) argv.push_back(a);
+  argv.push_back(output_so);
+  argv.insert(argv.end(), object_files.begin(), object_files.end());
+  // --whole-archive: the ABI's functions are what the library is for, though no object refers to them.
+  for (const std::string& a :
+       {std::string("-Wl,--whole-archive"), archive, std::string("-Wl,--no-whole-archive"),
+        "-Wl,--version-script=" + script.str(),
+        std::string("-lstdc++"), std::string("-lm"), std::string("-lpthread")})
+    argv.push_back(a);
+  Finished done = run_capturing(argv);
+  if (done.exit_status == 0) return;
+  std::string command;
+  for (const std::string& a : argv) command += (command.empty() ? "" : " ") + a;
+  TESSEL_USER_ERROR(Span{}) << "linking " << output_so << " failed ("
+                            << (done.exit_status < 0 ? std::string("killed by a signal")
+                                                     : "exit status " + std::to_string(done.exit_status))
+                            << "): " << command << "\n"
+                            << done.output;
+}
+
+}  // namespace tessel::driver

@@ -1,0 +1,18 @@
+// link_model_library: the last step of `tessel compile`, the model's object
+// files and the model runtime (src/runtime/) linked into a model.so that
+// exports only the C ABI of include/tessel/runtime.h.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tessel::driver {
+
+// Runs ${CC:-cc} -shared on the objects and the tessel_model_runtime archive
+// (TESSEL_MODEL_RUNTIME_ARCHIVE in the environment overrides the one built
+// with this compiler), with a version script that keeps every symbol but the
+// ABI's local. Throws UserError with the linker's output when it fails or
+// the compiler cannot be run.
+void link_model_library(const std::vector<std::string>& object_files, const std::string& output_so);
+
+}  // namespace tessel::driver

@@ -1,0 +1,76 @@
+// time_runs, print_latency, print_profile.
+#include "src/driver/run_compiled.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "ir/core/diagnostics.h"
+
+namespace tessel::driver {
+
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::string format(const char* fmt, double a, double b = 0, double c = 0) {
+  char buf[128];
+  std::snprintf(buf, sizeof buf, fmt, a, b, c);
+  return buf;
+}
+
+}  // namespace
+
+Latency time_runs(CompiledModel& model, const std::vector<Tensor>& inputs, int repeat, int warmup) {
+  TESSEL_USER_CHECK(repeat >= 1, Span{}) << "--repeat must be at least 1";
+  for (int i = 0; i < warmup; ++i) model.run(inputs);
+  std::vector<double> ms;
+  for (int i = 0; i < repeat; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    model.run(inputs);
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  return Latency{median(ms), *std::min_element(ms.begin(), ms.end()), *std::max_element(ms.begin(), ms.end()),
+                 repeat};
+}
+
+void print_latency(const Latency& l, int threads, std::ostream& out) {
+  out << "latency: median " << format("%.3f", l.median_ms) << " ms, min " << format("%.3f", l.min_ms)
+      << " ms, max " << format("%.3f", l.max_ms) << " ms over " << l.runs << " runs (" << threads
+      << (threads == 1 ? " thread)" : " threads)") << "\n";
+}
+
+void print_profile(CompiledModel& model, const std::vector<Tensor>& inputs, int repeat, std::ostream& out) {
+  std::vector<KernelInfo> kernels = model.kernels();
+  model.run(inputs);  // warm-up
+  std::vector<std::vector<double>> per_kernel(kernels.size());
+  std::vector<double> totals;
+  for (int r = 0; r < repeat; ++r) {
+    std::vector<double> seconds;
+    auto start = std::chrono::steady_clock::now();
+    model.run(inputs, &seconds);
+    totals.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    for (size_t k = 0; k < kernels.size(); ++k) per_kernel[k].push_back(seconds[k] * 1e3);
+  }
+  std::vector<double> medians;
+  double sum = 0;
+  for (const auto& v : per_kernel) sum += medians.emplace_back(median(v));
+  out << "kernel                                          share   median ms       MFLOP        MB   GFLOP/s\n";
+  for (size_t k = 0; k < kernels.size(); ++k) {
+    std::string name = kernels[k].name.substr(0, 46);
+    name.resize(46, ' ');
+    double gflops = medians[k] > 0 ? kernels[k].flops / (medians[k] * 1e6) : 0;
+    out << name << format("  %5.1f%%", sum > 0 ? 100 * medians[k] / sum : 0) << format("  %10.4f", medians[k])
+        << format("  %10.2f", kernels[k].flops / 1e6) << format("  %8.3f", kernels[k].bytes / 1e6)
+        << format("  %8.2f", gflops) << "\n";
+  }
+  out << "end to end: median " << format("%.3f", median(totals)) << " ms over " << repeat << " runs ("
+      << kernels.size() << " kernels, " << format("%.3f", sum) << " ms in kernels)\n";
+}
+
+}  // namespace tessel::driver

@@ -1,0 +1,28 @@
+// Timing and profiles of a compiled model: what `tessel run --repeat` and
+// `--profile` print. Medians of timed runs after warm-up runs.
+#pragma once
+
+#include <ostream>
+#include <vector>
+
+#include "src/driver/compiled_model.h"
+
+namespace tessel::driver {
+
+struct Latency {
+  double median_ms = 0, min_ms = 0, max_ms = 0;
+  int runs = 0;
+};
+
+// `warmup` untimed runs, then `repeat` timed ones.
+Latency time_runs(CompiledModel& model, const std::vector<Tensor>& inputs, int repeat, int warmup = 3);
+
+// Prints the latency line:
+// "latency: median 12.345 ms, min 12.001 ms, max 13.100 ms over 20 runs (2 threads)".
+void print_latency(const Latency& l, int threads, std::ostream& out);
+
+// Runs `repeat` profiled runs and prints, per kernel, its share of the time,
+// its median time, FLOPs, bytes and GFLOP/s, then the end-to-end median.
+void print_profile(CompiledModel& model, const std::vector<Tensor>& inputs, int repeat, std::ostream& out);
+
+}  // namespace tessel::driver

@@ -1,0 +1,36 @@
+/* The contract between generated code and the model runtime: the signature of
+ * a kernel, the parallel-for the kernels call, and the symbols the compiler
+ * emits into a model object file. Plain C so generated code and C tests share it. */
+#ifndef TESSEL_RUNTIME_KERNEL_ABI_H_
+#define TESSEL_RUNTIME_KERNEL_ABI_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A kernel: args[i] points to the i-th parameter buffer (the PrimFunc's
+ * inputs, then outputs), each 64-byte aligned and non-NULL. Returns 0 on success. */
+typedef int32_t (*tessel_kernel_fn)(void* const* args);
+
+/* The body of a parallel loop: runs iterations [begin, end). Must not throw. */
+typedef void (*tessel_rt_parallel_body)(int64_t begin, int64_t end, void* closure);
+
+/* Runs body over [0, n) on the runtime's thread pool, one contiguous chunk per
+ * thread; returns when every chunk is done. Nested calls run inline. */
+void tessel_rt_parallel_for(int64_t n, tessel_rt_parallel_body body, void* closure);
+
+/* Emitted by the compiler into every model object file. */
+extern const uint8_t tessel_model_plan[]; /* serialize_plan's bytes (src/runtime/plan.h) */
+extern const uint64_t tessel_model_plan_size;
+extern const uint8_t tessel_model_weights[]; /* 64-byte aligned */
+extern const uint64_t tessel_model_weights_size;
+extern const tessel_kernel_fn tessel_model_kernels[]; /* indexed by Step::kernel */
+extern const uint32_t tessel_model_kernel_count;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TESSEL_RUNTIME_KERNEL_ABI_H_ */

@@ -1,0 +1,216 @@
+// The C ABI of include/tessel/runtime.h over the symbols the compiler embeds
+// in a model library (kernel_abi.h). No exception crosses the ABI: each entry
+// point catches, stores the message for tessel_last_error and returns a status.
+// The ABI's functions are the only symbols of a model library with default
+// visibility; runtime.h must come first so its declarations carry it.
+#pragma GCC visibility push(default)
+#include "tessel/runtime.h"
+#pragma GCC visibility pop
+
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <new>
+#include <string>
+
+#include "src/runtime/kernel_abi.h"
+#include "src/runtime/plan_executor.h"
+#include "src/runtime/thread_pool.h"
+
+#ifndef TESSEL_VERSION_STRING
+#error "TESSEL_VERSION_STRING is set by src/runtime/CMakeLists.txt from PROJECT_VERSION"
+#endif
+
+struct tessel_model {
+  tessel::rt::PlanExecutor executor;
+  std::vector<tessel_tensor_info> input_info, output_info;
+};
+
+struct tessel_context {
+  const tessel_model* model;
+  std::unique_ptr<uint8_t, decltype(&std::free)> arena{nullptr, &std::free};
+};
+
+namespace {
+
+using tessel::rt::StatusError;
+
+thread_local std::string t_last_error;
+
+int fail(int status, const std::string& message) {
+  t_last_error = message;
+  return status;
+}
+
+// Runs f, turning any exception into a status and tessel_last_error's message.
+template <typename F>
+int guarded(F&& f) {
+  try {
+    f();
+    return TESSEL_OK;
+  } catch (const StatusError& e) {
+    return fail(e.status(), e.what());
+  } catch (const std::bad_alloc&) {
+    return fail(TESSEL_ERR_OUT_OF_MEMORY, "out of memory");
+  } catch (const std::exception& e) {
+    return fail(TESSEL_ERR_INVALID_ARGUMENT, e.what());
+  } catch (...) {
+    return fail(TESSEL_ERR_INVALID_ARGUMENT, "unknown error");
+  }
+}
+
+std::vector<tessel_tensor_info> infos_of(const std::vector<tessel::rt::TensorSpec>& specs) {
+  std::vector<tessel_tensor_info> out;
+  for (const tessel::rt::TensorSpec& s : specs)
+    out.push_back({s.name.c_str(), tessel_dtype(s.dtype), int32_t(s.shape.size()), s.shape.data()});
+  return out;
+}
+
+int tensor_info(const tessel_model* model, int32_t index, tessel_tensor_info* info, bool input) {
+  const char* kind = input ? "input" : "output";
+  if (!model || !info)
+    return fail(TESSEL_ERR_INVALID_ARGUMENT, std::string(kind) + " info: model or info is NULL");
+  const std::vector<tessel_tensor_info>& infos = input ? model->input_info : model->output_info;
+  if (index < 0 || size_t(index) >= infos.size())
+    return fail(TESSEL_ERR_INVALID_ARGUMENT, std::string(kind) + " index " + std::to_string(index) +
+                                                 " out of range (" + std::to_string(infos.size()) + " " +
+                                                 kind + "s)");
+  *info = infos[size_t(index)];
+  return TESSEL_OK;
+}
+
+int run(tessel_context* context, const tessel_tensor* inputs, int32_t num_inputs, tessel_tensor* outputs,
+        int32_t num_outputs, double* kernel_seconds) {
+  if (!context) return fail(TESSEL_ERR_INVALID_ARGUMENT, "tessel_context_run: context is NULL");
+  return guarded([&] {
+    context->model->executor.run(inputs, num_inputs, outputs, num_outputs, context->arena.get(),
+                                 kernel_seconds);
+  });
+}
+
+}  // namespace
+
+extern "C" {
+
+uint32_t tessel_abi_version(void) {
+  return TESSEL_ABI_VERSION;
+}
+
+const char* tessel_version(void) {
+  return TESSEL_VERSION_STRING;
+}
+
+const char* tessel_last_error(void) {
+  return t_last_error.c_str();
+}
+
+tessel_model* tessel_model_load(void) {
+  tessel_model* model = nullptr;
+  int status = guarded([&] {
+    tessel::rt::Plan plan = tessel::rt::deserialize_plan(tessel_model_plan, size_t(tessel_model_plan_size));
+    tessel::rt::validate_plan(plan, tessel_model_kernel_count, tessel_model_weights_size);
+    std::vector<tessel_kernel_fn> kernels(tessel_model_kernels,
+                                          tessel_model_kernels + tessel_model_kernel_count);
+    auto m = std::unique_ptr<tessel_model>(new tessel_model{
+        tessel::rt::PlanExecutor(std::move(plan), std::move(kernels), tessel_model_weights), {}, {}});
+    m->input_info = infos_of(m->executor.plan().inputs);
+    m->output_info = infos_of(m->executor.plan().outputs);
+    model = m.release();
+  });
+  return status == TESSEL_OK ? model : nullptr;
+}
+
+void tessel_model_unload(tessel_model* model) {
+  delete model;
+}
+
+int32_t tessel_model_num_inputs(const tessel_model* model) {
+  if (!model) return fail(TESSEL_ERR_INVALID_ARGUMENT, "tessel_model_num_inputs: model is NULL"), -1;
+  return int32_t(model->input_info.size());
+}
+
+int32_t tessel_model_num_outputs(const tessel_model* model) {
+  if (!model) return fail(TESSEL_ERR_INVALID_ARGUMENT, "tessel_model_num_outputs: model is NULL"), -1;
+  return int32_t(model->output_info.size());
+}
+
+int tessel_model_input_info(const tessel_model* model, int32_t index, tessel_tensor_info* info) {
+  return tensor_info(model, index, info, true);
+}
+
+int tessel_model_output_info(const tessel_model* model, int32_t index, tessel_tensor_info* info) {
+  return tensor_info(model, index, info, false);
+}
+
+int32_t tessel_model_num_kernels(const tessel_model* model) {
+  if (!model) return fail(TESSEL_ERR_INVALID_ARGUMENT, "tessel_model_num_kernels: model is NULL"), -1;
+  return int32_t(model->executor.plan().steps.size());
+}
+
+int tessel_model_kernel_info(const tessel_model* model, int32_t index, tessel_kernel_info* info) {
+  if (!model || !info)
+    return fail(TESSEL_ERR_INVALID_ARGUMENT, "tessel_model_kernel_info: model or info is NULL");
+  const std::vector<tessel::rt::Step>& steps = model->executor.plan().steps;
+  if (index < 0 || size_t(index) >= steps.size())
+    return fail(TESSEL_ERR_INVALID_ARGUMENT, "kernel index " + std::to_string(index) + " out of range (" +
+                                                 std::to_string(steps.size()) + " kernels)");
+  const tessel::rt::Step& s = steps[size_t(index)];
+  *info = {s.name.c_str(), s.flops, s.bytes};
+  return TESSEL_OK;
+}
+
+int64_t tessel_model_arena_bytes(const tessel_model* model) {
+  if (!model) return fail(TESSEL_ERR_INVALID_ARGUMENT, "tessel_model_arena_bytes: model is NULL"), -1;
+  return int64_t(model->executor.plan().arena_bytes);
+}
+
+tessel_context* tessel_context_create(const tessel_model* model) {
+  if (!model) return fail(TESSEL_ERR_INVALID_ARGUMENT, "tessel_context_create: model is NULL"), nullptr;
+  tessel_context* context = nullptr;
+  int status = guarded([&] {
+    auto c = std::make_unique<tessel_context>();
+    c->model = model;
+    uint64_t bytes = model->executor.plan().arena_bytes;
+    if (bytes > 0) {
+      c->arena.reset(static_cast<uint8_t*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)));
+      if (!c->arena)
+        throw StatusError(TESSEL_ERR_OUT_OF_MEMORY,
+                          "out of memory allocating a " + std::to_string(bytes) + "-byte arena");
+    }
+    context = c.release();
+  });
+  return status == TESSEL_OK ? context : nullptr;
+}
+
+void tessel_context_destroy(tessel_context* context) {
+  delete context;
+}
+
+int tessel_context_run(tessel_context* context, const tessel_tensor* inputs, int32_t num_inputs,
+                       tessel_tensor* outputs, int32_t num_outputs) {
+  return run(context, inputs, num_inputs, outputs, num_outputs, nullptr);
+}
+
+int tessel_context_run_profiled(tessel_context* context, const tessel_tensor* inputs, int32_t num_inputs,
+                                tessel_tensor* outputs, int32_t num_outputs, double* kernel_seconds) {
+  if (!kernel_seconds)
+    return fail(TESSEL_ERR_INVALID_ARGUMENT, "tessel_context_run_profiled: kernel_seconds is NULL");
+  return run(context, inputs, num_inputs, outputs, num_outputs, kernel_seconds);
+}
+
+int tessel_set_num_threads(int32_t num_threads) {
+  if (num_threads < 1 || num_threads > tessel::rt::ThreadPool::kMaxThreads)
+    return fail(TESSEL_ERR_INVALID_ARGUMENT, "tessel_set_num_threads: " + std::to_string(num_threads) +
+                                                 " threads (1.." +
+                                                 std::to_string(tessel::rt::ThreadPool::kMaxThreads) + ")");
+  return guarded([&] { tessel::rt::set_num_threads(num_threads); });
+}
+
+int32_t tessel_get_num_threads(void) {
+  int32_t n = -1;
+  guarded([&] { n = tessel::rt::get_num_threads(); });
+  return n;
+}
+
+}  // extern "C"

@@ -1,0 +1,296 @@
+// The plan's binary form and its checks. Every read is bounds-checked and
+// every count is bounded by the bytes left, so a corrupt blob is a PlanError,
+// never a crash or a huge allocation.
+#include "src/runtime/plan.h"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstring>
+#include <limits>
+
+#include "tessel/runtime.h"
+
+namespace tessel::rt {
+
+PlanError::PlanError(const std::string& message) : StatusError(TESSEL_ERR_CORRUPT_MODEL, message) {}
+
+namespace {
+
+constexpr char kMagic[8] = {'T', 'S', 'L', 'P', 'L', 'A', 'N', '\0'};
+
+class Writer {
+ public:
+  template <typename T>
+  void put(T value) {
+    auto bits = std::bit_cast<std::array<uint8_t, sizeof(T)>>(value);
+    if constexpr (std::endian::native == std::endian::big) std::reverse(bits.begin(), bits.end());
+    out_.insert(out_.end(), bits.begin(), bits.end());
+  }
+  void put_string(const std::string& s) {
+    put(uint32_t(s.size()));
+    out_.insert(out_.end(), s.begin(), s.end());
+  }
+  void put_bytes(const void* p, size_t n) {
+    out_.insert(out_.end(), (const uint8_t*)p, (const uint8_t*)p + n);
+  }
+  std::vector<uint8_t> take() { return std::move(out_); }
+
+ private:
+  std::vector<uint8_t> out_;
+};
+
+class Reader {
+ public:
+  Reader(const uint8_t* data, size_t size) : data_(data), size_(size) {}
+
+  template <typename T>
+  T get(const char* what) {
+    need(sizeof(T), what);
+    std::array<uint8_t, sizeof(T)> bits;
+    std::memcpy(bits.data(), data_ + pos_, sizeof(T));
+    if constexpr (std::endian::native == std::endian::big) std::reverse(bits.begin(), bits.end());
+    pos_ += sizeof(T);
+    return std::bit_cast<T>(bits);
+  }
+  std::string get_string(const char* what) {
+    uint32_t n = get<uint32_t>(what);
+    need(n, what);
+    std::string s(reinterpret_cast<const char*>(data_ + pos_), n);
+    pos_ += n;
+    return s;
+  }
+  // A count of items of at least min_item_bytes each: never more than the bytes left can hold.
+  uint32_t get_count(const char* what, size_t min_item_bytes) {
+    uint32_t n = get<uint32_t>(what);
+    if (uint64_t(n) * min_item_bytes > size_ - pos_)
+      throw PlanError("corrupt model plan: " + std::string(what) + " " + std::to_string(n) + " at byte " +
+                      std::to_string(pos_ - 4) + " exceeds the " + std::to_string(size_ - pos_) +
+                      " bytes left");
+    return n;
+  }
+  void need(size_t n, const char* what) const {
+    if (n > size_ - pos_)
+      throw PlanError("corrupt model plan: truncated reading " + std::string(what) + " at byte " +
+                      std::to_string(pos_) + " of " + std::to_string(size_));
+  }
+  size_t pos() const { return pos_; }
+  size_t size() const { return size_; }
+
+ private:
+  const uint8_t* data_;
+  size_t size_;
+  size_t pos_ = 0;
+};
+
+void put_spec(Writer& w, const TensorSpec& spec) {
+  w.put_string(spec.name);
+  w.put(spec.dtype);
+  w.put(uint32_t(spec.shape.size()));
+  for (int64_t d : spec.shape) w.put(d);
+}
+
+TensorSpec get_spec(Reader& r) {
+  TensorSpec spec;
+  spec.name = r.get_string("tensor name");
+  spec.dtype = r.get<uint8_t>("tensor dtype");
+  uint32_t rank = r.get_count("tensor rank", sizeof(int64_t));
+  for (uint32_t i = 0; i < rank; ++i) spec.shape.push_back(r.get<int64_t>("tensor dimension"));
+  return spec;
+}
+
+std::vector<TensorSpec> get_specs(Reader& r, const char* what) {
+  std::vector<TensorSpec> specs(r.get_count(what, 9));  // name length, dtype, rank
+  for (TensorSpec& s : specs) s = get_spec(r);
+  return specs;
+}
+
+std::string shape_str(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+void fail(const std::string& message) {
+  throw PlanError("invalid model plan: " + message);
+}
+
+// offset + bytes <= limit, without overflow.
+bool fits(uint64_t offset, uint64_t bytes, uint64_t limit) {
+  return offset <= limit && bytes <= limit - offset;
+}
+
+void validate_slot(const Plan& plan, size_t id, uint64_t weights_size) {
+  const BufferSlot& b = plan.buffers[id];
+  std::string name = "buffer " + std::to_string(id);
+  auto check_tensor = [&](const std::vector<TensorSpec>& specs, const char* kind) {
+    if (b.index >= specs.size())
+      fail(name + ": " + kind + " " + std::to_string(b.index) + " out of range (" +
+           std::to_string(specs.size()) + " " + kind + "s)");
+    const TensorSpec& spec = specs[b.index];
+    if (b.bytes != tensor_bytes(spec))
+      fail(name + ": " + std::to_string(b.bytes) + " bytes for " + kind + " '" + spec.name + "' of " +
+           std::to_string(tensor_bytes(spec)) + " bytes");
+  };
+  switch (b.storage) {
+    case Storage::kInput: return check_tensor(plan.inputs, "input");
+    case Storage::kOutput: return check_tensor(plan.outputs, "output");
+    case Storage::kWeight:
+      if (!fits(b.offset, b.bytes, weights_size))
+        fail(name + ": bytes [" + std::to_string(b.offset) + ", +" + std::to_string(b.bytes) +
+             ") outside the weights (" + std::to_string(weights_size) + " bytes)");
+      if (b.offset % 64)
+        fail(name + ": weight offset " + std::to_string(b.offset) + " is not 64-byte aligned");
+      return;
+    case Storage::kArena:
+      if (!fits(b.offset, b.bytes, plan.arena_bytes))
+        fail(name + ": bytes [" + std::to_string(b.offset) + ", +" + std::to_string(b.bytes) +
+             ") outside the arena (" + std::to_string(plan.arena_bytes) + " bytes)");
+      if (b.offset % 64)
+        fail(name + ": arena offset " + std::to_string(b.offset) + " is not 64-byte aligned");
+      return;
+  }
+  fail(name + ": storage kind " + std::to_string(int(b.storage)) + " is not input/output/weight/arena");
+}
+
+// An output copied from another output must copy from one that is final
+// after the first round of copies (its own slot or a non-output buffer).
+void validate_outputs(const Plan& plan) {
+  if (plan.output_buffers.size() != plan.outputs.size())
+    fail(std::to_string(plan.output_buffers.size()) + " output buffers for " +
+         std::to_string(plan.outputs.size()) + " outputs");
+  for (size_t j = 0; j < plan.outputs.size(); ++j) {
+    const std::string name = "output '" + plan.outputs[j].name + "'";
+    uint32_t id = plan.output_buffers[j];
+    if (id >= plan.buffers.size()) fail(name + ": buffer id " + std::to_string(id) + " out of range");
+    const BufferSlot& b = plan.buffers[id];
+    if (b.bytes != tensor_bytes(plan.outputs[j]))
+      fail(name + ": held in buffer " + std::to_string(id) + " of " + std::to_string(b.bytes) +
+           " bytes, expected " + std::to_string(tensor_bytes(plan.outputs[j])));
+    if (b.storage != Storage::kOutput || b.index == j) continue;
+    const BufferSlot& src = plan.buffers[plan.output_buffers[b.index]];
+    if (src.storage == Storage::kOutput && src.index != b.index)
+      fail(name + ": copied from output " + std::to_string(b.index) + ", itself a copy of another output");
+  }
+}
+
+}  // namespace
+
+size_t dtype_bytes(uint8_t dtype) {
+  static constexpr size_t kBytes[] = {4, 2, 2, 8, 1, 1, 4, 8, 1};
+  return dtype < 9 ? kBytes[dtype] : 0;
+}
+
+const char* dtype_name(uint8_t dtype) {
+  static constexpr const char* kNames[] = {"f32", "f16", "bf16", "f64", "i8", "u8", "i32", "i64", "bool"};
+  return dtype < 9 ? kNames[dtype] : "invalid";
+}
+
+uint64_t tensor_bytes(const TensorSpec& spec) {
+  std::string name = "tensor '" + spec.name + "'";
+  if (dtype_bytes(spec.dtype) == 0)
+    fail(name + ": dtype " + std::to_string(int(spec.dtype)) + " is not 0..8");
+  uint64_t n = dtype_bytes(spec.dtype);
+  for (int64_t d : spec.shape) {
+    if (d < 0) fail(name + ": negative dimension in shape " + shape_str(spec.shape));
+    if (d != 0 && n > uint64_t(std::numeric_limits<int64_t>::max()) / uint64_t(d))
+      fail(name + ": shape " + shape_str(spec.shape) + " overflows 2^63 bytes");
+    n *= uint64_t(d);
+  }
+  return n;
+}
+
+std::vector<uint8_t> serialize_plan(const Plan& plan) {
+  Writer w;
+  w.put_bytes(kMagic, sizeof(kMagic));
+  w.put(kPlanFormatVersion);
+  w.put_string(plan.model_name);
+  for (const auto* specs : {&plan.inputs, &plan.outputs}) {
+    w.put(uint32_t(specs->size()));
+    for (const TensorSpec& s : *specs) put_spec(w, s);
+  }
+  w.put(uint32_t(plan.buffers.size()));
+  for (const BufferSlot& b : plan.buffers) {
+    w.put(uint8_t(b.storage));
+    w.put(b.index);
+    w.put(b.offset);
+    w.put(b.bytes);
+  }
+  w.put(uint32_t(plan.steps.size()));
+  for (const Step& s : plan.steps) {
+    w.put(s.kernel);
+    w.put_string(s.name);
+    w.put(uint32_t(s.args.size()));
+    for (uint32_t a : s.args) w.put(a);
+    w.put(s.flops);
+    w.put(s.bytes);
+  }
+  w.put(uint32_t(plan.output_buffers.size()));
+  for (uint32_t id : plan.output_buffers) w.put(id);
+  w.put(plan.arena_bytes);
+  w.put(plan.weights_bytes);
+  return w.take();
+}
+
+Plan deserialize_plan(const uint8_t* data, size_t size) {
+  if (!data) throw PlanError("corrupt model plan: no data");
+  Reader r(data, size);
+  r.need(sizeof(kMagic), "the magic");
+  if (std::memcmp(data, kMagic, sizeof(kMagic)) != 0)
+    throw PlanError("corrupt model plan: bad magic (not TSLPLAN)");
+  for (size_t i = 0; i < sizeof(kMagic); ++i) r.get<uint8_t>("the magic");
+  uint32_t version = r.get<uint32_t>("the format version");
+  if (version != kPlanFormatVersion)
+    throw PlanError("corrupt model plan: format version " + std::to_string(version) +
+                    ", this runtime reads " + std::to_string(kPlanFormatVersion));
+  Plan plan;
+  plan.model_name = r.get_string("the model name");
+  plan.inputs = get_specs(r, "input count");
+  plan.outputs = get_specs(r, "output count");
+  plan.buffers.resize(r.get_count("buffer count", 21));
+  for (BufferSlot& b : plan.buffers) {
+    b.storage = Storage(r.get<uint8_t>("buffer storage"));
+    b.index = r.get<uint32_t>("buffer index");
+    b.offset = r.get<uint64_t>("buffer offset");
+    b.bytes = r.get<uint64_t>("buffer bytes");
+  }
+  plan.steps.resize(r.get_count("step count", 28));
+  for (Step& s : plan.steps) {
+    s.kernel = r.get<uint32_t>("step kernel");
+    s.name = r.get_string("step name");
+    s.args.resize(r.get_count("step argument count", 4));
+    for (uint32_t& a : s.args) a = r.get<uint32_t>("step argument");
+    s.flops = r.get<double>("step flops");
+    s.bytes = r.get<double>("step bytes");
+  }
+  plan.output_buffers.resize(r.get_count("output buffer count", 4));
+  for (uint32_t& id : plan.output_buffers) id = r.get<uint32_t>("output buffer");
+  plan.arena_bytes = r.get<uint64_t>("arena bytes");
+  plan.weights_bytes = r.get<uint64_t>("weights bytes");
+  if (r.pos() != r.size())
+    throw PlanError("corrupt model plan: " + std::to_string(r.size() - r.pos()) + " trailing bytes");
+  return plan;
+}
+
+void validate_plan(const Plan& plan, uint32_t kernel_count, uint64_t weights_size) {
+  for (const auto* specs : {&plan.inputs, &plan.outputs})
+    for (const TensorSpec& s : *specs) tensor_bytes(s);
+  if (plan.weights_bytes > weights_size)
+    fail("the plan needs " + std::to_string(plan.weights_bytes) + " bytes of weights, the library holds " +
+         std::to_string(weights_size));
+  for (size_t id = 0; id < plan.buffers.size(); ++id) validate_slot(plan, id, plan.weights_bytes);
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const Step& s = plan.steps[i];
+    std::string name = "step " + std::to_string(i) + " '" + s.name + "'";
+    if (s.kernel >= kernel_count)
+      fail(name + ": kernel " + std::to_string(s.kernel) + " out of range (" + std::to_string(kernel_count) +
+           " kernels)");
+    for (uint32_t a : s.args)
+      if (a >= plan.buffers.size())
+        fail(name + ": argument buffer id " + std::to_string(a) + " out of range (" +
+             std::to_string(plan.buffers.size()) + " buffers)");
+  }
+  validate_outputs(plan);
+}
+
+}  // namespace tessel::rt

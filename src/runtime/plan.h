@@ -1,0 +1,82 @@
+// The execution plan a model library carries: its inputs and outputs, the
+// buffer slots (inputs, outputs, weights, arena), the kernel steps in order,
+// and a checked binary form ("TSLPLAN\0", little-endian) embedded in model.so.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace tessel::rt {
+
+// An error of the runtime with the tessel_status code the C ABI reports.
+class StatusError : public std::runtime_error {
+ public:
+  StatusError(int status, const std::string& message) : std::runtime_error(message), status_(status) {}
+  int status() const { return status_; }
+
+ private:
+  int status_;
+};
+
+// A plan that fails to parse or to validate (TESSEL_ERR_CORRUPT_MODEL).
+class PlanError : public StatusError {
+ public:
+  explicit PlanError(const std::string& message);
+};
+
+struct TensorSpec {
+  std::string name;
+  uint8_t dtype = 0;  // a tessel_dtype value
+  std::vector<int64_t> shape;
+};
+
+enum class Storage : uint8_t { kInput, kOutput, kWeight, kArena };
+
+struct BufferSlot {
+  Storage storage = Storage::kArena;
+  uint32_t index = 0;   // the input or output number (kInput, kOutput)
+  uint64_t offset = 0;  // into the weights (kWeight) or the arena (kArena)
+  uint64_t bytes = 0;
+};
+
+struct Step {
+  uint32_t kernel = 0;  // into the kernel table
+  std::string name;
+  std::vector<uint32_t> args;  // buffer ids: the kernel's inputs, then its outputs
+  double flops = 0;
+  double bytes = 0;
+};
+
+struct Plan {
+  std::string model_name;
+  std::vector<TensorSpec> inputs, outputs;
+  std::vector<BufferSlot> buffers;  // args of steps index into this
+  std::vector<Step> steps;          // run in order
+  // The buffer holding each output after the steps; when it is not that
+  // output's own kOutput slot (an output that is an input, a weight, or a
+  // second name of another output), the runtime copies it.
+  std::vector<uint32_t> output_buffers;
+  uint64_t arena_bytes = 0, weights_bytes = 0;
+};
+
+constexpr uint32_t kPlanFormatVersion = 1;
+
+// Bytes of one element of a tessel_dtype, 0 for a value outside 0..8.
+size_t dtype_bytes(uint8_t dtype);
+const char* dtype_name(uint8_t dtype);
+
+// Bytes of a dense tensor of the spec; throws PlanError on a bad dtype, a
+// negative dimension or a size over 2^63.
+uint64_t tensor_bytes(const TensorSpec& spec);
+
+std::vector<uint8_t> serialize_plan(const Plan& plan);
+// Throws PlanError on anything short, corrupt or trailing.
+Plan deserialize_plan(const uint8_t* data, size_t size);
+// The plan's internal consistency, against a kernel table and weights of the
+// given sizes; throws PlanError naming the first inconsistency.
+void validate_plan(const Plan& plan, uint32_t kernel_count, uint64_t weights_size);
+
+}  // namespace tessel::rt

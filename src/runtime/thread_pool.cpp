@@ -1,0 +1,177 @@
+// ThreadPool: workers spin briefly on a generation counter, then sleep on a
+// condition variable; the caller runs chunk 0 and waits for the rest the same way.
+#include "src/runtime/thread_pool.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <system_error>
+
+namespace tessel::rt {
+
+namespace {
+
+// Iterations a waiting thread polls before it blocks: tens of microseconds,
+// so back-to-back loops of one kernel never pay a wake-up.
+constexpr int kSpinIterations = 4000;
+
+// True on pool workers, and on a caller while it runs its own chunk: a
+// parallel_for from there runs inline.
+thread_local bool t_in_parallel_region = false;
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+int clamp_threads(int n) {
+  return std::clamp(n, 1, ThreadPool::kMaxThreads);
+}
+
+int default_num_threads() {
+  if (const char* env = std::getenv("TESSEL_NUM_THREADS")) {
+    char* end = nullptr;
+    long n = std::strtol(env, &end, 10);
+    if (end != env && *end == '\0' && n >= 1)
+      return clamp_threads(int(std::min<long>(n, ThreadPool::kMaxThreads)));
+  }
+  return clamp_threads(int(std::thread::hardware_concurrency()));
+}
+
+template <typename Done>
+void spin_until(Done done) {
+  for (int i = 0; i < kSpinIterations && !done(); ++i) cpu_relax();
+}
+
+}  // namespace
+
+ThreadPool::ThreadPool(int num_threads) {
+  start_workers(clamp_threads(num_threads));
+}
+
+ThreadPool::~ThreadPool() {
+  stop_workers();
+}
+
+ThreadPool& ThreadPool::global() {
+  static ThreadPool pool(default_num_threads());
+  return pool;
+}
+
+std::pair<int64_t, int64_t> ThreadPool::chunk(int64_t n, int threads, int index) {
+  int64_t q = n / threads, r = n % threads;
+  int64_t begin = index * q + std::min<int64_t>(index, r);
+  return {begin, begin + q + (index < r ? 1 : 0)};
+}
+
+void ThreadPool::run_chunk(int index) {
+  auto [begin, end] = chunk(n_, num_threads(), index);
+  if (begin < end) body_(begin, end, closure_);
+}
+
+void ThreadPool::parallel_for(int64_t n, tessel_rt_parallel_body body, void* closure) {
+  if (n <= 0) return;
+  if (t_in_parallel_region || num_threads() == 1 || n == 1) return body(0, n, closure);
+  std::unique_lock<std::mutex> dispatch(dispatch_mutex_, std::try_to_lock);
+  if (!dispatch.owns_lock()) return body(0, n, closure);  // another thread's loop holds the workers
+
+  n_ = n;
+  body_ = body;
+  closure_ = closure;
+  remaining_.store(int(workers_.size()), std::memory_order_relaxed);
+  bool wake;
+  {
+    std::lock_guard<std::mutex> lock(wake_mutex_);
+    generation_.fetch_add(1, std::memory_order_release);
+    wake = sleepers_ > 0;
+  }
+  if (wake) wake_.notify_all();
+
+  t_in_parallel_region = true;
+  run_chunk(0);
+  t_in_parallel_region = false;
+
+  auto finished = [&] { return remaining_.load(std::memory_order_acquire) == 0; };
+  spin_until(finished);
+  if (!finished()) {
+    std::unique_lock<std::mutex> lock(done_mutex_);
+    done_.wait(lock, finished);
+  }
+}
+
+void ThreadPool::worker_main(int index, uint64_t seen) {
+  t_in_parallel_region = true;
+  for (;;) {
+    auto changed = [&] { return generation_.load(std::memory_order_acquire) != seen; };
+    spin_until(changed);
+    if (!changed()) {
+      std::unique_lock<std::mutex> lock(wake_mutex_);
+      ++sleepers_;
+      wake_.wait(lock, changed);
+      --sleepers_;
+    }
+    seen = generation_.load(std::memory_order_acquire);
+    if (stop_) return;
+    run_chunk(index);
+    if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      {
+        std::lock_guard<std::mutex> lock(done_mutex_);
+      }  // the caller checks under this lock: no lost wake-up
+      done_.notify_one();
+    }
+  }
+}
+
+void ThreadPool::start_workers(int num_threads) {
+  stop_ = false;
+  num_threads_.store(num_threads, std::memory_order_relaxed);
+  workers_.reserve(size_t(num_threads - 1));
+  // The generation the workers start from is read here, not by each new thread:
+  // a thread that started late would take the first loop's bump for its start
+  // and never run that loop's chunk.
+  uint64_t start = generation_.load(std::memory_order_acquire);
+  for (int i = 1; i < num_threads; ++i) {
+    try {
+      workers_.emplace_back([this, i, start] { worker_main(i, start); });
+    } catch (const std::system_error&) {
+      break;  // the system refuses more threads: run with those it gave
+    }
+  }
+  num_threads_.store(int(workers_.size()) + 1, std::memory_order_relaxed);
+}
+
+void ThreadPool::stop_workers() {
+  {
+    std::lock_guard<std::mutex> lock(wake_mutex_);
+    stop_ = true;
+    generation_.fetch_add(1, std::memory_order_release);
+  }
+  wake_.notify_all();
+  for (std::thread& t : workers_) t.join();
+  workers_.clear();
+}
+
+void ThreadPool::set_num_threads(int num_threads) {
+  num_threads = clamp_threads(num_threads);
+  std::lock_guard<std::mutex> dispatch(dispatch_mutex_);
+  if (num_threads == this->num_threads()) return;
+  stop_workers();
+  start_workers(num_threads);
+}
+
+void set_num_threads(int num_threads) {
+  ThreadPool::global().set_num_threads(num_threads);
+}
+
+int get_num_threads() {
+  return ThreadPool::global().num_threads();
+}
+
+}  // namespace tessel::rt
+
+extern "C" void tessel_rt_parallel_for(int64_t n, tessel_rt_parallel_body body, void* closure) {
+  tessel::rt::ThreadPool::global().parallel_for(n, body, closure);
+}

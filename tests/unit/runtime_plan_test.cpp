@@ -1,0 +1,171 @@
+// The execution plan's binary form and its validation: round trip, every
+// truncation, and a must-fail case per check.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "src/runtime/plan.h"
+#include "tessel/runtime.h"
+
+namespace tessel::rt {
+namespace {
+
+// x[2,3] f32 -> add(x, w) into an arena buffer -> relu into y[2,3].
+Plan sample_plan() {
+  Plan p;
+  p.model_name = "tiny";
+  p.inputs = {{"x", TESSEL_F32, {2, 3}}};
+  p.outputs = {{"y", TESSEL_F32, {2, 3}}};
+  p.buffers = {{Storage::kInput, 0, 0, 24},
+               {Storage::kWeight, 0, 0, 24},
+               {Storage::kArena, 0, 0, 24},
+               {Storage::kOutput, 0, 0, 24}};
+  p.steps = {{0, "add", {0, 1, 2}, 6, 72}, {1, "relu", {2, 3}, 6, 48}};
+  p.output_buffers = {3};
+  p.arena_bytes = 64;
+  p.weights_bytes = 24;
+  return p;
+}
+
+void expect_plan_error(const std::vector<uint8_t>& blob, const std::string& substring) {
+  try {
+    Plan p = deserialize_plan(blob.data(), blob.size());
+    validate_plan(p, 2, 24);
+    ADD_FAILURE() << "no PlanError; expected one mentioning '" << substring << "'";
+  } catch (const PlanError& e) {
+    EXPECT_NE(std::string(e.what()).find(substring), std::string::npos) << e.what();
+    EXPECT_EQ(e.status(), TESSEL_ERR_CORRUPT_MODEL);
+  }
+}
+
+void expect_invalid(const Plan& p, const std::string& substring) {
+  try {
+    validate_plan(p, 2, 24);
+    ADD_FAILURE() << "no PlanError; expected one mentioning '" << substring << "'";
+  } catch (const PlanError& e) {
+    EXPECT_NE(std::string(e.what()).find(substring), std::string::npos) << e.what();
+  }
+}
+
+TEST(RuntimePlan, RoundTripIsEqual) {
+  Plan p = sample_plan();
+  p.steps[1].flops = 1.5e9;
+  std::vector<uint8_t> blob = serialize_plan(p);
+  EXPECT_EQ(std::memcmp(blob.data(), "TSLPLAN\0", 8), 0);
+  Plan q = deserialize_plan(blob.data(), blob.size());
+  validate_plan(q, 2, 24);
+  EXPECT_EQ(q.model_name, "tiny");
+  ASSERT_EQ(q.inputs.size(), 1u);
+  EXPECT_EQ(q.inputs[0].name, "x");
+  EXPECT_EQ(q.inputs[0].shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(q.outputs[0].dtype, TESSEL_F32);
+  ASSERT_EQ(q.buffers.size(), 4u);
+  EXPECT_EQ(q.buffers[1].storage, Storage::kWeight);
+  EXPECT_EQ(q.buffers[3].storage, Storage::kOutput);
+  ASSERT_EQ(q.steps.size(), 2u);
+  EXPECT_EQ(q.steps[0].args, (std::vector<uint32_t>{0, 1, 2}));
+  EXPECT_EQ(q.steps[1].name, "relu");
+  EXPECT_EQ(q.steps[1].flops, 1.5e9);
+  EXPECT_EQ(q.steps[0].bytes, 72);
+  EXPECT_EQ(q.output_buffers, (std::vector<uint32_t>{3}));
+  EXPECT_EQ(q.arena_bytes, 64u);
+  EXPECT_EQ(q.weights_bytes, 24u);
+  EXPECT_EQ(serialize_plan(q), blob);
+}
+
+TEST(RuntimePlan, EveryTruncationIsAPlanError) {
+  std::vector<uint8_t> blob = serialize_plan(sample_plan());
+  for (size_t n = 0; n < blob.size(); ++n) {
+    std::vector<uint8_t> prefix(blob.begin(), blob.begin() + long(n));
+    EXPECT_THROW(deserialize_plan(prefix.data(), prefix.size()), PlanError) << "prefix of " << n << " bytes";
+  }
+  std::vector<uint8_t> longer = blob;
+  longer.push_back(0);
+  expect_plan_error(longer, "trailing");
+  EXPECT_THROW(deserialize_plan(nullptr, 0), PlanError);
+}
+
+TEST(RuntimePlan, CorruptBytesAreErrorsNotCrashes) {
+  // Every single-byte corruption either parses and validates, or is a PlanError.
+  std::vector<uint8_t> blob = serialize_plan(sample_plan());
+  for (size_t i = 0; i < blob.size(); ++i) {
+    for (uint8_t v : {uint8_t(0), uint8_t(0xff), uint8_t(blob[i] ^ 0x80)}) {
+      std::vector<uint8_t> bad = blob;
+      bad[i] = v;
+      try {
+        validate_plan(deserialize_plan(bad.data(), bad.size()), 2, 24);
+      } catch (const PlanError&) {
+      }
+    }
+  }
+}
+
+TEST(RuntimePlan, HugeCountIsRefusedBeforeAllocating) {
+  std::vector<uint8_t> blob = serialize_plan(sample_plan());
+  // The input count follows magic (8), version (4), model name (4 + 4).
+  size_t at = 8 + 4 + 4 + 4;
+  uint32_t huge = 0xfffffff0u;
+  std::memcpy(blob.data() + at, &huge, 4);
+  expect_plan_error(blob, "input count");
+}
+
+TEST(RuntimePlan, BadMagicAndVersion) {
+  std::vector<uint8_t> blob = serialize_plan(sample_plan());
+  std::vector<uint8_t> magic = blob;
+  magic[0] ^= 1;
+  expect_plan_error(magic, "bad magic");
+  std::vector<uint8_t> version = blob;
+  version[8] = 99;
+  expect_plan_error(version, "format version 99");
+}
+
+TEST(RuntimePlan, ValidationNamesTheProblem) {
+  Plan dtype = sample_plan();
+  dtype.inputs[0].dtype = 42;
+  expect_invalid(dtype, "dtype 42");
+  Plan arena = sample_plan();
+  arena.buffers[2].offset = 64;
+  expect_invalid(arena, "outside the arena");
+  Plan arg = sample_plan();
+  arg.steps[1].args[0] = 17;
+  expect_invalid(arg, "argument buffer id 17 out of range");
+  Plan kernel = sample_plan();
+  kernel.steps[0].kernel = 2;
+  expect_invalid(kernel, "kernel 2 out of range");
+  Plan weights = sample_plan();
+  weights.buffers[1].bytes = 32;
+  expect_invalid(weights, "outside the weights");
+  Plan input_bytes = sample_plan();
+  input_bytes.buffers[0].bytes = 20;
+  expect_invalid(input_bytes, "for input 'x'");
+  Plan input_index = sample_plan();
+  input_index.buffers[0].index = 1;
+  expect_invalid(input_index, "input 1 out of range");
+  Plan outputs = sample_plan();
+  outputs.output_buffers.clear();
+  expect_invalid(outputs, "0 output buffers for 1 outputs");
+  Plan output_size = sample_plan();
+  output_size.output_buffers = {2};
+  output_size.buffers[2].bytes = 16;
+  expect_invalid(output_size, "output 'y'");
+  Plan storage = sample_plan();
+  storage.buffers[2].storage = Storage(7);
+  expect_invalid(storage, "storage kind 7");
+  Plan negative = sample_plan();
+  negative.outputs[0].shape = {2, -3};
+  expect_invalid(negative, "negative dimension");
+  Plan misaligned = sample_plan();
+  misaligned.arena_bytes = 128;
+  misaligned.buffers[2].offset = 8;
+  expect_invalid(misaligned, "not 64-byte aligned");
+  EXPECT_THROW(validate_plan(sample_plan(), 2, 16), PlanError);  // the library holds fewer weight bytes
+}
+
+TEST(RuntimePlan, OutputCopiedFromAnInputIsValid) {
+  Plan p = sample_plan();
+  p.output_buffers = {0};
+  validate_plan(p, 2, 24);
+}
+
+}  // namespace
+}  // namespace tessel::rt

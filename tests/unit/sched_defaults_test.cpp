@@ -1,0 +1,183 @@
+// The default CPU schedule (schedules/defaults/cpu_defaults.h) on the schedule
+// workloads, the groups of the bundled tiny CNN and of the cached real models,
+// and every group of the milestone-1 ONNX conformance cases: the verifier is
+// clean, interpret(scheduled) == interpret(unscheduled), the trace replays, and
+// the loop structure is what the rules say.
+#include <filesystem>
+
+#include "schedules/defaults/block_kind.h"
+#include "schedules/defaults/cpu_defaults.h"
+#include "tests/unit/sched_workloads_util.h"
+
+namespace tessel::sched_workloads {
+namespace {
+
+using sched::apply_default_cpu_schedule;
+using sched::CpuScheduleOptions;
+
+Schedule scheduled_workload(Workload w, const CpuScheduleOptions& options = {}) {
+  Schedule sch(lower_workload(w));
+  apply_default_cpu_schedule(sch, options);
+  return sch;
+}
+
+std::vector<const tir::ForNode*> loops_of(const tir::PrimFunc& f, const std::string& block) {
+  std::vector<const tir::ForNode*> out;
+  tir::Stmt b = sched::find_block(f, block);
+  EXPECT_TRUE(b.defined()) << "no block " << block << "\n" << f;
+  if (!b.defined()) return out;
+  for (const tir::Stmt& l : sched::loops_above(f, b.get())) out.push_back(l.as<tir::ForNode>());
+  return out;
+}
+
+int64_t extent(const tir::ForNode* loop) {
+  const auto* imm = loop->extent.as<tir::IntImmNode>();
+  return imm ? imm->value : -1;
+}
+
+int count_kind(const std::vector<const tir::ForNode*>& loops, tir::ForKind kind) {
+  int n = 0;
+  for (const tir::ForNode* l : loops) n += l->for_kind == kind;
+  return n;
+}
+
+TEST(SchedDefaults, EveryWorkloadComputesTheReferenceAndItsTraceReplays) {
+  for (Workload w : kAllWorkloads) {
+    SCOPED_TRACE(workload_name(w));
+    Schedule sch = scheduled_workload(w);
+    EXPECT_EQ(check_against(reference(w), sch.func(), false), "") << sch.func();
+    EXPECT_GT(sch.trace().size(), 0u);
+    sched::Trace replayed = sched::Trace::from_json(sch.trace().to_json());
+    EXPECT_EQ(replayed, sch.trace());
+    Schedule fresh(lower_workload(w));
+    replayed.apply(fresh);
+    EXPECT_TRUE(tir::structural_equal(fresh.func(), sch.func())) << fresh.func() << "\nvs\n" << sch.func();
+  }
+}
+
+TEST(SchedDefaults, BlocksAreClassifiedByStructure) {
+  auto kind_of = [](Workload w, const std::string& block) {
+    return sched::classify_block(lower_workload(w), block).kind;
+  };
+  EXPECT_EQ(kind_of(Workload::kMatmul, "mm"), sched::BlockKind::kMatmul);
+  EXPECT_EQ(kind_of(Workload::kConv2d, "conv"), sched::BlockKind::kConv);
+  EXPECT_EQ(kind_of(Workload::kDepthwise, "dw"), sched::BlockKind::kDepthwise);
+  EXPECT_EQ(kind_of(Workload::kReduceSum, "rsum"), sched::BlockKind::kReduction);
+  EXPECT_EQ(kind_of(Workload::kSoftmax, "sm_max"), sched::BlockKind::kReduction);
+  EXPECT_EQ(kind_of(Workload::kSoftmax, "sm_out"), sched::BlockKind::kElementwise);
+  EXPECT_EQ(kind_of(Workload::kFusedConv, "relu_out"), sched::BlockKind::kElementwise);
+  EXPECT_EQ(kind_of(Workload::kFusedConv, "no_such_block"), sched::BlockKind::kOther);
+}
+
+TEST(SchedDefaults, MatmulIsARegisterTileWithAHoistedInit) {
+  Schedule sch = scheduled_workload(Workload::kMatmul);  // 32 x 16, K = 24
+  std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "mm");
+  ASSERT_EQ(loops.size(), 5u) << sch.func();  // io, jo, k, ii, ji
+  EXPECT_EQ(loops.front()->for_kind, tir::ForKind::kParallel);
+  EXPECT_EQ(count_kind(loops, tir::ForKind::kParallel), 1);
+  EXPECT_EQ(loops.back()->for_kind, tir::ForKind::kVectorized);
+  EXPECT_EQ(extent(loops.back()), 16);
+  EXPECT_EQ(loops[3]->for_kind, tir::ForKind::kUnrolled);
+  EXPECT_EQ(extent(loops[3]), 4);
+  EXPECT_EQ(extent(loops[2]), 24);  // the reduction between the outer loops and the tile
+  std::vector<const tir::ForNode*> init = loops_of(sch.func(), "mm_init");
+  ASSERT_EQ(init.size(), 4u) << sch.func();  // above k: io, jo, then its own ii, ji
+  EXPECT_EQ(init[0], loops[0]);
+  EXPECT_EQ(init.back()->for_kind, tir::ForKind::kVectorized);
+  EXPECT_FALSE(sched::find_block(sch.func(), "mm").as<tir::BlockNode>()->init.defined());
+}
+
+TEST(SchedDefaults, ConvTilesOutputChannelsTimesWidth) {
+  for (Workload w : {Workload::kConv2d, Workload::kFusedConv}) {
+    SCOPED_TRACE(workload_name(w));
+    Schedule sch = scheduled_workload(w);  // OC 8, H = W = 10, C 4, 3x3
+    std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "conv");
+    // (n, co_o, h) fused and parallel, w_o, ci, kh, kw, co_i unrolled, w_i vectorized.
+    ASSERT_EQ(loops.size(), 7u) << sch.func();
+    EXPECT_EQ(loops[0]->for_kind, tir::ForKind::kParallel);
+    EXPECT_EQ(extent(loops[0]), 10);
+    EXPECT_EQ(count_kind(loops, tir::ForKind::kParallel), 1);
+    EXPECT_EQ(loops[5]->for_kind, tir::ForKind::kUnrolled);
+    EXPECT_EQ(extent(loops[5]), 8);
+    EXPECT_EQ(loops[6]->for_kind, tir::ForKind::kVectorized);
+    EXPECT_EQ(extent(loops[6]), 10);
+    EXPECT_TRUE(sched::find_block(sch.func(), "conv_init").defined());
+    if (w != Workload::kFusedConv) continue;
+    // The epilogue runs inside the conv's tile loop (w_o), vectorized.
+    std::vector<const tir::ForNode*> epi = loops_of(sch.func(), "relu_out");
+    ASSERT_GE(epi.size(), 3u) << sch.func();
+    EXPECT_EQ(epi[0], loops[0]);
+    EXPECT_EQ(epi[1], loops[1]);
+    EXPECT_EQ(epi.back()->for_kind, tir::ForKind::kVectorized);
+    EXPECT_EQ(count_kind(epi, tir::ForKind::kParallel), 1);
+  }
+}
+
+TEST(SchedDefaults, DepthwiseVectorizesWidthAndParallelizesChannels) {
+  Schedule sch = scheduled_workload(Workload::kDepthwise);
+  std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "dw");
+  ASSERT_GE(loops.size(), 2u);
+  EXPECT_EQ(loops.front()->for_kind, tir::ForKind::kParallel);
+  EXPECT_EQ(extent(loops.front()), 4 * 10);  // n, c, h fused
+  EXPECT_EQ(loops.back()->for_kind, tir::ForKind::kVectorized);
+  EXPECT_EQ(extent(loops.back()), 10);
+  EXPECT_EQ(count_kind(loops, tir::ForKind::kUnrolled), 0);
+}
+
+TEST(SchedDefaults, ReductionsStaySerialOverTheirReductionLoop) {
+  Schedule small = scheduled_workload(Workload::kReduceSum);  // 8 x 32: too little work for threads
+  std::vector<const tir::ForNode*> loops = loops_of(small.func(), "rsum");
+  EXPECT_EQ(count_kind(loops, tir::ForKind::kParallel), 0) << small.func();
+  EXPECT_TRUE(sched::find_block(small.func(), "rsum_init").defined());
+  CpuScheduleOptions eager;
+  eager.min_parallel_work = 1;
+  Schedule sch = scheduled_workload(Workload::kSoftmax, eager);
+  for (const char* block : {"sm_max", "sm_exp_sum"}) {
+    loops = loops_of(sch.func(), block);
+    ASSERT_EQ(loops.size(), 2u) << sch.func();
+    EXPECT_EQ(loops[0]->for_kind, tir::ForKind::kParallel) << block;
+    EXPECT_EQ(loops[1]->for_kind, tir::ForKind::kSerial) << block;  // the reduction, over x[row, col]
+  }
+  // The elementwise stage: one fused loop split into (4, 16), the inner vectorized.
+  loops = loops_of(sch.func(), "sm_out");
+  ASSERT_EQ(loops.size(), 2u) << sch.func();
+  EXPECT_EQ(loops[0]->for_kind, tir::ForKind::kParallel);
+  EXPECT_EQ(extent(loops[1]), 16);
+  EXPECT_EQ(loops[1]->for_kind, tir::ForKind::kVectorized);
+  EXPECT_EQ(check_against(reference(Workload::kSoftmax), sch.func(), false), "");
+}
+
+TEST(SchedDefaults, OptionsChangeTheTile) {
+  CpuScheduleOptions narrow;
+  narrow.vector_lanes = 8;
+  narrow.min_parallel_work = int64_t(1) << 40;  // never parallel
+  Schedule sch = scheduled_workload(Workload::kMatmul, narrow);
+  std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "mm");
+  EXPECT_EQ(extent(loops.back()), 8);
+  EXPECT_EQ(count_kind(loops, tir::ForKind::kParallel), 0);
+  EXPECT_EQ(check_against(reference(Workload::kMatmul), sch.func(), false), "");
+}
+
+TEST(SchedDefaults, RandomShapesOfEveryWorkload) {
+  // Shapes whose extents divide badly (primes, extents below the vector width).
+  std::mt19937_64 rng(3);
+  auto pick = [&](int64_t lo, int64_t hi) { return lo + int64_t(rng() % uint64_t(hi - lo + 1)); };
+  for (int round = 0; round < 6; ++round) {
+    Shapes s;
+    s.M = pick(1, 40), s.N = pick(1, 40), s.K = pick(1, 9);
+    s.C = pick(1, 5), s.H = pick(1, 9), s.W = pick(1, 19), s.OC = pick(1, 13);
+    s.rows = pick(1, 9), s.cols = pick(1, 20), s.sm_rows = pick(1, 5), s.sm_cols = pick(1, 33);
+    for (Workload w : kAllWorkloads) {
+      SCOPED_TRACE(std::string(workload_name(w)) + " round " + std::to_string(round));
+      tir::PrimFunc plain = lower_workload(w, s);
+      Schedule sch(plain);
+      CpuScheduleOptions options;
+      options.min_parallel_work = 64;
+      apply_default_cpu_schedule(sch, options);
+      EXPECT_EQ(check_against(reference_of(plain), sch.func(), false), "") << sch.func();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tessel::sched_workloads
