@@ -25,13 +25,19 @@ int64_t lanes_for(const BlockInfo& info, const CpuScheduleOptions& options) {
   return std::max<int64_t>(1, options.vector_lanes * 4 / std::max<int64_t>(size, 1));
 }
 
-// The whole extent when it fits in a vector, else its largest divisor that does
-// (exact splits only: a predicate would keep the loop from being vectorized).
+// The inner, vectorized part of a loop of `extent`. LLVM's vectorizer gives a
+// vectorized loop its tail, but a split must be exact (a predicate in the
+// loop would keep it from being vectorized). So: the lanes when they divide
+// the extent; the whole loop when it is short (28, 13: vector iterations and
+// a tail); a divisor of up to four vectors; a smaller divisor; the whole loop.
 int64_t vector_factor(int64_t extent, int64_t lanes) {
-  if (extent <= lanes) return extent;
-  for (int64_t d = lanes; d > 1; --d)
+  if (extent % lanes == 0) return lanes;
+  if (extent <= 4 * lanes) return extent;
+  for (int64_t d = 4 * lanes; d > lanes; --d)
     if (extent % d == 0) return d;
-  return 1;
+  for (int64_t d = lanes - 1; d > 1; --d)
+    if (extent % d == 0) return d;
+  return extent;
 }
 
 // The whole extent up to `whole`, else the first preferred divisor, else 1.

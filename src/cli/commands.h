@@ -61,6 +61,7 @@ lowered to the tensor IR on the tensor IR interpreter.
 inline constexpr const char* kCompileHelp =
     R"(usage: tessel compile MODEL.onnx -o OUT.so [--target "llvm [-mcpu=CPU] [-mattr=+f,-g]"]
                       [--fusion none|simple] [--schedule default|none] [--input-shape NAME=DxD ...]
+                      [--print-tir] [--print-llvm]
 
 Compiles the model for a CPU through LLVM into a self-contained shared
 library: its kernels, execution plan (static memory plan) and weights, with
@@ -73,6 +74,8 @@ the C ABI of include/tessel/runtime.h. Load it from C (link it), from Python
                   kernel per node
   --schedule S    default (hand-written CPU schedules: tiled, vectorized,
                   parallel) or none (loops as lowered, for comparison)
+  --print-tir     print each kernel's tensor IR as scheduled and flattened
+  --print-llvm    print the optimised LLVM IR of the module
   --input-shape NAME=1x3x224x224   bind the symbolic dimensions of an input
 )";
 

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "ir/tensor/printer.h"
 #include "src/cli/commands.h"
 #include "src/driver/check_job.h"
 #include "src/driver/compile_model.h"
@@ -71,11 +72,16 @@ int cmd_compile(Args& args) {
   driver::CompileOptions options = compile_options(args);
   auto output = args.value("-o");
   if (!output) output = args.value("--output");
+  bool print_tir = args.flag("--print-tir"), print_llvm = args.flag("--print-llvm");
   std::string path = single_model(args, "compile");
   TESSEL_USER_CHECK(output, Span{}) << "compile needs -o OUT.so";
   auto start = std::chrono::steady_clock::now();
   graph::Graph g = driver::load_graph(path, pipeline);
   driver::CompiledGraph compiled = driver::compile_graph(g, options);
+  if (print_tir)
+    for (const driver::CompiledKernel& k : compiled.kernels)
+      std::cout << "// kernel " << k.symbol << ": scheduled and flattened\n" << tir::to_string(k.flat) << "\n";
+  if (print_llvm) std::cout << compiled.module.ir_text() << "\n";
   size_t kernels = compiled.kernels.size();
   uint64_t arena = compiled.plan.arena_bytes, weights = compiled.weights.size();
   driver::export_shared_library(std::move(compiled), *output);

@@ -37,8 +37,83 @@ TensorExpr with_bias(const TensorExpr& y, const std::vector<TensorExpr>& in, DTy
   return out;
 }
 
+// The convolution's view of its input: X itself, or X re-laid out by one
+// stage so that the reduction reads it without a guard and, along each
+// spatial dimension, with unit stride in the output position:
+//  - zero padding materialised: a guard in the reduction would put a branch
+//    in its innermost loops, which keeps them from being vectorized;
+//  - a strided dimension split into phases, Xs[.., ph, .., q] = Xpad[.., q * s + ph],
+//    so the window element o * s + k * d is Xs[.., (k * d) % s, .., o + (k * d) / s]:
+//    consecutive outputs read consecutive elements (a gather otherwise).
+// The stage costs one pass over the input.
+struct ConvInput {
+  TensorExpr tensor;
+  std::vector<int64_t> pad;  // per spatial dim: the padding the index still subtracts
+  std::vector<bool> phased;  // per spatial dim: split into stride phases
+
+  Expr at(const std::vector<Expr>& s, const Expr& channel, const std::vector<Expr>& r,
+          const WindowGeometry& g) const {
+    std::vector<Expr> idx = {s[0], channel}, positions;
+    for (int d = 0; d < g.spatial(); ++d) {
+      size_t u = size_t(d);
+      Expr tap = g.dilations[u] == 1 ? r[1 + u] : r[1 + u] * g.dilations[u];
+      if (!phased[u]) {
+        positions.push_back(window_index(s[2 + u], g.strides[u], pad[u], r[1 + u], g.dilations[u]));
+        continue;
+      }
+      idx.push_back(floormod(tap, g.strides[u]));
+      positions.push_back(s[2 + u] + floordiv(tap, g.strides[u]));
+    }
+    idx.insert(idx.end(), positions.begin(), positions.end());
+    return tensor.at(idx);
+  }
+};
+
+ConvInput conv_input(LowerContext& ctx, const std::string& name, const TensorExpr& x, const WindowGeometry& g,
+                     const std::vector<int64_t>& out) {
+  size_t dims = size_t(g.spatial());
+  ConvInput in{x, std::vector<int64_t>(g.pad_begin.begin(), g.pad_begin.end()), std::vector<bool>(dims, false)};
+  std::vector<int64_t> padded(dims);  // the padded extent each window position may reach
+  bool relayout = false;
+  for (size_t u = 0; u < dims; ++u) {
+    int64_t highest = (out[2 + u] - 1) * g.strides[u] - g.pad_begin[u] + g.extent(int(u)) - 1;
+    padded[u] = std::max(highest + 1, g.in[u]) + g.pad_begin[u];
+    in.phased[u] = g.strides[u] > 1;
+    relayout = relayout || g.pad_begin[u] > 0 || highest >= g.in[u] || in.phased[u];
+  }
+  if (!relayout) return in;
+  std::vector<int64_t> shape = {x.shape[0], x.shape[1]}, positions;
+  for (size_t u = 0; u < dims; ++u) {
+    int64_t s = in.phased[u] ? g.strides[u] : 1;
+    if (in.phased[u]) shape.push_back(s);
+    positions.push_back((padded[u] + s - 1) / s);
+  }
+  shape.insert(shape.end(), positions.begin(), positions.end());
+  std::vector<bool> phased = in.phased;
+  in.tensor = ctx.compute(ctx.unique_block_name(name + "_pad"), shape, x.dtype, [=](const std::vector<Expr>& p) {
+    std::vector<Expr> xi = {p[0], p[1]};
+    GuardedRead guard;
+    size_t phase = 2, position = shape.size() - dims;
+    for (size_t u = 0; u < dims; ++u) {
+      Expr i = p[position + u];
+      int64_t highest = positions[u] - 1;
+      if (phased[u]) {
+        i = i * g.strides[u] + p[phase++];
+        highest = highest * g.strides[u] + g.strides[u] - 1;
+      }
+      if (g.pad_begin[u] != 0) i = i - g.pad_begin[u];
+      guard.check(i, -g.pad_begin[u], highest - g.pad_begin[u], g.in[u]);
+      xi.push_back(i);
+    }
+    return guard.read(x, xi, const_of(x.dtype, 0));
+  });
+  in.pad.assign(dims, 0);
+  return in;
+}
+
 // Y[n, oc, o...] = sum over ci < C/group, k...:
 //   X[n, g * C/group + ci, o * s - pad + k * d ...] * W[oc, ci, k...]   (g = oc / (M/group))
+// read through the re-laid-out input of conv_input.
 std::vector<TensorExpr> lower_conv(LowerContext& ctx, const graph::Node& node,
                                    const std::vector<TensorExpr>& in) {
   const TensorExpr &x = in[0], &w = in[1];
@@ -50,19 +125,12 @@ std::vector<TensorExpr> lower_conv(LowerContext& ctx, const graph::Node& node,
   std::vector<int64_t> extents = {cg};
   extents.insert(extents.end(), kernel.begin(), kernel.end());
   DType t = accum_dtype(x.dtype);
+  ConvInput xin = conv_input(ctx, stage_name(node), x, g, out);
   auto value = [=](const std::vector<Expr>& s, const std::vector<Expr>& r) {
-    std::vector<Expr> xi = {s[0], input_channel(s[1], r[0], group, cg, mg)};
     std::vector<Expr> wi = {s[1], r[0]};
-    GuardedRead guard;
-    for (int d = 0; d < g.spatial(); ++d) {
-      size_t u = size_t(d);
-      Expr i = window_index(s[2 + u], g.strides[u], g.pad_begin[u], r[1 + u], g.dilations[u]);
-      guard.check(i, -g.pad_begin[u], (out[2 + u] - 1) * g.strides[u] - g.pad_begin[u] + g.extent(d) - 1,
-                  g.in[u]);
-      xi.push_back(i);
-      wi.push_back(r[1 + u]);
-    }
-    return cast(t, guard.read(x, xi, const_of(x.dtype, 0))) * cast(t, w.at(wi));
+    for (int d = 0; d < g.spatial(); ++d) wi.push_back(r[1 + size_t(d)]);
+    Expr channel = input_channel(s[1], r[0], group, cg, mg);
+    return cast(t, xin.at(s, channel, r, g)) * cast(t, w.at(wi));
   };
   TensorExpr y = ctx.reduce(stage_name(node), out, t, extents, Combiner::kSum, value);
   return {with_bias(y, in, x.dtype)};
