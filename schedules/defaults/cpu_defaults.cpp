@@ -2,6 +2,7 @@
 #include "schedules/defaults/cpu_defaults.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <initializer_list>
 #include <set>
 #include <string>
@@ -40,14 +41,6 @@ int64_t vector_factor(int64_t extent, int64_t lanes) {
   return extent;
 }
 
-// The whole extent up to `whole`, else the first preferred divisor, else 1.
-int64_t tile_factor(int64_t extent, int64_t whole, std::initializer_list<int64_t> preferred) {
-  if (extent <= whole) return extent;
-  for (int64_t f : preferred)
-    if (extent % f == 0) return f;
-  return 1;
-}
-
 int64_t extent_of(const Schedule& sch, LoopRV loop) {
   const auto* imm = sch.loop(loop).extent.as<tir::IntImmNode>();
   return imm ? imm->value : 0;
@@ -73,7 +66,10 @@ std::vector<LoopRV> tile_reduction(Schedule& sch, const BlockInfo& info, int64_t
   BlockRV block = sch.get_block(info.name);
   std::vector<LoopRV> loops = sch.get_loops(block);
   std::vector<LoopRV> outer, reduce, unrolled, vectorized;
+  size_t row_tiles = SIZE_MAX, column_tiles = SIZE_MAX;  // positions in outer
   for (int p : info.spatial) {
+    if (p == info.unroll_loop) row_tiles = outer.size();
+    if (p == info.vector_loop) column_tiles = outer.size();
     int64_t f = p == info.vector_loop ? vec : p == info.unroll_loop ? unroll : 1;
     if (f <= 1) {
       outer.push_back(loops[p]);
@@ -84,7 +80,14 @@ std::vector<LoopRV> tile_reduction(Schedule& sch, const BlockInfo& info, int64_t
     (p == info.vector_loop ? vectorized : unrolled).push_back(parts[1]);
   }
   for (int p : info.reduce) reduce.push_back(loops[p]);
-  if (!unrolled.empty() || !vectorized.empty()) {
+  // A matmul with more columns than rows (a linear layer: few tokens, a wide
+  // weight) walks the column tiles outside the row tiles: each column strip
+  // of the weight then stays in cache for every row tile, instead of the
+  // whole weight streaming through once per row tile.
+  bool columns_first = info.kind == BlockKind::kMatmul && row_tiles < column_tiles &&
+                       info.extents[info.vector_loop] > info.extents[info.unroll_loop];
+  if (columns_first) std::swap(outer[row_tiles], outer[column_tiles]);
+  if (!unrolled.empty() || !vectorized.empty() || columns_first) {
     std::vector<LoopRV> order = outer;
     for (const auto* part : {&reduce, &unrolled, &vectorized})
       order.insert(order.end(), part->begin(), part->end());
@@ -147,17 +150,37 @@ void attach_epilogues(Context& ctx, const std::vector<BlockInfo>& blocks, size_t
   }
 }
 
+// The vector part of a register tile: two vectors for a matmul when they
+// divide the columns (the classic 6 x 16 AVX2 tile), else as vector_factor.
+int64_t tile_vector_factor(const BlockInfo& info, int64_t lanes) {
+  int64_t extent = info.extents[info.vector_loop];
+  if (info.kind == BlockKind::kMatmul && extent % (2 * lanes) == 0) return 2 * lanes;
+  return vector_factor(extent, lanes);
+}
+
+// The unrolled rows of a register tile, so that rows x vector parts of
+// accumulators fit the 16 vector registers with room for the operands:
+// 6 rows of two vectors, 8 rows of one, fewer when the vector part ends in a
+// tail (a 14-wide part is a vector and a half-vector tail; measured on the
+// ResNet-18 convolutions, one thread: 28 wide is best at 2 rows, 14 and 7 at 4).
+int64_t tile_rows(int64_t extent, int64_t vec, int64_t lanes) {
+  int64_t most = vec == 2 * lanes ? 6 : vec % lanes == 0 ? 8 : vec <= 2 * lanes ? 4 : 2;
+  std::vector<int64_t> preferred;
+  for (int64_t f : {8, 6, 4, 5, 7, 3, 2})
+    if (f <= most) preferred.push_back(f);
+  if (extent <= most) return extent;
+  for (int64_t f : preferred)
+    if (extent % f == 0) return f;
+  return 1;
+}
+
 void schedule_tiled(Context& ctx, const std::vector<BlockInfo>& blocks, size_t index,
                     std::set<std::string>& done) {
   const BlockInfo& info = blocks[index];
   int64_t lanes = lanes_for(info, ctx.options);
-  int64_t vec = info.vector_loop < 0 ? 1 : vector_factor(info.extents[info.vector_loop], lanes);
+  int64_t vec = info.vector_loop < 0 ? 1 : tile_vector_factor(info, lanes);
   int64_t unroll = 1;
-  if (info.unroll_loop >= 0) {
-    int64_t extent = info.extents[info.unroll_loop];
-    unroll = info.kind == BlockKind::kMatmul ? tile_factor(extent, 6, {4, 6, 5, 8, 3, 2})
-                                             : tile_factor(extent, 8, {8, 4, 6, 5, 7, 3, 2});
-  }
+  if (info.unroll_loop >= 0) unroll = tile_rows(info.extents[info.unroll_loop], vec, lanes);
   std::vector<LoopRV> outer;
   bool tiled = attempt(ctx.sch, [&](Schedule& s) { outer = tile_reduction(s, info, vec, unroll); }) ||
                attempt(ctx.sch, [&](Schedule& s) { outer = tile_reduction(s, info, 1, 1); });
@@ -167,10 +190,26 @@ void schedule_tiled(Context& ctx, const std::vector<BlockInfo>& blocks, size_t i
   parallelize(ctx, outer, info.iterations * info.ops_per_iter);
 }
 
-// Fused into one loop, split into (outer, vector), parallel outer, vectorized inner.
+// Rows of at least a vector: the outer loops fused into one parallel loop,
+// the row vectorized whole (LLVM gives it its tail), so indices stay affine.
+// Shorter rows: everything fused into one loop, split into (outer, vector),
+// parallel outer, vectorized inner.
 void schedule_elementwise(Context& ctx, const BlockInfo& info) {
   if (info.iterations <= 1) return;
-  int64_t vec = vector_factor(info.iterations, lanes_for(info, ctx.options));
+  int64_t lanes = lanes_for(info, ctx.options);
+  int64_t row = info.extents.back();
+  if (row >= lanes && info.extents.size() > 1) {
+    LoopRV outer;
+    bool shaped = attempt(ctx.sch, [&](Schedule& s) {
+      std::vector<LoopRV> loops = s.get_loops(s.get_block(info.name));
+      s.vectorize(loops.back());
+      loops.pop_back();
+      outer = loops.size() > 1 ? s.fuse(loops) : loops[0];
+    });
+    if (shaped) parallelize(ctx, {outer}, info.iterations * info.ops_per_iter);
+    return;
+  }
+  int64_t vec = vector_factor(info.iterations, lanes);
   LoopRV outer;
   bool shaped = attempt(ctx.sch, [&](Schedule& s) {
     std::vector<LoopRV> loops = s.get_loops(s.get_block(info.name));

@@ -4,6 +4,7 @@
 #include "ir/graph/printer.h"
 #include "ir/graph/verifier.h"
 #include "src/passes/dead_code.h"
+#include "src/passes/pretranspose_gemm_weights.h"
 
 namespace tessel::driver {
 
@@ -24,6 +25,10 @@ graph::Graph load_graph(const std::string& path, const PipelineOptions& options)
 
   passes::eliminate_dead_code(g);
   after_pass("eliminate_dead_code", g, options);
+
+  // After import's constant folding, so a B computed from constants counts too.
+  passes::pretranspose_gemm_weights(g);
+  after_pass("pretranspose_gemm_weights", g, options);
   return g;
 }
 

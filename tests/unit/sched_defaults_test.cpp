@@ -78,7 +78,7 @@ TEST(SchedDefaults, MatmulIsARegisterTileWithAHoistedInit) {
   EXPECT_EQ(loops.back()->for_kind, tir::ForKind::kVectorized);
   EXPECT_EQ(extent(loops.back()), 16);
   EXPECT_EQ(loops[3]->for_kind, tir::ForKind::kUnrolled);
-  EXPECT_EQ(extent(loops[3]), 4);
+  EXPECT_EQ(extent(loops[3]), 8);  // 8 rows of one 16-lane vector
   EXPECT_EQ(extent(loops[2]), 24);  // the reduction between the outer loops and the tile
   std::vector<const tir::ForNode*> init = loops_of(sch.func(), "mm_init");
   ASSERT_EQ(init.size(), 4u) << sch.func();  // above k: io, jo, then its own ii, ji
@@ -93,12 +93,13 @@ TEST(SchedDefaults, ConvTilesOutputChannelsTimesWidth) {
     Schedule sch = scheduled_workload(w);  // OC 8, H = W = 10, C 4, 3x3
     std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "conv");
     // (n, co_o, h) fused and parallel, w_o, ci, kh, kw, co_i unrolled, w_i vectorized.
+    // The row of 10 is one vector part with a tail, so 4 output channels, not 8.
     ASSERT_EQ(loops.size(), 7u) << sch.func();
     EXPECT_EQ(loops[0]->for_kind, tir::ForKind::kParallel);
-    EXPECT_EQ(extent(loops[0]), 10);
+    EXPECT_EQ(extent(loops[0]), 20);
     EXPECT_EQ(count_kind(loops, tir::ForKind::kParallel), 1);
     EXPECT_EQ(loops[5]->for_kind, tir::ForKind::kUnrolled);
-    EXPECT_EQ(extent(loops[5]), 8);
+    EXPECT_EQ(extent(loops[5]), 4);
     EXPECT_EQ(loops[6]->for_kind, tir::ForKind::kVectorized);
     EXPECT_EQ(extent(loops[6]), 10);
     EXPECT_TRUE(sched::find_block(sch.func(), "conv_init").defined());
@@ -153,9 +154,27 @@ TEST(SchedDefaults, OptionsChangeTheTile) {
   narrow.min_parallel_work = int64_t(1) << 40;  // never parallel
   Schedule sch = scheduled_workload(Workload::kMatmul, narrow);
   std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "mm");
-  EXPECT_EQ(extent(loops.back()), 8);
+  EXPECT_EQ(extent(loops.back()), 16);  // two 8-lane vectors: N = 16 allows the 6 x 16 tile
+  EXPECT_EQ(extent(loops[loops.size() - 2]), 4);  // 6 rows do not divide M = 32
   EXPECT_EQ(count_kind(loops, tir::ForKind::kParallel), 0);
   EXPECT_EQ(check_against(reference(Workload::kMatmul), sch.func(), false), "");
+}
+
+// A linear layer's shape (few rows, many columns): the column tiles go outside
+// the row tiles, so a column strip of the weight is reused by every row tile.
+TEST(SchedDefaults, WideMatmulWalksColumnTilesOutside) {
+  Shapes s;
+  s.M = 12, s.N = 128, s.K = 24;
+  Schedule sch(lower_workload(Workload::kMatmul, s));
+  CpuScheduleOptions serial;
+  serial.min_parallel_work = int64_t(1) << 40;
+  apply_default_cpu_schedule(sch, serial);
+  std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "mm");
+  ASSERT_EQ(loops.size(), 5u) << sch.func();  // jo, io, k, ii, ji
+  EXPECT_EQ(extent(loops[0]), 4);   // 128 columns in tiles of two 16-lane vectors
+  EXPECT_EQ(extent(loops[1]), 2);   // 12 rows in tiles of 6
+  EXPECT_EQ(extent(loops[3]), 6);
+  EXPECT_EQ(check_against(reference_of(lower_workload(Workload::kMatmul, s)), sch.func(), false), "");
 }
 
 TEST(SchedDefaults, RandomShapesOfEveryWorkload) {

@@ -4,6 +4,8 @@
 
 #include <llvm/Analysis/CGSCCPassManager.h>
 #include <llvm/Analysis/LoopAnalysisManager.h>
+#include <llvm/IR/DiagnosticHandler.h>
+#include <llvm/IR/DiagnosticInfo.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/MC/TargetRegistry.h>
@@ -31,6 +33,15 @@ void initialize_llvm() {
     llvm::InitializeNativeTargetAsmParser();
   });
 }
+
+// LLVM's warnings and remarks (a loop the vectorizer declined, say) are for
+// us to read through --print-llvm, not for the user of `tessel compile`:
+// they are dropped here; errors still take LLVM's default path.
+struct QuietDiagnostics final : llvm::DiagnosticHandler {
+  bool handleDiagnostics(const llvm::DiagnosticInfo& info) override {
+    return info.getSeverity() != llvm::DS_Error;
+  }
+};
 
 std::string joined_features(const CpuTarget& target) {
   std::string s;
@@ -81,6 +92,7 @@ LlvmModule LlvmModule::build(const std::vector<KernelSource>& kernels, const Cod
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   impl->context = std::make_unique<llvm::LLVMContext>();
+  impl->context->setDiagnosticHandler(std::make_unique<QuietDiagnostics>());
   impl->module = std::make_unique<llvm::Module>("tessel", *impl->context);
   impl->machine = make_target_machine(options.target);
   impl->module->setTargetTriple(options.target.triple);
