@@ -34,6 +34,7 @@ codegen::CpuTarget parse_target(const std::string& spec, const std::vector<std::
       target.cpu = o.substr(6);
       target.features.clear();  // the CPU's own features, unless -mattr adds
     } else if (o.rfind("-mattr=", 0) == 0) {
+      TESSEL_USER_CHECK(o.size() > 7, Span{}) << "-mattr= needs a list of +feature or -feature items";
       std::istringstream list(o.substr(7));
       for (std::string f; std::getline(list, f, ',');) {
         TESSEL_USER_CHECK(f.size() > 1 && (f[0] == '+' || f[0] == '-'), Span{})
@@ -45,6 +46,7 @@ codegen::CpuTarget parse_target(const std::string& spec, const std::vector<std::
       TESSEL_USER_CHECK(false, Span{}) << "unknown target option '" << o << "' (available: -mcpu=, -mattr=)";
     }
   }
+  codegen::check_cpu_target(target);
   return target;
 }
 
@@ -99,7 +101,9 @@ int run_compiled(Args& args, const driver::PipelineOptions& pipeline) {
   auto inputs_dir = args.value("--inputs");
   auto out_dir = args.value("--out");
   uint64_t seed = uint64_t(parse_int(args.value("--seed").value_or("0"), "--seed"));
-  int repeat = int(parse_int(args.value("--repeat").value_or("0"), "--repeat"));
+  int64_t repeat_arg = parse_int(args.value("--repeat").value_or("0"), "--repeat");
+  TESSEL_USER_CHECK(repeat_arg >= 0 && repeat_arg <= 1000000, Span{}) << "--repeat must be 0 to 1000000";
+  int repeat = int(repeat_arg);
   auto threads = args.value("--threads");
   bool profile = args.flag("--profile");
   std::unique_ptr<driver::CompiledModel> model;
@@ -108,6 +112,8 @@ int run_compiled(Args& args, const driver::PipelineOptions& pipeline) {
   if (is_library(path)) {
     TESSEL_USER_CHECK(!compile_option_given, Span{})
         << "--fusion, --schedule and --target apply when compiling an ONNX model, not to " << path;
+    TESSEL_USER_CHECK(pipeline.import.input_shapes.empty(), Span{})
+        << "--input-shape applies when compiling an ONNX model; the shapes of " << path << " are fixed";
     model = driver::load_model_library(path);
   } else {
     graph = std::make_unique<graph::Graph>(driver::load_graph(path, pipeline));

@@ -69,7 +69,9 @@ TEST(CompileModel, ThePlanSharesArenaMemoryAndAlignsWeights) {
   EXPECT_GT(p.unshared_arena_bytes, 0u);
   EXPECT_LT(p.plan.arena_bytes, p.unshared_arena_bytes);
   for (const rt::BufferSlot& slot : p.plan.buffers)
-    if (slot.storage == rt::Storage::kWeight || slot.storage == rt::Storage::kArena) EXPECT_EQ(slot.offset % 64, 0u);
+    if (slot.storage == rt::Storage::kWeight || slot.storage == rt::Storage::kArena) {
+      EXPECT_EQ(slot.offset % 64, 0u);
+    }
   EXPECT_EQ(p.plan.steps.size(), c.kernels.size());
 }
 

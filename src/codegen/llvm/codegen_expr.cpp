@@ -37,12 +37,6 @@ llvm::Type* CodegenLLVM::mem_type(DType t) {
 
 namespace {
 
-bool contains_load(const Expr& e) {
-  bool found = false;
-  walk_exprs(e, [&](const Expr& sub) { found = found || sub->kind == ExprKind::kLoad; });
-  return found;
-}
-
 bool is_unsigned(DType t) {
   return t == DType::kU8 || t == DType::kBool;
 }
@@ -184,7 +178,7 @@ llvm::Value* CodegenLLVM::emit_int_division(ExprKind kind, DType t, llvm::Value*
 llvm::Value* CodegenLLVM::emit_logical(const ExprNode& e) {
   bool is_and = e.kind == ExprKind::kAnd;
   llvm::Value* a = emit(binary_a(e));
-  if (!contains_load(binary_b(e)))
+  if (!has_unsafe_load(binary_b(e)))
     return is_and ? b_.CreateAnd(a, emit(binary_b(e))) : b_.CreateOr(a, emit(binary_b(e)));
   llvm::Value* shortcut = b_.getInt1(!is_and);
   return is_and ? emit_branches(
@@ -193,9 +187,23 @@ llvm::Value* CodegenLLVM::emit_logical(const ExprNode& e) {
                       a, [&] { return shortcut; }, [&] { return emit(binary_b(e)); });
 }
 
+bool CodegenLLVM::has_unsafe_load(const Expr& e) const {
+  bool unsafe = false;
+  walk_exprs(e, [&](const Expr& sub) {
+    const auto* load = sub.as<LoadNode>();
+    if (unsafe || !load) return;
+    const BufferNode& buffer = *load->buffer;
+    for (size_t d = 0; d < load->indices.size() && !unsafe; ++d) {
+      ConstBound b = loop_ranges_.bound(load->indices[d]);
+      unsafe = !b.min || !b.max || *b.min < 0 || *b.max >= buffer.shape[d];
+    }
+  });
+  return unsafe;
+}
+
 llvm::Value* CodegenLLVM::emit_select(const SelectNode& e) {
   llvm::Value* cond = emit(e.cond);
-  if (!contains_load(e.true_value) && !contains_load(e.false_value))
+  if (!has_unsafe_load(e.true_value) && !has_unsafe_load(e.false_value))
     return b_.CreateSelect(cond, emit(e.true_value), emit(e.false_value));
   return emit_branches(
       cond, [&] { return emit(e.true_value); }, [&] { return emit(e.false_value); });

@@ -15,6 +15,7 @@
 
 #include "ir/tensor/function.h"
 #include "ir/tensor/functor.h"
+#include "ir/tensor/simplify.h"
 #include "src/codegen/llvm/llvm_module.h"
 
 namespace tessel::codegen {
@@ -42,6 +43,11 @@ class CodegenLLVM {
   llvm::Value* emit_float_binary(tir::ExprKind kind, llvm::Value* a, llvm::Value* b);
   llvm::Value* emit_logical(const tir::ExprNode& e);
   llvm::Value* emit_select(const tir::SelectNode& e);
+  // Whether evaluating e may read memory out of bounds: a load whose indices
+  // the enclosing loops' ranges do not keep inside its buffer. Those loads
+  // stay behind their guard's branch; the others may be speculated, which
+  // keeps a guarded read (a clamped padding read) branch-free and vectorizable.
+  bool has_unsafe_load(const tir::Expr& e) const;
   llvm::Value* emit_cast(DType to, DType from, llvm::Value* v);
   llvm::Value* emit_load(const tir::LoadNode& e);
   llvm::Value* emit_call(const tir::CallNode& e);
@@ -80,6 +86,7 @@ class CodegenLLVM {
   int outlined_count_ = 0;
   std::string kernel_symbol_;
   Scope scope_;
+  tir::Analyzer loop_ranges_;  // every loop variable seen so far, bound to its range
   // Vectorized loops being emitted, innermost last: the access group that
   // marks their memory accesses as free of loop-carried dependences.
   std::vector<llvm::MDNode*> access_groups_;

@@ -98,6 +98,7 @@ void CodegenLLVM::emit(const Stmt& s) {
 }
 
 void CodegenLLVM::emit_for(const ForNode& loop) {
+  loop_ranges_.bind(loop.var, Range{loop.min, loop.extent});
   switch (loop.for_kind) {
     case ForKind::kSerial: return emit_serial_loop(loop, nullptr);
     case ForKind::kThreadBound:

@@ -5,11 +5,16 @@
 #include <llvm/ADT/StringRef.h>
 #include <llvm/Config/llvm-config.h>
 #include <llvm/MC/MCSubtargetInfo.h>
+#include <llvm/MC/TargetRegistry.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Host.h>
 #include <llvm/TargetParser/Triple.h>
 
 #include <algorithm>
+#include <memory>
+#include <set>
+
+#include "ir/core/diagnostics.h"
 
 #include "src/codegen/llvm/llvm_module_impl.h"
 
@@ -25,6 +30,23 @@ CpuTarget host_cpu_target() {
     t.features.push_back((enabled ? "+" : "-") + name.str());
   std::sort(t.features.begin(), t.features.end());
   return t;
+}
+
+void check_cpu_target(const CpuTarget& target) {
+  initialize_llvm_targets();
+  std::string error;
+  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(target.triple, error);
+  TESSEL_USER_CHECK(t, Span{}) << "LLVM has no target for " << target.triple << ": " << error;
+  // Asked with no CPU and no features, LLVM prints nothing while answering.
+  std::unique_ptr<llvm::MCSubtargetInfo> info(t->createMCSubtargetInfo(target.triple, "", ""));
+  TESSEL_USER_CHECK(info->isCPUStringValid(target.cpu), Span{})
+      << "unknown CPU '" << target.cpu << "' for " << target.triple << " (-mcpu takes LLVM's names: znver4, "
+      << "skylake-avx512, x86-64-v3, ...)";
+  std::set<std::string> known;
+  for (const llvm::SubtargetFeatureKV& f : info->getAllProcessorFeatures()) known.insert(f.Key);
+  for (const std::string& f : target.features)
+    TESSEL_USER_CHECK(known.count(f.substr(1)), Span{})
+        << "unknown CPU feature '" << f.substr(1) << "' for " << target.triple << " (-mattr=+avx2,-avx512f, ...)";
 }
 
 int vector_register_bits(const CpuTarget& target) {

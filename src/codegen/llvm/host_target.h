@@ -14,6 +14,9 @@ struct CpuTarget {
 };
 
 CpuTarget host_cpu_target();
+// A user error naming the CPU or feature when LLVM does not know it for the
+// triple (LLVM itself would only warn, then fail or ignore it).
+void check_cpu_target(const CpuTarget& target);
 // The width of the vector registers the target's code uses: 512 with
 // AVX-512F, 256 with AVX, else 128 (what the default schedules tile for).
 int vector_register_bits(const CpuTarget& target);

@@ -25,15 +25,6 @@ namespace tessel::codegen {
 
 namespace {
 
-void initialize_llvm() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-    llvm::InitializeNativeTargetAsmParser();
-  });
-}
-
 // LLVM's warnings and remarks (a loop the vectorizer declined, say) are for
 // us to read through --print-llvm, not for the user of `tessel compile`:
 // they are dropped here; errors still take LLVM's default path.
@@ -69,8 +60,17 @@ void run_o3(llvm::Module& m, llvm::TargetMachine& tm) {
 
 }  // namespace
 
+void initialize_llvm_targets() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();
+  });
+}
+
 std::unique_ptr<llvm::TargetMachine> make_target_machine(const CpuTarget& target) {
-  initialize_llvm();
+  initialize_llvm_targets();
   std::string error;
   const llvm::Target* t = llvm::TargetRegistry::lookupTarget(target.triple, error);
   TESSEL_USER_CHECK(t, Span{}) << "LLVM has no target for " << target.triple << ": " << error;

@@ -18,6 +18,9 @@ struct LlvmModule::Impl {
   std::unique_ptr<llvm::TargetMachine> machine;
 };
 
+// Registers the native target with LLVM, once per process.
+void initialize_llvm_targets();
+
 // A target machine for PIC code at -O3 codegen; a user error when LLVM does
 // not know the triple or CPU.
 std::unique_ptr<llvm::TargetMachine> make_target_machine(const CpuTarget& target);

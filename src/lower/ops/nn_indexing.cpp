@@ -16,8 +16,15 @@ void GuardedRead::require(const Expr& cond) {
   cond_ = cond_.defined() ? logical_and(cond_, cond) : cond;
 }
 
+// Each index is also clamped into the tensor: where the guard holds the clamp
+// changes nothing, and elsewhere the read stays in bounds, so a backend may
+// evaluate it unconditionally (a select instead of a branch, vectorizable).
 Expr GuardedRead::read(const TensorExpr& x, const std::vector<Expr>& indices, const Expr& otherwise) const {
-  return guard(x.at(indices), otherwise);
+  if (!cond_.defined()) return x.at(indices);
+  std::vector<Expr> clamped;
+  for (size_t d = 0; d < indices.size(); ++d)
+    clamped.push_back(max(min(indices[d], int_imm(x.shape[d] - 1)), int_imm(0)));
+  return guard(x.at(clamped), otherwise);
 }
 
 Expr GuardedRead::guard(const Expr& value, const Expr& otherwise) const {

@@ -48,6 +48,8 @@ class GuardedRead {
   void check(const tir::Expr& index, int64_t lowest, int64_t highest, int64_t extent);
   // An extra condition that must hold for the read (a stride divisibility).
   void require(const tir::Expr& cond);
+  // x at indices where every check holds, else otherwise; the indices are
+  // clamped into x, so the read is in bounds either way.
   tir::Expr read(const TensorExpr& x, const std::vector<tir::Expr>& indices,
                  const tir::Expr& otherwise) const;
   // value where every check holds, else otherwise (value may load out of bounds there).
