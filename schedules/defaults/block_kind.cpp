@@ -58,22 +58,38 @@ bool is_windowed(const LoadNode& load, const Vars& vars) {
   return false;
 }
 
-// The operands of `acc += a * b` when each is one load (under casts and
-// selects, e.g. zero padding) that uses every reduction variable.
-bool match_contraction(const tir::BlockNode& block, const Vars& vars, const LoadNode** a,
-                       const LoadNode** b) {
+// The loads of each operand of `acc += a * b` (under casts and selects: zero
+// padding, an inlined Concat choosing between inputs), when every load of both
+// uses every reduction variable.
+using Loads = std::vector<const LoadNode*>;
+
+bool match_contraction(const tir::BlockNode& block, const Vars& vars, Loads* a, Loads* b) {
   std::optional<ReductionPattern> pattern = match_reduction(block);
   if (!pattern || pattern->op != ReduceOp::kSum) return false;
   Expr value = pattern->value;
   while (const auto* cast = value.as<tir::CastNode>()) value = cast->value;
   if (value->kind != ExprKind::kMul) return false;
-  std::vector<const LoadNode*> la = loads_in(tir::binary_a(*value)), lb = loads_in(tir::binary_b(*value));
-  if (la.size() != 1 || lb.size() != 1) return false;
-  for (const VarNode* r : vars.reduce)
-    if (!load_uses(*la[0], r) || !load_uses(*lb[0], r)) return false;
-  *a = la[0];
-  *b = lb[0];
+  Loads la = loads_in(tir::binary_a(*value)), lb = loads_in(tir::binary_b(*value));
+  if (la.empty() || lb.empty()) return false;
+  for (const Loads* side : {&la, &lb})
+    for (const LoadNode* load : *side)
+      for (const VarNode* r : vars.reduce)
+        if (!load_uses(*load, r)) return false;
+  *a = std::move(la);
+  *b = std::move(lb);
   return true;
+}
+
+bool any_uses(const Loads& loads, const VarNode* v) {
+  for (const LoadNode* load : loads)
+    if (load_uses(*load, v)) return true;
+  return false;
+}
+
+bool any_windowed(const Loads& loads, const Vars& vars) {
+  for (const LoadNode* load : loads)
+    if (is_windowed(*load, vars)) return true;
+  return false;
 }
 
 // Whether vectorizing over v reads memory in order: every load other than the
@@ -140,17 +156,23 @@ int innermost_wide(const BlockInfo& info, int below) {
   return -1;
 }
 
-void classify_contraction(const BlockInfo& base, const Vars& vars, const LoadNode& a, const LoadNode& b,
+void classify_contraction(const BlockInfo& base, const Vars& vars, const Loads& a, const Loads& b,
                           BlockInfo& info) {
   int vec = innermost_wide(base, int(base.spatial.size()));
   info.vector_loop = vec < 0 ? -1 : base.spatial[vec];
-  bool wa = is_windowed(a, vars), wb = is_windowed(b, vars);
+  bool wa = any_windowed(a, vars), wb = any_windowed(b, vars);
   if (!wa && !wb) {
     info.kind = BlockKind::kMatmul;
-    // The rows: the next spatial loop out that only one operand reads.
+    // The rows of the outer-product tile: the next spatial loop out that only
+    // the operand not read along the vector loop reads (A's rows for A x B;
+    // the output channels of a 1x1 convolution, whose vector runs along a row
+    // of its input).
+    const VarNode* column = vec < 0 ? nullptr : vars.spatial[vec];
+    const Loads& row_operand = column && any_uses(a, column) ? b : a;
+    const Loads& column_operand = &row_operand == &a ? b : a;
     for (int s = vec - 1; s >= 0; --s) {
       const VarNode* v = vars.spatial[s];
-      if (base.extents[base.spatial[s]] > 1 && load_uses(a, v) != load_uses(b, v)) {
+      if (base.extents[base.spatial[s]] > 1 && any_uses(row_operand, v) && !any_uses(column_operand, v)) {
         info.unroll_loop = base.spatial[s];
         break;
       }
@@ -158,11 +180,11 @@ void classify_contraction(const BlockInfo& base, const Vars& vars, const LoadNod
     return;
   }
   // The output channel: read by the weight, not by the windowed input.
-  const LoadNode& input = wa ? a : b;
-  const LoadNode& weight = wa ? b : a;
+  const Loads& input = wa ? a : b;
+  const Loads& weight = wa ? b : a;
   for (int s = int(vars.spatial.size()) - 1; s >= 0; --s) {
     const VarNode* v = vars.spatial[s];
-    if (s != vec && base.extents[base.spatial[s]] > 1 && load_uses(weight, v) && !load_uses(input, v)) {
+    if (s != vec && base.extents[base.spatial[s]] > 1 && any_uses(weight, v) && !any_uses(input, v)) {
       info.unroll_loop = base.spatial[s];
       break;
     }
@@ -190,9 +212,9 @@ BlockInfo classify_block(const tir::PrimFunc& func, const std::string& name) {
     info.kind = BlockKind::kOther;
     return info;
   }
-  const LoadNode *a = nullptr, *b = nullptr;
+  Loads a, b;
   if (match_contraction(*block, vars, &a, &b)) {
-    classify_contraction(info, vars, *a, *b, info);
+    classify_contraction(info, vars, a, b, info);
     return info;
   }
   info.kind = BlockKind::kReduction;

@@ -30,15 +30,16 @@ int64_t lanes_for(const BlockInfo& info, const CpuScheduleOptions& options) {
 // vectorized loop its tail, but a split must be exact (a predicate in the
 // loop would keep it from being vectorized). So: the lanes when they divide
 // the extent; the whole loop when it is short (28, 13: vector iterations and
-// a tail); a divisor of up to four vectors; a smaller divisor; the whole loop.
+// a tail); a divisor of up to four vectors; a divisor of at least half a
+// vector; the whole loop.
 int64_t vector_factor(int64_t extent, int64_t lanes) {
   if (extent % lanes == 0) return lanes;
   if (extent <= 4 * lanes) return extent;
   for (int64_t d = 4 * lanes; d > lanes; --d)
     if (extent % d == 0) return d;
-  for (int64_t d = lanes - 1; d > 1; --d)
+  for (int64_t d = lanes - 1; d >= lanes / 2 && d > 1; --d)
     if (extent % d == 0) return d;
-  return extent;
+  return extent;  // 111 = 3 x 37: one loop of 111 (13 vectors and a tail) beats 37 loops of 3
 }
 
 int64_t extent_of(const Schedule& sch, LoopRV loop) {
