@@ -4,6 +4,7 @@
 // allocation the input does not justify as "out of memory".
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -57,5 +58,40 @@ inline Result run_tessel(const std::vector<std::string>& args) {
   for (const std::string& a : args) line += (line.empty() ? "" : " ") + quote(a);
   return run_tessel_line(line);
 }
+
+inline bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// A user error: code 2 (not 3, not a signal), one message on stderr, nothing on stdout.
+inline void expect_user_error(const Result& r, const std::string& message) {
+  EXPECT_EQ(r.code, 2) << "stdout: " << r.out << "\nstderr: " << r.err;
+  EXPECT_EQ(r.err.rfind("tessel: error: ", 0), 0u) << "stderr: " << r.err;
+  EXPECT_TRUE(contains(r.err, message)) << "'" << message << "' is not in stderr: " << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+// A folder of its own for the running test, removed with this object.
+class TempDir {
+ public:
+  TempDir() {
+    const auto* info = testing::UnitTest::GetInstance()->current_test_info();
+    path_ = std::filesystem::temp_directory_path() /
+            ("tessel_cli_" + std::to_string(::getpid()) + "_" + info->test_suite_name() + "_" + info->name());
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::filesystem::path operator/(const std::string& file) const { return path_ / file; }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
 
 }  // namespace tessel::cli_test

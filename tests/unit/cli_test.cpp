@@ -24,43 +24,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class TempDir {
- public:
-  TempDir() {
-    const auto* info = testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() /
-            ("tessel_cli_" + std::to_string(::getpid()) + "_" + info->test_suite_name() + "_" + info->name());
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  fs::path operator/(const std::string& file) const { return path_ / file; }
-
- private:
-  fs::path path_;
-};
-
 using cli_test::quote;
 using cli_test::read_file;
 using cli_test::Result;
+using cli_test::contains;
+using cli_test::expect_user_error;
+using cli_test::TempDir;
 
 Result tessel(const std::vector<std::string>& args) {
   return cli_test::run_tessel(args);
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-// A user error: code 2, one message on stderr, nothing on stdout.
-void expect_user_error(const Result& r, const std::string& message) {
-  EXPECT_EQ(r.code, 2) << r.err;
-  EXPECT_EQ(r.err.rfind("tessel: error: ", 0), 0u) << "stderr: " << r.err;
-  EXPECT_TRUE(contains(r.err, message)) << "'" << message << "' is not in stderr: " << r.err;
-  EXPECT_EQ(r.out, "");
 }
 
 void add_input(onnx::GraphProto* g, const std::string& name, const std::vector<int64_t>& dims,

@@ -24,6 +24,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using cli_test::Result;
+using cli_test::contains;
+using cli_test::expect_user_error;
+using cli_test::TempDir;
 
 const std::string kTinyCnn = std::string(TESSEL_SOURCE_DIR) + "/examples/tiny_cnn.onnx";
 // The bundled model's batch dimension is symbolic; compiling needs it bound.
@@ -33,40 +36,9 @@ Result tessel(const std::vector<std::string>& args) {
   return cli_test::run_tessel(args);
 }
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-// A user error: code 2 (not 3, not a signal), one message on stderr, nothing on stdout.
-void expect_user_error(const Result& r, const std::string& message) {
-  EXPECT_EQ(r.code, 2) << "stdout: " << r.out << "\nstderr: " << r.err;
-  EXPECT_EQ(r.err.rfind("tessel: error: ", 0), 0u) << "stderr: " << r.err;
-  EXPECT_TRUE(contains(r.err, message)) << "'" << message << "' is not in stderr: " << r.err;
-  EXPECT_EQ(r.out, "");
-}
-
 fs::path process_dir() {
   return fs::temp_directory_path() / ("tessel_compile_cli_" + std::to_string(::getpid()));
 }
-
-// A folder of its own for each test.
-class TempDir {
- public:
-  TempDir() {
-    const auto* info = testing::UnitTest::GetInstance()->current_test_info();
-    path_ = fs::temp_directory_path() / ("tessel_compile_cli_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  fs::path operator/(const std::string& file) const { return path_ / file; }
-
- private:
-  fs::path path_;
-};
 
 // The tiny CNN compiled once per process (ctest runs each test in a process of
 // its own, so the tests cannot share one file across processes), with what

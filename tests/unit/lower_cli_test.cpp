@@ -27,6 +27,8 @@ namespace fs = std::filesystem;
 
 using cli_test::read_file;
 using cli_test::Result;
+using cli_test::contains;
+using cli_test::expect_user_error;
 
 // Runs `tessel ARGS` (a shell command line; the tests' paths need no quoting).
 Result tessel(const std::string& args) {
@@ -41,21 +43,10 @@ Result lower_tiny_cnn(const std::string& args) {
   return tessel_on_tiny_cnn("lower", args);
 }
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 int count(const std::string& text, const std::string& part) {
   int n = 0;
   for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
   return n;
-}
-
-void expect_user_error(const Result& r, const std::string& message) {
-  EXPECT_EQ(r.code, 2) << r.err;
-  EXPECT_EQ(r.err.rfind("tessel: error: ", 0), 0u) << "stderr: " << r.err;
-  EXPECT_TRUE(contains(r.err, message)) << "'" << message << "' is not in stderr: " << r.err;
-  EXPECT_EQ(r.out, "");
 }
 
 constexpr const char* kShape = "--input-shape image=1x1x28x28";
