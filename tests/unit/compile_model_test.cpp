@@ -4,8 +4,13 @@
 // inputs are clear errors.
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
+
+#include <atomic>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "ir/graph/op_registry.h"
 #include "src/driver/check_job.h"
@@ -15,6 +20,7 @@
 #include "src/driver/run_inputs.h"
 #include "src/reference/executor.h"
 #include "tessel/error.h"
+#include "tessel/runtime.h"
 
 namespace tessel {
 namespace {
@@ -89,6 +95,57 @@ TEST(CompileModel, ExportedLibraryRunsLikeTheJit) {
   lib->set_num_threads(1);
   EXPECT_EQ(lib->num_threads(), 1);
   expect_matches_reference(g, *lib, 12);
+}
+
+// The C ABI's promise: one model, one context per thread, runs at the same
+// time give the answers they give one after another (the thread pool is shared;
+// a loop that finds it busy runs inline).
+TEST(CompileModel, TwoContextsRunConcurrentlyFromTwoThreads) {
+  TempDir dir;
+  graph::Graph g = tiny_cnn();
+  fs::path so = dir.path / "tiny.so";
+  driver::export_shared_library(driver::compile_graph(g, {}), so.string());
+  void* handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_TRUE(handle) << dlerror();
+  auto fn = [&](const char* name) {
+    void* f = dlsym(handle, name);
+    EXPECT_TRUE(f) << name;
+    return f;
+  };
+  auto load = reinterpret_cast<tessel_model* (*)()>(fn("tessel_model_load"));
+  auto unload = reinterpret_cast<void (*)(tessel_model*)>(fn("tessel_model_unload"));
+  auto create = reinterpret_cast<tessel_context* (*)(const tessel_model*)>(fn("tessel_context_create"));
+  auto destroy = reinterpret_cast<void (*)(tessel_context*)>(fn("tessel_context_destroy"));
+  auto run = reinterpret_cast<int (*)(tessel_context*, const tessel_tensor*, int32_t, tessel_tensor*, int32_t)>(
+      fn("tessel_context_run"));
+  tessel_model* model = load();
+  ASSERT_TRUE(model);
+  const int64_t in_shape[] = {1, 1, 28, 28}, out_shape[] = {1, 10};
+  std::vector<Tensor> inputs = {driver::random_inputs(g, 21)[0], driver::random_inputs(g, 22)[0]};
+  auto run_once = [&](tessel_context* ctx, const Tensor& x) {
+    Tensor y(DType::kF32, {1, 10});
+    tessel_tensor in = {const_cast<void*>(x.raw()), TESSEL_F32, 4, in_shape};
+    tessel_tensor out = {y.raw(), TESSEL_F32, 2, out_shape};
+    EXPECT_EQ(run(ctx, &in, 1, &out, 1), 0);
+    return y;
+  };
+  tessel_context* contexts[2] = {create(model), create(model)};
+  ASSERT_TRUE(contexts[0] && contexts[1]);
+  std::vector<Tensor> want = {run_once(contexts[0], inputs[0]), run_once(contexts[0], inputs[1])};
+  std::atomic<int> mismatches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t)
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 200; ++round) {
+        Tensor y = run_once(contexts[t], inputs[size_t(t)]);
+        if (std::memcmp(y.raw(), want[size_t(t)].raw(), y.nbytes()) != 0) ++mismatches;
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(mismatches.load(), 0);
+  for (tessel_context* c : contexts) destroy(c);
+  unload(model);
+  dlclose(handle);
 }
 
 TEST(CompileModel, LibrariesThatAreNotTesselModelsAreUserErrors) {
