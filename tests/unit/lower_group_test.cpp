@@ -169,12 +169,14 @@ TEST(LowerGroupTest, FusedConvBiasReluIsAReductionAndAnOutputBlock) {
   ASSERT_EQ(lowered.inputs.size(), 3u);
   EXPECT_EQ(lowered.inputs[1]->name, "conv.w");
   EXPECT_EQ(lowered.outputs, (std::vector<const Value*>{net.relu->outputs[0]}));
-  // The bias add and the relu are index maps, inlined into the output block.
+  // The conv's input re-laid out (its rows are short: computed flat), the
+  // reduction, then the bias add and the relu as index maps inlined into the output block.
   std::vector<const tir::BlockNode*> blocks = blocks_of(f);
-  ASSERT_EQ(blocks.size(), 2u);
-  EXPECT_TRUE(blocks[0]->is_reduction());
-  EXPECT_FALSE(blocks[1]->is_reduction());
-  EXPECT_EQ(blocks[1]->writes.at(0).buffer.get(), f->outputs[0].get());
+  ASSERT_EQ(blocks.size(), 3u);
+  EXPECT_FALSE(blocks[0]->is_reduction());
+  EXPECT_TRUE(blocks[1]->is_reduction());
+  EXPECT_FALSE(blocks[2]->is_reduction());
+  EXPECT_EQ(blocks[2]->writes.at(0).buffer.get(), f->outputs[0].get());
 }
 
 void expect_same(const std::vector<Tensor>& got, const std::vector<Tensor>& want) {

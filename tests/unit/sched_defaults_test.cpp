@@ -15,8 +15,8 @@ namespace {
 using sched::apply_default_cpu_schedule;
 using sched::CpuScheduleOptions;
 
-Schedule scheduled_workload(Workload w, const CpuScheduleOptions& options = {}) {
-  Schedule sch(lower_workload(w));
+Schedule scheduled_workload(Workload w, const CpuScheduleOptions& options = {}, const Shapes& shapes = {}) {
+  Schedule sch(lower_workload(w, shapes));
   apply_default_cpu_schedule(sch, options);
   return sch;
 }
@@ -90,18 +90,20 @@ TEST(SchedDefaults, MatmulIsARegisterTileWithAHoistedInit) {
 TEST(SchedDefaults, ConvTilesOutputChannelsTimesWidth) {
   for (Workload w : {Workload::kConv2d, Workload::kFusedConv}) {
     SCOPED_TRACE(workload_name(w));
-    Schedule sch = scheduled_workload(w);  // OC 8, H = W = 10, C 4, 3x3
+    Shapes wide;
+    wide.W = 40;  // output rows of 40: not short, tiled by row (short rows: ShortRowsAreTiledFlat)
+    Schedule sch = scheduled_workload(w, {}, wide);  // OC 8, H = 10, W = 40, C 4, 3x3
     std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "conv");
     // (n, co_o, h) fused and parallel, w_o, ci, kh, kw, co_i unrolled, w_i vectorized.
-    // The row of 10 is one vector part with a tail, so 4 output channels, not 8.
+    // 40 is no multiple of 16 lanes: the row is one vector part with a tail, 2 channels.
     ASSERT_EQ(loops.size(), 7u) << sch.func();
     EXPECT_EQ(loops[0]->for_kind, tir::ForKind::kParallel);
-    EXPECT_EQ(extent(loops[0]), 20);
+    EXPECT_EQ(extent(loops[0]), 40);
     EXPECT_EQ(count_kind(loops, tir::ForKind::kParallel), 1);
     EXPECT_EQ(loops[5]->for_kind, tir::ForKind::kUnrolled);
-    EXPECT_EQ(extent(loops[5]), 4);
+    EXPECT_EQ(extent(loops[5]), 2);
     EXPECT_EQ(loops[6]->for_kind, tir::ForKind::kVectorized);
-    EXPECT_EQ(extent(loops[6]), 10);
+    EXPECT_EQ(extent(loops[6]), 40);
     EXPECT_TRUE(sched::find_block(sch.func(), "conv_init").defined());
     if (w != Workload::kFusedConv) continue;
     // The epilogue runs inside the conv's tile loop (w_o), vectorized.
@@ -114,14 +116,33 @@ TEST(SchedDefaults, ConvTilesOutputChannelsTimesWidth) {
   }
 }
 
+// Rows of 10 are computed flat (16 rows of 12 padded columns: 128 positions):
+// whole 16-lane vectors, 8 output channels.
+TEST(SchedDefaults, ShortRowsAreTiledFlat) {
+  Shapes narrow;
+  narrow.W = 10;
+  Schedule sch = scheduled_workload(Workload::kConv2d, {}, narrow);  // OC 8, H = W = 10, C 4, 3x3
+  std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "conv");
+  // (n, co_o, f_o) fused and parallel, ci, kh, kw, co_i unrolled, f_i vectorized.
+  ASSERT_EQ(loops.size(), 6u) << sch.func();
+  EXPECT_EQ(loops[0]->for_kind, tir::ForKind::kParallel);
+  EXPECT_EQ(extent(loops[0]), 8);
+  EXPECT_EQ(loops[4]->for_kind, tir::ForKind::kUnrolled);
+  EXPECT_EQ(extent(loops[4]), 8);
+  EXPECT_EQ(loops[5]->for_kind, tir::ForKind::kVectorized);
+  EXPECT_EQ(extent(loops[5]), 16);
+}
+
 TEST(SchedDefaults, DepthwiseVectorizesWidthAndParallelizesChannels) {
-  Schedule sch = scheduled_workload(Workload::kDepthwise);
+  Shapes wide;
+  wide.W = 40;
+  Schedule sch = scheduled_workload(Workload::kDepthwise, {}, wide);
   std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "dw");
   ASSERT_GE(loops.size(), 2u);
   EXPECT_EQ(loops.front()->for_kind, tir::ForKind::kParallel);
   EXPECT_EQ(extent(loops.front()), 4 * 10);  // n, c, h fused
   EXPECT_EQ(loops.back()->for_kind, tir::ForKind::kVectorized);
-  EXPECT_EQ(extent(loops.back()), 10);
+  EXPECT_EQ(extent(loops.back()), 40);
   EXPECT_EQ(count_kind(loops, tir::ForKind::kUnrolled), 0);
 }
 

@@ -731,10 +731,10 @@ TEST(SchedWorkloads, DecomposeReductionRejections) {
 
 TEST(SchedWorkloads, StorageAlignPadsIntermediateStrides) {
   Schedule sch = expect_preserved(Workload::kFusedConv, [](Schedule& s) {
-    s.storage_align(s.get_block("conv"), 0, 2, 16, 3);  // rows of 10 -> a stride of 19
+    s.storage_align(s.get_block("conv"), 0, 2, 16, 3);  // rows of 32 -> a stride of 35
   });
   const auto& conv = *sched::find_block(sch.func(), "conv").as<tir::BlockNode>();
-  EXPECT_EQ(conv.writes[0].buffer->strides, (std::vector<int64_t>{8 * 10 * 19, 10 * 19, 19, 1}));
+  EXPECT_EQ(conv.writes[0].buffer->strides, (std::vector<int64_t>{8 * 10 * 35, 10 * 35, 35, 1}));
   expect_preserved(Workload::kSoftmax, [](Schedule& s) {
     BlockRV out = s.get_block("sm_out");
     s.cache_write(out, 0, tir::MemScope::kShared);

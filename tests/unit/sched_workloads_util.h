@@ -80,7 +80,8 @@ inline size_t main_spatial_count(Workload w) {
 // use; small() shrinks them for the randomised test, which runs hundreds.
 struct Shapes {
   int64_t M = 32, N = 16, K = 24;         // matmul [M, K] x [K, N]
-  int64_t C = 4, H = 10, W = 10, OC = 8;  // conv2d NCHW [1, C, H, W], OC 3x3 filters, pad 1
+  int64_t C = 4, H = 10, W = 32, OC = 8;  // conv2d NCHW [1, C, H, W], OC 3x3 filters, pad 1 (rows of 32: not
+                                          // short, so not computed flat; Shapes::small() is)
   int64_t rows = 8, cols = 32;            // ReduceSum over the last axis of [rows, cols]
   int64_t sm_rows = 4, sm_cols = 16;      // Softmax over the last axis
   static Shapes small() {

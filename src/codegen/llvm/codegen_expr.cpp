@@ -290,11 +290,41 @@ llvm::Value* CodegenLLVM::emit_cast(DType to, DType from, llvm::Value* v) {
   return b_.CreateIntCast(v, ty, /*isSigned=*/!is_unsigned(from));
 }
 
+namespace {
+
+int floor_divisions(const Expr& e) {
+  int n = 0;
+  walk_exprs(e, [&](const Expr& sub) { n += sub->kind == ExprKind::kFloorDiv || sub->kind == ExprKind::kFloorMod; });
+  return n;
+}
+
+}  // namespace
+
+// A buffer read as a view of other dimensions, x[p // w, p % w] of a row-major
+// [h, w] buffer, is at offset p: when the offset, simplified under the loop
+// ranges, has fewer floordivs and floormods (a pair merged back), that simpler
+// offset, which the vectorizer sees as consecutive; otherwise null, and the
+// plain sum is used.
+llvm::Value* CodegenLLVM::view_offset(const BufferNode& buffer, const std::vector<Expr>& indices) {
+  int floors = 0;
+  for (const Expr& i : indices) floors += floor_divisions(i);
+  if (floors == 0) return nullptr;
+  Expr offset = int_imm(0);
+  for (size_t d = 0; d < indices.size(); ++d) {
+    Expr i = indices[d]->dtype == kIndexType ? indices[d] : cast(kIndexType, indices[d]);
+    offset = offset + i * buffer.strides[d];
+  }
+  Expr simple = loop_ranges_.simplify(offset);
+  return floor_divisions(simple) < floors ? emit(simple) : nullptr;
+}
+
 llvm::Value* CodegenLLVM::element_pointer(const BufferNode& buffer, const std::vector<Expr>& indices) {
   auto it = scope_.buffers.find(&buffer);
   TESSEL_ICHECK(it != scope_.buffers.end()) << "buffer " << buffer.name << " is used outside its allocation";
   TESSEL_ICHECK(int(indices.size()) == buffer.rank())
       << "buffer " << buffer.name << " indexed with " << indices.size() << " indices";
+  if (llvm::Value* flat = view_offset(buffer, indices))
+    return b_.CreateInBoundsGEP(mem_type(buffer.dtype), it->second, flat);
   llvm::Value* offset = b_.getInt64(0);
   for (size_t d = 0; d < indices.size(); ++d) {
     llvm::Value* i = b_.CreateSExtOrTrunc(emit(indices[d]), b_.getInt64Ty());

@@ -28,7 +28,8 @@ struct Scope {
 
 class CodegenLLVM {
  public:
-  CodegenLLVM(llvm::Module& module, const CodegenOptions& options);
+  // vector_bits: the width of the target's vector registers (vector_register_bits).
+  CodegenLLVM(llvm::Module& module, const CodegenOptions& options, int vector_bits);
   // Emits `int32_t symbol(void* const* args)` for func.
   void emit_kernel(const std::string& symbol, const tir::PrimFunc& func);
 
@@ -52,6 +53,7 @@ class CodegenLLVM {
   llvm::Value* emit_load(const tir::LoadNode& e);
   llvm::Value* emit_call(const tir::CallNode& e);
   llvm::Value* element_pointer(const tir::BufferNode& buffer, const std::vector<tir::Expr>& indices);
+  llvm::Value* view_offset(const tir::BufferNode& buffer, const std::vector<tir::Expr>& indices);
   llvm::Value* round_to_storage(DType t, llvm::Value* v);  // f16/bf16 precision, in float
   llvm::Value* to_memory(DType t, llvm::Value* v);
   llvm::Value* from_memory(DType t, llvm::Value* v);
@@ -86,6 +88,7 @@ class CodegenLLVM {
   int outlined_count_ = 0;
   std::string kernel_symbol_;
   Scope scope_;
+  int vector_bits_;
   tir::Analyzer loop_ranges_;  // every loop variable seen so far, bound to its range
   // Vectorized loops being emitted, innermost last: the access group that
   // marks their memory accesses as free of loop-carried dependences.

@@ -97,8 +97,9 @@ LlvmModule LlvmModule::build(const std::vector<KernelSource>& kernels, const Cod
   impl->machine = make_target_machine(options.target);
   impl->module->setTargetTriple(options.target.triple);
   impl->module->setDataLayout(impl->machine->createDataLayout());
+  int vector_bits = vector_register_bits(options.target);
   for (const KernelSource& k : kernels) {
-    CodegenLLVM cg(*impl->module, impl->options);
+    CodegenLLVM cg(*impl->module, impl->options, vector_bits);
     cg.emit_kernel(k.symbol, k.func);
   }
   std::string problems;

@@ -51,6 +51,28 @@ struct ConvInput {
   std::vector<int64_t> pad;  // per spatial dim: the padding the index still subtracts
   std::vector<bool> phased;  // per spatial dim: split into stride phases
 
+  // The offset of tap r along dim u, in positions of the re-laid-out input.
+  Expr tap_position(const std::vector<Expr>& r, size_t u, const WindowGeometry& g) const {
+    Expr tap = g.dilations[u] == 1 ? r[1 + u] : r[1 + u] * g.dilations[u];
+    return phased[u] ? floordiv(tap, g.strides[u]) : tap;
+  }
+
+  // The re-laid-out 2-D input read at flat position f of a plane of width
+  // `width`: the element f + (tap offset) of the plane, as [row, column].
+  Expr at_flat(const Expr& n, const Expr& channel, const Expr& f, const std::vector<Expr>& r, int64_t width,
+               const WindowGeometry& g) const {
+    std::vector<Expr> idx = {n, channel};
+    for (size_t u = 0; u < 2; ++u)
+      if (phased[u]) {
+        Expr tap = g.dilations[u] == 1 ? r[1 + u] : r[1 + u] * g.dilations[u];
+        idx.push_back(floormod(tap, g.strides[u]));
+      }
+    Expr p = f + tap_position(r, 0, g) * width + tap_position(r, 1, g);
+    idx.push_back(floordiv(p, width));
+    idx.push_back(floormod(p, width));
+    return tensor.at(idx);
+  }
+
   Expr at(const std::vector<Expr>& s, const Expr& channel, const std::vector<Expr>& r,
           const WindowGeometry& g) const {
     std::vector<Expr> idx = {s[0], channel}, positions;
@@ -69,25 +91,35 @@ struct ConvInput {
   }
 };
 
+// The extents of the re-laid-out input's positions, per spatial dim.
+std::vector<int64_t> relaid_positions(const WindowGeometry& g, const std::vector<int64_t>& out) {
+  std::vector<int64_t> positions;
+  for (size_t u = 0; u < size_t(g.spatial()); ++u) {
+    int64_t highest = (out[2 + u] - 1) * g.strides[u] - g.pad_begin[u] + g.extent(int(u)) - 1;
+    int64_t padded = std::max(highest + 1, g.in[u]) + g.pad_begin[u];
+    int64_t s = std::max<int64_t>(g.strides[u], 1);
+    positions.push_back((padded + s - 1) / s);
+  }
+  return positions;
+}
+
+// extra_rows: zero rows appended to the first spatial dim's positions (for
+// the reads of a flat convolution past its last output row); forces the stage.
 ConvInput conv_input(LowerContext& ctx, const std::string& name, const TensorExpr& x, const WindowGeometry& g,
-                     const std::vector<int64_t>& out) {
+                     const std::vector<int64_t>& out, int64_t extra_rows = 0) {
   size_t dims = size_t(g.spatial());
   ConvInput in{x, std::vector<int64_t>(g.pad_begin.begin(), g.pad_begin.end()), std::vector<bool>(dims, false)};
-  std::vector<int64_t> padded(dims);  // the padded extent each window position may reach
   bool relayout = false;
   for (size_t u = 0; u < dims; ++u) {
     int64_t highest = (out[2 + u] - 1) * g.strides[u] - g.pad_begin[u] + g.extent(int(u)) - 1;
-    padded[u] = std::max(highest + 1, g.in[u]) + g.pad_begin[u];
     in.phased[u] = g.strides[u] > 1;
     relayout = relayout || g.pad_begin[u] > 0 || highest >= g.in[u] || in.phased[u];
   }
-  if (!relayout) return in;
-  std::vector<int64_t> shape = {x.shape[0], x.shape[1]}, positions;
-  for (size_t u = 0; u < dims; ++u) {
-    int64_t s = in.phased[u] ? g.strides[u] : 1;
-    if (in.phased[u]) shape.push_back(s);
-    positions.push_back((padded[u] + s - 1) / s);
-  }
+  if (!relayout && extra_rows == 0) return in;
+  std::vector<int64_t> shape = {x.shape[0], x.shape[1]}, positions = relaid_positions(g, out);
+  positions[0] += extra_rows;
+  for (size_t u = 0; u < dims; ++u)
+    if (in.phased[u]) shape.push_back(g.strides[u]);
   shape.insert(shape.end(), positions.begin(), positions.end());
   std::vector<bool> phased = in.phased;
   in.tensor = ctx.compute(ctx.unique_block_name(name + "_pad"), shape, x.dtype, [=](const std::vector<Expr>& p) {
@@ -111,6 +143,48 @@ ConvInput conv_input(LowerContext& ctx, const std::string& name, const TensorExp
   return in;
 }
 
+// Output rows shorter than this are computed flat (lower_flat_conv): a row
+// of 14 or 7 outputs is a vector and a tail or less; a flat row is whole vectors.
+constexpr int64_t kFlatRowLimit = 32;
+// The flat extent is padded to a multiple of this (16 f32 lanes: AVX-512; two AVX2 vectors).
+constexpr int64_t kFlatAlign = 16;
+
+// A 2-D convolution with short output rows (ResNet's 14 x 14 and 7 x 7)
+// computed as one flat row per output channel over the re-laid-out input
+// plane of width W': Yf[n, oc, f], f = oh * W' + ow, reads the plane at
+// f + th * W' + tw (th, tw: the tap's offsets), so consecutive f read
+// consecutive elements and the vector loop runs over whole vectors. Columns
+// ow >= OW and the f past OH * W' are computed and never read; the plane has
+// zero rows below for their reads. Y[n, oc, oh, ow] = Yf[n, oc, oh * W' + ow].
+std::vector<TensorExpr> lower_flat_conv(LowerContext& ctx, const graph::Node& node, const std::vector<TensorExpr>& in,
+                                        const WindowGeometry& g, const std::vector<int64_t>& out,
+                                        const std::vector<int64_t>& extents) {
+  const TensorExpr &x = in[0], &w = in[1];
+  int64_t group = node.attrs.get_int("group");
+  int64_t cg = w.shape[1], mg = out[1] / group;
+  DType t = accum_dtype(x.dtype);
+  std::vector<int64_t> positions = relaid_positions(g, out);
+  int64_t width = positions[1];
+  int64_t flat = (out[2] * width + kFlatAlign - 1) / kFlatAlign * kFlatAlign;
+  auto tap_reach = [&](size_t u) {  // the largest tap offset in positions
+    int64_t tap = (g.kernel[u] - 1) * g.dilations[u];
+    return g.strides[u] > 1 ? tap / g.strides[u] : tap;
+  };
+  int64_t last = flat - 1 + tap_reach(0) * width + tap_reach(1);
+  int64_t extra_rows = std::max<int64_t>(0, last / width + 1 - positions[0]);
+  ConvInput xin = conv_input(ctx, stage_name(node), x, g, out, extra_rows);
+  auto value = [=](const std::vector<Expr>& s, const std::vector<Expr>& r) {
+    Expr channel = input_channel(s[1], r[0], group, cg, mg);
+    return cast(t, xin.at_flat(s[0], channel, s[2], r, width, g)) * cast(t, w.at({s[1], r[0], r[1], r[2]}));
+  };
+  TensorExpr yf = ctx.reduce(stage_name(node), {out[0], out[1], flat}, t, extents, Combiner::kSum, value);
+  TensorExpr y;
+  y.shape = out;
+  y.dtype = t;
+  y.at = [yf, width](const std::vector<Expr>& i) { return yf.at({i[0], i[1], i[2] * width + i[3]}); };
+  return {with_bias(y, in, x.dtype)};
+}
+
 // Y[n, oc, o...] = sum over ci < C/group, k...:
 //   X[n, g * C/group + ci, o * s - pad + k * d ...] * W[oc, ci, k...]   (g = oc / (M/group))
 // read through the re-laid-out input of conv_input.
@@ -125,6 +199,7 @@ std::vector<TensorExpr> lower_conv(LowerContext& ctx, const graph::Node& node,
   std::vector<int64_t> extents = {cg};
   extents.insert(extents.end(), kernel.begin(), kernel.end());
   DType t = accum_dtype(x.dtype);
+  if (g.spatial() == 2 && out[3] < kFlatRowLimit) return lower_flat_conv(ctx, node, in, g, out, extents);
   ConvInput xin = conv_input(ctx, stage_name(node), x, g, out);
   auto value = [=](const std::vector<Expr>& s, const std::vector<Expr>& r) {
     std::vector<Expr> wi = {s[1], r[0]};
@@ -136,10 +211,6 @@ std::vector<TensorExpr> lower_conv(LowerContext& ctx, const graph::Node& node,
   return {with_bias(y, in, x.dtype)};
 }
 
-// The transpose as a gather: output position o receives input position
-// i = (o + pad - k * d) / s wherever that division is exact and i in range.
-//   Y[n, oc, o...] = sum over ci < C/group, k...:
-//     X[n, g * C/group + ci, i...] * W[g * C/group + ci, oc % (M/group), k...]
 std::vector<TensorExpr> lower_conv_transpose(LowerContext& ctx, const graph::Node& node,
                                              const std::vector<TensorExpr>& in) {
   const TensorExpr &x = in[0], &w = in[1];
