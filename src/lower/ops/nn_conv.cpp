@@ -199,7 +199,11 @@ std::vector<TensorExpr> lower_conv(LowerContext& ctx, const graph::Node& node,
   std::vector<int64_t> extents = {cg};
   extents.insert(extents.end(), kernel.begin(), kernel.end());
   DType t = accum_dtype(x.dtype);
-  if (g.spatial() == 2 && out[3] < kFlatRowLimit) return lower_flat_conv(ctx, node, in, g, out, extents);
+  // Pointwise convs (1x1 taps) keep their rows: flat rows would need a
+  // re-laid-out copy of their input for the alignment (measured slower).
+  bool pointwise = kernel.size() == 2 && kernel[0] == 1 && kernel[1] == 1;
+  if (g.spatial() == 2 && out[3] < kFlatRowLimit && !pointwise)
+    return lower_flat_conv(ctx, node, in, g, out, extents);
   ConvInput xin = conv_input(ctx, stage_name(node), x, g, out);
   auto value = [=](const std::vector<Expr>& s, const std::vector<Expr>& r) {
     std::vector<Expr> wi = {s[1], r[0]};
