@@ -23,7 +23,7 @@ TEST(LowerNnConv, PlainConvIsOneReductionBlockAndBiasComposes) {
 // ([n, c, phase h, phase w, h, w]), so that the reduction reads without a guard
 // and with unit stride along the output row.
 TEST(LowerNnConv, StridedAndPaddedReadARelaidInput) {
-  LoweredNode n = check_op("Conv", "conv1", {f32_arg({1, 2, 6, 66}), f32_arg({2, 2, 3, 3})},
+  LoweredNode n = check_op("Conv", "conv1", {f32_arg({1, 2, 6, 64}), f32_arg({2, 2, 3, 3})},
                            attrs(kv("strides", ints({2, 2})), kv("pads", ints({1, 1, 1, 1}))));
   EXPECT_EQ(block_shapes(n.func), (vector<std::string>{"conv1_pad_1: S S S S S S", "conv1: S S S S R R R"}));
   std::string text = n.text();
@@ -40,9 +40,10 @@ TEST(LowerNnConv, PaddingAloneKeepsTheLayout) {
   EXPECT_EQ(block_shapes(n.func), (vector<std::string>{"c_pad_1: S S S S", "c: S S S S R R R"}));
 }
 
-// Output rows shorter than 32 are computed flat over the re-laid-out plane
-// (here 6 wide: 4 outputs and the padding), padded to a multiple of 16, so
-// the vector loop runs over whole vectors; the output reads it back by row.
+// Output rows shorter than 32, or not a multiple of 8, are computed flat over
+// the re-laid-out plane (here 6 wide: 4 outputs and the padding), padded to a
+// multiple of 16, so the vector loop runs over whole vectors; the output
+// reads it back by row.
 TEST(LowerNnConv, ShortRowsAreComputedFlat) {
   LoweredNode n = check_op("Conv", "c", {f32_arg({1, 2, 4, 4}), f32_arg({3, 2, 3, 3}), f32_arg({3})},
                            attrs(kv("pads", ints({1, 1, 1, 1}))));
@@ -50,6 +51,9 @@ TEST(LowerNnConv, ShortRowsAreComputedFlat) {
   std::string text = n.text();
   EXPECT_NE(text.find("alloc c: f32[1, 3, 32]"), std::string::npos) << "4 rows of 6, padded to 32:\n" << text;
   EXPECT_NE(text.find("alloc c_pad_1: f32[1, 2, 8, 6]"), std::string::npos) << "6 rows, 2 of zeros below for the reads of f >= 24:\n" << text;
+  LoweredNode ragged = check_op("Conv", "r", {f32_arg({1, 2, 3, 37}), f32_arg({2, 2, 3, 3})},
+                                attrs(kv("pads", ints({1, 1, 1, 1}))));
+  EXPECT_EQ(block_shapes(ragged.func), (vector<std::string>{"r_pad_1: S S S S", "r: S S S R R R", "out0: S S S S"}));
   // Strided, dilated and grouped short rows, checked against the reference by check_op.
   check_op("Conv", "s", {f32_arg({1, 4, 9, 11}), f32_arg({6, 2, 3, 3})},
            attrs(kv("strides", ints({2, 3})), kv("pads", ints({1, 0, 2, 1})), kv("group", int64_t(2)),
@@ -74,7 +78,7 @@ TEST(LowerNnConv, GroupedAndDepthwise) {
   check_op("Conv", "grouped", {f32_arg({1, 4, 5, 5}), f32_arg({6, 2, 3, 3}), f32_arg({6})},
            attrs(kv("group", int64_t(2)), kv("pads", ints({1, 1, 1, 1}))));
   LoweredNode dw =
-      check_op("Conv", "dw", {f32_arg({2, 4, 6, 70}), f32_arg({4, 1, 3, 3})},
+      check_op("Conv", "dw", {f32_arg({2, 4, 6, 64}), f32_arg({4, 1, 3, 3})},
                attrs(kv("group", int64_t(4)), kv("strides", ints({2, 2})), kv("pads", ints({1, 1, 1, 1}))));
   EXPECT_EQ(block_shapes(dw.func), (vector<std::string>{"dw_pad_1: S S S S S S", "dw: S S S S R R R"}));
   // Depthwise with a channel multiplier: 2 outputs per input channel.

@@ -143,9 +143,11 @@ ConvInput conv_input(LowerContext& ctx, const std::string& name, const TensorExp
   return in;
 }
 
-// Output rows shorter than this are computed flat (lower_flat_conv): a row
-// of 14 or 7 outputs is a vector and a tail or less; a flat row is whole vectors.
+// Output rows shorter than this, or not a multiple of kFlatRowMultiple, are
+// computed flat (lower_flat_conv): a row of 14 or 55 outputs is vectors and a
+// tail; a flat row is whole vectors.
 constexpr int64_t kFlatRowLimit = 32;
+constexpr int64_t kFlatRowMultiple = 8;
 // The flat extent is padded to a multiple of this (16 f32 lanes: AVX-512; two AVX2 vectors).
 constexpr int64_t kFlatAlign = 16;
 
@@ -202,7 +204,8 @@ std::vector<TensorExpr> lower_conv(LowerContext& ctx, const graph::Node& node,
   // Pointwise convs (1x1 taps) keep their rows: flat rows would need a
   // re-laid-out copy of their input for the alignment (measured slower).
   bool pointwise = kernel.size() == 2 && kernel[0] == 1 && kernel[1] == 1;
-  if (g.spatial() == 2 && out[3] < kFlatRowLimit && !pointwise)
+  bool ragged = out[3] < kFlatRowLimit || out[3] % kFlatRowMultiple != 0;
+  if (g.spatial() == 2 && ragged && !pointwise)
     return lower_flat_conv(ctx, node, in, g, out, extents);
   ConvInput xin = conv_input(ctx, stage_name(node), x, g, out);
   auto value = [=](const std::vector<Expr>& s, const std::vector<Expr>& r) {
