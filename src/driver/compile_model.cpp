@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <thread>
 #include <unistd.h>
 
@@ -42,30 +43,35 @@ double param_bytes(const tir::PrimFunc& f) {
   return bytes;
 }
 
-tir::PrimFunc schedule_group(const tir::PrimFunc& func, const CompileOptions& options) {
+// The default schedule's options for the target (nullopt: schedule "none"),
+// worked out once per compile: the vector width asks LLVM for a target machine.
+std::optional<sched::CpuScheduleOptions> cpu_schedule_options(const CompileOptions& options) {
+  if (options.schedule == "none") return std::nullopt;
+  TESSEL_USER_CHECK(options.schedule == "default", Span{})
+      << "unknown schedule '" << options.schedule << "' (available: default, none)";
+  sched::CpuScheduleOptions cpu;
+  cpu.num_threads = int(std::max(1u, std::thread::hardware_concurrency()));
+  cpu.vector_lanes = codegen::vector_register_bits(options.codegen.target) / 32;
+  return cpu;
+}
+
+tir::PrimFunc schedule_group(const tir::PrimFunc& func, const std::optional<sched::CpuScheduleOptions>& cpu) {
   sched::Schedule sch(func);
-  if (options.schedule == "default") {
-    sched::CpuScheduleOptions cpu;
-    cpu.num_threads = int(std::max(1u, std::thread::hardware_concurrency()));
-    cpu.vector_lanes = codegen::vector_register_bits(options.codegen.target) / 32;
-    sched::apply_default_cpu_schedule(sch, cpu);
-  } else {
-    TESSEL_USER_CHECK(options.schedule == "none", Span{})
-        << "unknown schedule '" << options.schedule << "' (available: default, none)";
-  }
+  if (cpu) sched::apply_default_cpu_schedule(sch, *cpu);
   return sch.func();
 }
 
 }  // namespace
 
 CompiledGraph compile_graph(const graph::Graph& g, const CompileOptions& options) {
+  std::optional<sched::CpuScheduleOptions> cpu = cpu_schedule_options(options);
   std::vector<lower::LoweredGroup> groups = lower::lower_graph(g, *lower::make_grouping_policy(options.fusion));
   std::vector<CompiledKernel> kernels;
   std::vector<codegen::KernelSource> sources;
   for (size_t i = 0; i < groups.size(); ++i) {
     CompiledKernel k;
     k.symbol = kernel_symbol(i, groups[i].group.name);
-    k.scheduled = schedule_group(groups[i].func, options);
+    k.scheduled = schedule_group(groups[i].func, cpu);
     k.flat = lower::compact_buffers(lower::flatten_blocks(k.scheduled));
     tir::verify(k.flat);
     k.flops = group_flops(groups[i].group);

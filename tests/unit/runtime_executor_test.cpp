@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "src/runtime/plan_executor.h"
+#include "tests/unit/runtime_test_plan.h"
 
 namespace tessel::rt {
 namespace {
@@ -38,22 +39,6 @@ int32_t failing_kernel(void* const*) {
 }
 
 alignas(64) const float kWeights[16] = {1, -2, 3, -4, 5, -6};
-
-Plan add_relu_plan() {
-  Plan p;
-  p.model_name = "add_relu";
-  p.inputs = {{"x", TESSEL_F32, {2, 3}}};
-  p.outputs = {{"y", TESSEL_F32, {2, 3}}};
-  p.buffers = {{Storage::kInput, 0, 0, 24},
-               {Storage::kWeight, 0, 0, 24},
-               {Storage::kArena, 0, 0, 24},
-               {Storage::kOutput, 0, 0, 24}};
-  p.steps = {{0, "add", {0, 1, 2}, 6, 72}, {1, "relu", {2, 3}, 6, 48}};
-  p.output_buffers = {3};
-  p.arena_bytes = 64;
-  p.weights_bytes = 24;
-  return p;
-}
 
 struct Fixture {
   alignas(64) float x[6] = {1, 1, 1, 1, 1, 1};

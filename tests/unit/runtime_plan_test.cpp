@@ -6,26 +6,10 @@
 
 #include "src/runtime/plan.h"
 #include "tessel/runtime.h"
+#include "tests/unit/runtime_test_plan.h"
 
 namespace tessel::rt {
 namespace {
-
-// x[2,3] f32 -> add(x, w) into an arena buffer -> relu into y[2,3].
-Plan sample_plan() {
-  Plan p;
-  p.model_name = "tiny";
-  p.inputs = {{"x", TESSEL_F32, {2, 3}}};
-  p.outputs = {{"y", TESSEL_F32, {2, 3}}};
-  p.buffers = {{Storage::kInput, 0, 0, 24},
-               {Storage::kWeight, 0, 0, 24},
-               {Storage::kArena, 0, 0, 24},
-               {Storage::kOutput, 0, 0, 24}};
-  p.steps = {{0, "add", {0, 1, 2}, 6, 72}, {1, "relu", {2, 3}, 6, 48}};
-  p.output_buffers = {3};
-  p.arena_bytes = 64;
-  p.weights_bytes = 24;
-  return p;
-}
 
 void expect_plan_error(const std::vector<uint8_t>& blob, const std::string& substring) {
   try {
@@ -48,7 +32,7 @@ void expect_invalid(const Plan& p, const std::string& substring) {
 }
 
 TEST(RuntimePlan, RoundTripIsEqual) {
-  Plan p = sample_plan();
+  Plan p = add_relu_plan();
   p.steps[1].flops = 1.5e9;
   std::vector<uint8_t> blob = serialize_plan(p);
   EXPECT_EQ(std::memcmp(blob.data(), "TSLPLAN\0", 8), 0);
@@ -74,7 +58,7 @@ TEST(RuntimePlan, RoundTripIsEqual) {
 }
 
 TEST(RuntimePlan, EveryTruncationIsAPlanError) {
-  std::vector<uint8_t> blob = serialize_plan(sample_plan());
+  std::vector<uint8_t> blob = serialize_plan(add_relu_plan());
   for (size_t n = 0; n < blob.size(); ++n) {
     std::vector<uint8_t> prefix(blob.begin(), blob.begin() + long(n));
     EXPECT_THROW(deserialize_plan(prefix.data(), prefix.size()), PlanError) << "prefix of " << n << " bytes";
@@ -87,7 +71,7 @@ TEST(RuntimePlan, EveryTruncationIsAPlanError) {
 
 TEST(RuntimePlan, CorruptBytesAreErrorsNotCrashes) {
   // Every single-byte corruption either parses and validates, or is a PlanError.
-  std::vector<uint8_t> blob = serialize_plan(sample_plan());
+  std::vector<uint8_t> blob = serialize_plan(add_relu_plan());
   for (size_t i = 0; i < blob.size(); ++i) {
     for (uint8_t v : {uint8_t(0), uint8_t(0xff), uint8_t(blob[i] ^ 0x80)}) {
       std::vector<uint8_t> bad = blob;
@@ -101,7 +85,7 @@ TEST(RuntimePlan, CorruptBytesAreErrorsNotCrashes) {
 }
 
 TEST(RuntimePlan, HugeCountIsRefusedBeforeAllocating) {
-  std::vector<uint8_t> blob = serialize_plan(sample_plan());
+  std::vector<uint8_t> blob = serialize_plan(add_relu_plan());
   // The input count follows magic (8), version (4), model name (4 + 4).
   size_t at = 8 + 4 + 4 + 4;
   uint32_t huge = 0xfffffff0u;
@@ -110,7 +94,7 @@ TEST(RuntimePlan, HugeCountIsRefusedBeforeAllocating) {
 }
 
 TEST(RuntimePlan, BadMagicAndVersion) {
-  std::vector<uint8_t> blob = serialize_plan(sample_plan());
+  std::vector<uint8_t> blob = serialize_plan(add_relu_plan());
   std::vector<uint8_t> magic = blob;
   magic[0] ^= 1;
   expect_plan_error(magic, "bad magic");
@@ -120,49 +104,49 @@ TEST(RuntimePlan, BadMagicAndVersion) {
 }
 
 TEST(RuntimePlan, ValidationNamesTheProblem) {
-  Plan dtype = sample_plan();
+  Plan dtype = add_relu_plan();
   dtype.inputs[0].dtype = 42;
   expect_invalid(dtype, "dtype 42");
-  Plan arena = sample_plan();
+  Plan arena = add_relu_plan();
   arena.buffers[2].offset = 64;
   expect_invalid(arena, "outside the arena");
-  Plan arg = sample_plan();
+  Plan arg = add_relu_plan();
   arg.steps[1].args[0] = 17;
   expect_invalid(arg, "argument buffer id 17 out of range");
-  Plan kernel = sample_plan();
+  Plan kernel = add_relu_plan();
   kernel.steps[0].kernel = 2;
   expect_invalid(kernel, "kernel 2 out of range");
-  Plan weights = sample_plan();
+  Plan weights = add_relu_plan();
   weights.buffers[1].bytes = 32;
   expect_invalid(weights, "outside the weights");
-  Plan input_bytes = sample_plan();
+  Plan input_bytes = add_relu_plan();
   input_bytes.buffers[0].bytes = 20;
   expect_invalid(input_bytes, "for input 'x'");
-  Plan input_index = sample_plan();
+  Plan input_index = add_relu_plan();
   input_index.buffers[0].index = 1;
   expect_invalid(input_index, "input 1 out of range");
-  Plan outputs = sample_plan();
+  Plan outputs = add_relu_plan();
   outputs.output_buffers.clear();
   expect_invalid(outputs, "0 output buffers for 1 outputs");
-  Plan output_size = sample_plan();
+  Plan output_size = add_relu_plan();
   output_size.output_buffers = {2};
   output_size.buffers[2].bytes = 16;
   expect_invalid(output_size, "output 'y'");
-  Plan storage = sample_plan();
+  Plan storage = add_relu_plan();
   storage.buffers[2].storage = Storage(7);
   expect_invalid(storage, "storage kind 7");
-  Plan negative = sample_plan();
+  Plan negative = add_relu_plan();
   negative.outputs[0].shape = {2, -3};
   expect_invalid(negative, "negative dimension");
-  Plan misaligned = sample_plan();
+  Plan misaligned = add_relu_plan();
   misaligned.arena_bytes = 128;
   misaligned.buffers[2].offset = 8;
   expect_invalid(misaligned, "not 64-byte aligned");
-  EXPECT_THROW(validate_plan(sample_plan(), 2, 16), PlanError);  // the library holds fewer weight bytes
+  EXPECT_THROW(validate_plan(add_relu_plan(), 2, 16), PlanError);  // the library holds fewer weight bytes
 }
 
 TEST(RuntimePlan, OutputCopiedFromAnInputIsValid) {
-  Plan p = sample_plan();
+  Plan p = add_relu_plan();
   p.output_buffers = {0};
   validate_plan(p, 2, 24);
 }

@@ -51,10 +51,16 @@ struct ConvInput {
   std::vector<int64_t> pad;  // per spatial dim: the padding the index still subtracts
   std::vector<bool> phased;  // per spatial dim: split into stride phases
 
-  // The offset of tap r along dim u, in positions of the re-laid-out input.
+  // Tap r along dim u in input elements (k * d), and split by the stride:
+  // its phase, and its offset in positions of the re-laid-out input.
+  static Expr tap(const std::vector<Expr>& r, size_t u, const WindowGeometry& g) {
+    return g.dilations[u] == 1 ? r[1 + u] : r[1 + u] * g.dilations[u];
+  }
+  Expr tap_phase(const std::vector<Expr>& r, size_t u, const WindowGeometry& g) const {
+    return floormod(tap(r, u, g), g.strides[u]);
+  }
   Expr tap_position(const std::vector<Expr>& r, size_t u, const WindowGeometry& g) const {
-    Expr tap = g.dilations[u] == 1 ? r[1 + u] : r[1 + u] * g.dilations[u];
-    return phased[u] ? floordiv(tap, g.strides[u]) : tap;
+    return phased[u] ? floordiv(tap(r, u, g), g.strides[u]) : tap(r, u, g);
   }
 
   // The re-laid-out 2-D input read at flat position f of a plane of width
@@ -63,10 +69,7 @@ struct ConvInput {
                const WindowGeometry& g) const {
     std::vector<Expr> idx = {n, channel};
     for (size_t u = 0; u < 2; ++u)
-      if (phased[u]) {
-        Expr tap = g.dilations[u] == 1 ? r[1 + u] : r[1 + u] * g.dilations[u];
-        idx.push_back(floormod(tap, g.strides[u]));
-      }
+      if (phased[u]) idx.push_back(tap_phase(r, u, g));
     Expr p = f + tap_position(r, 0, g) * width + tap_position(r, 1, g);
     idx.push_back(floordiv(p, width));
     idx.push_back(floormod(p, width));
@@ -76,15 +79,13 @@ struct ConvInput {
   Expr at(const std::vector<Expr>& s, const Expr& channel, const std::vector<Expr>& r,
           const WindowGeometry& g) const {
     std::vector<Expr> idx = {s[0], channel}, positions;
-    for (int d = 0; d < g.spatial(); ++d) {
-      size_t u = size_t(d);
-      Expr tap = g.dilations[u] == 1 ? r[1 + u] : r[1 + u] * g.dilations[u];
+    for (size_t u = 0; u < size_t(g.spatial()); ++u) {
       if (!phased[u]) {
         positions.push_back(window_index(s[2 + u], g.strides[u], pad[u], r[1 + u], g.dilations[u]));
         continue;
       }
-      idx.push_back(floormod(tap, g.strides[u]));
-      positions.push_back(s[2 + u] + floordiv(tap, g.strides[u]));
+      idx.push_back(tap_phase(r, u, g));
+      positions.push_back(s[2 + u] + tap_position(r, u, g));
     }
     idx.insert(idx.end(), positions.begin(), positions.end());
     return tensor.at(idx);

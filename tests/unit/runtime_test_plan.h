@@ -1,0 +1,26 @@
+// The execution plan the runtime tests share: x[2,3] f32 -> add(x, w) into an
+// arena buffer -> relu into y[2,3] (steps "add" and "relu", 24 weight bytes).
+#pragma once
+
+#include "src/runtime/plan.h"
+#include "tessel/runtime.h"
+
+namespace tessel::rt {
+
+inline Plan add_relu_plan() {
+  Plan p;
+  p.model_name = "tiny";
+  p.inputs = {{"x", TESSEL_F32, {2, 3}}};
+  p.outputs = {{"y", TESSEL_F32, {2, 3}}};
+  p.buffers = {{Storage::kInput, 0, 0, 24},
+               {Storage::kWeight, 0, 0, 24},
+               {Storage::kArena, 0, 0, 24},
+               {Storage::kOutput, 0, 0, 24}};
+  p.steps = {{0, "add", {0, 1, 2}, 6, 72}, {1, "relu", {2, 3}, 6, 48}};
+  p.output_buffers = {3};
+  p.arena_bytes = 64;
+  p.weights_bytes = 24;
+  return p;
+}
+
+}  // namespace tessel::rt
