@@ -102,18 +102,26 @@ def model_specs(exported_dir):
 
 # ---- one model ------------------------------------------------------------------------------
 
-def run_reference(tessel, path, shape_args, in_dir, out_dir, timeout):
-    """(ok, {output name: array}, message) of `tessel run --reference`."""
-    cmd = [tessel, "run", path, "--reference", "--inputs", in_dir, "--out", out_dir] + shape_args
+def run_step(cmd, what, timeout):
+    """(output, "") of a command that succeeded, or (None, why it failed)."""
     try:
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                               timeout=timeout)
     except subprocess.TimeoutExpired:
-        return False, {}, f"tessel run timed out after {timeout} s"
+        return None, f"{what} timed out after {timeout} s"
     if proc.returncode != 0:
-        return False, {}, f"tessel run exited with {proc.returncode}:\n" + last_lines(proc.stdout)
+        return None, f"{what} exited with {proc.returncode}:\n" + last_lines(proc.stdout)
+    return proc.stdout, ""
+
+
+def run_reference(tessel, path, shape_args, in_dir, out_dir, timeout):
+    """(ok, {output name: array}, message) of `tessel run --reference`."""
+    cmd = [tessel, "run", path, "--reference", "--inputs", in_dir, "--out", out_dir] + shape_args
+    output, error = run_step(cmd, "tessel run", timeout)
+    if output is None:
+        return False, {}, error
     produced = {}
-    for line in proc.stdout.splitlines():
+    for line in output.splitlines():
         m = OUTPUT_LINE.match(line.strip())
         if m and os.path.exists(m.group(2).strip()):
             produced[m.group(1)] = np.load(m.group(2).strip())
@@ -127,14 +135,9 @@ def run_compiled(tessel, path, shape_args, feeds, mdir, timeout):
     """(ok, {output name: array}, message): `tessel compile` to a .so, run through the Python
     package, and (with --c-example) through the C example built against the .so."""
     so = os.path.join(mdir, "model.so")
-    cmd = [tessel, "compile", path, "-o", so] + shape_args
-    try:
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return False, {}, f"tessel compile timed out after {timeout} s"
-    if proc.returncode != 0:
-        return False, {}, f"tessel compile exited with {proc.returncode}:\n" + last_lines(proc.stdout)
+    output, error = run_step([tessel, "compile", path, "-o", so] + shape_args, "tessel compile", timeout)
+    if output is None:
+        return False, {}, error
     sys.path.insert(0, os.path.join(REPO, "python"))
     import tessel as tessel_py
     model = tessel_py.load(so)
@@ -144,15 +147,11 @@ def run_compiled(tessel, path, shape_args, feeds, mdir, timeout):
         model.close()
     if C_EXAMPLE:
         app = os.path.join(mdir, "c_example")
-        build = subprocess.run(["cc", "-O2", "-I", os.path.join(REPO, "include"), C_EXAMPLE, so, "-o", app,
-                                f"-Wl,-rpath,{mdir}"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               text=True)
-        if build.returncode != 0:
-            return False, {}, "building the C example failed:\n" + last_lines(build.stdout)
-        run = subprocess.run([app], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                             timeout=timeout)
-        if run.returncode != 0:
-            return False, {}, f"the C example exited with {run.returncode}:\n" + last_lines(run.stdout)
+        build = ["cc", "-O2", "-I", os.path.join(REPO, "include"), C_EXAMPLE, so, "-o", app, f"-Wl,-rpath,{mdir}"]
+        for cmd, what in [(build, "building the C example"), ([app], "the C example")]:
+            output, error = run_step(cmd, what, timeout)
+            if output is None:
+                return False, {}, error
     return True, produced, ""
 
 
