@@ -46,6 +46,17 @@ Node* Graph::add_node(std::string op, std::string node_name, std::vector<Value*>
   return nodes_.back().get();
 }
 
+Node* Graph::add_node_before(const Node* position, std::string op, std::string node_name,
+                             std::vector<Value*> node_inputs, const std::vector<std::string>& output_names,
+                             Attrs attrs) {
+  auto at = std::find_if(nodes_.begin(), nodes_.end(), [&](const auto& n) { return n.get() == position; });
+  TESSEL_ICHECK(at != nodes_.end()) << "add_node_before: node '" << position->name << "' is not in the graph";
+  size_t index = size_t(at - nodes_.begin());
+  Node* n = add_node(std::move(op), std::move(node_name), std::move(node_inputs), output_names, std::move(attrs));
+  std::rotate(nodes_.begin() + long(index), nodes_.end() - 1, nodes_.end());
+  return n;
+}
+
 std::vector<Node*> Graph::nodes() const {
   std::vector<Node*> out;
   out.reserve(nodes_.size());

@@ -48,6 +48,10 @@ class Graph {
   // in by shape inference). Nodes are kept in topological order by construction.
   Node* add_node(std::string op, std::string name, std::vector<Value*> inputs,
                  const std::vector<std::string>& output_names, Attrs attrs = {});
+  // The same, placed just before `position` (a node of this graph), for a
+  // node that `position` is to read.
+  Node* add_node_before(const Node* position, std::string op, std::string name, std::vector<Value*> inputs,
+                        const std::vector<std::string>& output_names, Attrs attrs = {});
   void set_outputs(std::vector<Value*> outputs) { outputs_ = std::move(outputs); }
   void replace_output(size_t i, Value* v) { outputs_.at(i) = v; }
 

@@ -25,4 +25,11 @@ struct CpuScheduleOptions {
 // applies; never throws for a valid lowered group.
 void apply_default_cpu_schedule(Schedule& sch, const CpuScheduleOptions& options = {});
 
+// The columns of the default register tile of a rows x columns f32 matmul:
+// three vectors when the rows come in fours but not sixes (4 x 3 vectors, 12
+// accumulators), else two vectors (the classic 6 x 2), when they divide the
+// columns; 0 when neither does (the tile then ends in a vector tail). Graph
+// passes that lay constant weights out in column panels ask for this width.
+int64_t matmul_tile_columns(int64_t rows, int64_t columns, int64_t lanes);
+
 }  // namespace tessel::sched

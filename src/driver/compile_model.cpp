@@ -17,6 +17,7 @@
 #include "src/driver/link_library.h"
 #include "src/lower/compact_buffers.h"
 #include "src/lower/flatten_blocks.h"
+#include "src/passes/pack_matmul_weights.h"
 #include "src/runtime/kernel_abi.h"
 #include "src/runtime/plan_executor.h"
 #include "src/runtime/thread_pool.h"
@@ -63,8 +64,14 @@ tir::PrimFunc schedule_group(const tir::PrimFunc& func, const std::optional<sche
 
 }  // namespace
 
-CompiledGraph compile_graph(const graph::Graph& g, const CompileOptions& options) {
+CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
   std::optional<sched::CpuScheduleOptions> cpu = cpu_schedule_options(options);
+  // B's panels as wide as the default matmul tile. Not without fusion, where
+  // the unpacking would be kernels of their own.
+  if (cpu && options.fusion != "none")
+    passes::pack_matmul_weights(g, [lanes = cpu->vector_lanes](int64_t rows, int64_t columns) {
+      return sched::matmul_tile_columns(rows, columns, lanes);
+    });
   std::vector<lower::LoweredGroup> groups = lower::lower_graph(g, *lower::make_grouping_policy(options.fusion));
   std::vector<CompiledKernel> kernels;
   std::vector<codegen::KernelSource> sources;

@@ -44,7 +44,10 @@ struct CompiledGraph {
   codegen::LlvmModule module;
 };
 
-CompiledGraph compile_graph(const graph::Graph& g, const CompileOptions& options);
+// First runs the graph passes that depend on the target and schedule on g
+// itself (pack_matmul_weights): its outputs stay the same, its constants and
+// nodes may not, and the kernels' groups point into it.
+CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options);
 
 // Writes model.so: the module with the plan and weights embedded, as an
 // object file linked with the model runtime (src/runtime/).
