@@ -54,15 +54,19 @@ PrimFunc parallel(const PrimFunc& func, const VarNode* var) {
 PrimFunc vectorize(const PrimFunc& func, const VarNode* var) {
   const ForNode& loop = loop_or_throw(func, var, "vectorize");
   check_serial(loop, "vectorize", "vectorized");
+  // Inner loops that are unrolled with a constant extent are straight-line
+  // code to a backend: the loop is still innermost in the code it vectorizes.
   bool has_inner_loop = false;
   walk(loop.body, [&](const Stmt& s) {
-    has_inner_loop = has_inner_loop || s->kind == StmtKind::kFor;
+    const ForNode* inner = s.as<ForNode>();
+    has_inner_loop = has_inner_loop || (inner && (inner->for_kind != ForKind::kUnrolled ||
+                                                  inner->extent->kind != ExprKind::kIntImm));
     return !has_inner_loop;
   });
   if (has_inner_loop) {
-    throw ScheduleError(
-        "vectorize.not_innermost",
-        "vectorize: " + describe_loop(loop) + " encloses other loops; only an innermost loop is vectorized");
+    throw ScheduleError("vectorize.not_innermost",
+                        "vectorize: " + describe_loop(loop) +
+                            " encloses other loops (not unrolled); only an innermost loop is vectorized");
   }
   constant_extent(loop, "vectorize");
   check_data_parallel(loop, "vectorize");

@@ -46,8 +46,8 @@ FuseResult fuse(const tir::PrimFunc& func, const std::vector<const tir::VarNode*
 tir::PrimFunc reorder(const tir::PrimFunc& func, const std::vector<const tir::VarNode*>& order);
 
 // Loop kinds. parallel: a serial loop that no block below binds to a
-// reduction variable. vectorize: additionally innermost with a constant
-// extent. unroll: any loop not bound to a thread. bind: a serial loop, to a
+// reduction variable. vectorize: additionally innermost (inner loops that
+// are unrolled with constant extents allowed) with a constant extent. unroll: any loop not bound to a thread. bind: a serial loop, to a
 // thread tag no enclosing or enclosed loop uses, with spatial bindings only.
 tir::PrimFunc parallel(const tir::PrimFunc& func, const tir::VarNode* loop);
 tir::PrimFunc vectorize(const tir::PrimFunc& func, const tir::VarNode* loop);

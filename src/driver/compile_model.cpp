@@ -17,6 +17,7 @@
 #include "src/driver/link_library.h"
 #include "src/lower/compact_buffers.h"
 #include "src/lower/flatten_blocks.h"
+#include "src/lower/partition_loops.h"
 #include "src/passes/pack_matmul_weights.h"
 #include "src/runtime/kernel_abi.h"
 #include "src/runtime/plan_executor.h"
@@ -79,7 +80,7 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
     CompiledKernel k;
     k.symbol = kernel_symbol(i, groups[i].group.name);
     k.scheduled = schedule_group(groups[i].func, cpu);
-    k.flat = lower::compact_buffers(lower::flatten_blocks(k.scheduled));
+    k.flat = lower::partition_vector_loops(lower::compact_buffers(lower::flatten_blocks(k.scheduled)));
     tir::verify(k.flat);
     k.flops = group_flops(groups[i].group);
     k.bytes = param_bytes(k.flat);

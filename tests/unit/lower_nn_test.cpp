@@ -18,20 +18,33 @@ TEST(LowerNnConv, PlainConvIsOneReductionBlockAndBiasComposes) {
   EXPECT_EQ(n.text().find("select"), std::string::npos) << "no padding, no bounds check:\n" << n.text();
 }
 
-// Padding and strides go into one re-layout stage of the input: the zero
-// border is guarded there, and each strided dimension is split into its phases
-// ([n, c, phase h, phase w, h, w]), so that the reduction reads without a guard
-// and with unit stride along the output row.
+// Padding and strides re-lay out the input in two stages: the zero border,
+// guarded, then each strided dimension split into its phases ([n, c, phase h,
+// phase w, h, w]) from the padded copy, unguarded; the reduction reads without
+// a guard and with unit stride along the output row.
 TEST(LowerNnConv, StridedAndPaddedReadARelaidInput) {
   LoweredNode n = check_op("Conv", "conv1", {f32_arg({1, 2, 6, 64}), f32_arg({2, 2, 3, 3})},
                            attrs(kv("strides", ints({2, 2})), kv("pads", ints({1, 1, 1, 1}))));
-  EXPECT_EQ(block_shapes(n.func), (vector<std::string>{"conv1_pad_1: S S S S S S", "conv1: S S S S R R R"}));
+  EXPECT_EQ(block_shapes(n.func),
+            (vector<std::string>{"conv1_pad_1: S S S S", "conv1_phases_1: S S S S S S", "conv1: S S S S R R R"}));
   std::string text = n.text();
-  size_t conv = text.find("block conv1(");
+  size_t phases = text.find("block conv1_phases_1("), conv = text.find("block conv1(");
+  ASSERT_NE(phases, std::string::npos) << text;
   ASSERT_NE(conv, std::string::npos) << text;
-  EXPECT_NE(text.substr(0, conv).find("select"), std::string::npos) << "the border is guarded:\n" << text;
-  EXPECT_EQ(text.find("select", conv), std::string::npos) << "the reduction reads unguarded:\n" << text;
-  EXPECT_NE(text.find("conv1_pad_1[v0_1, r0, r1 % 2, r2 % 2, v2_1 + r1 // 2, v3_1 + r2 // 2]", conv), std::string::npos) << "the phase of the tap:\n" << text;
+  EXPECT_NE(text.substr(0, phases).find("select"), std::string::npos) << "the border is guarded:\n" << text;
+  EXPECT_EQ(text.find("select", phases), std::string::npos) << "phases and reduction read unguarded:\n" << text;
+  EXPECT_NE(text.find("conv1_pad_1[v0_1, v1_1, v4 * 2 + v2_1, v5 * 2 + v3_1]", phases), std::string::npos)
+      << "each phase reads every other element of the padded copy:\n" << text;
+  EXPECT_NE(text.find("conv1_phases_1[v0_2, r0, r1 % 2, r2 % 2, v2_2 + r1 // 2, v3_2 + r2 // 2]", conv),
+            std::string::npos) << "the phase of the tap:\n" << text;
+}
+
+// Strides without padding (a 1x1 downsample) need no border: one phase stage.
+TEST(LowerNnConv, StridedUnpaddedSplitsPhasesInOneStage) {
+  LoweredNode n = check_op("Conv", "ds", {f32_arg({1, 2, 6, 64}), f32_arg({2, 2, 1, 1})},
+                           attrs(kv("strides", ints({2, 2}))));
+  EXPECT_EQ(block_shapes(n.func), (vector<std::string>{"ds_phases_1: S S S S S S", "ds: S S S S R R R"}));
+  EXPECT_EQ(n.text().find("select"), std::string::npos) << n.text();
 }
 
 TEST(LowerNnConv, PaddingAloneKeepsTheLayout) {
@@ -80,7 +93,8 @@ TEST(LowerNnConv, GroupedAndDepthwise) {
   LoweredNode dw =
       check_op("Conv", "dw", {f32_arg({2, 4, 6, 64}), f32_arg({4, 1, 3, 3})},
                attrs(kv("group", int64_t(4)), kv("strides", ints({2, 2})), kv("pads", ints({1, 1, 1, 1}))));
-  EXPECT_EQ(block_shapes(dw.func), (vector<std::string>{"dw_pad_1: S S S S S S", "dw: S S S S R R R"}));
+  EXPECT_EQ(block_shapes(dw.func),
+            (vector<std::string>{"dw_pad_1: S S S S", "dw_phases_1: S S S S S S", "dw: S S S S R R R"}));
   // Depthwise with a channel multiplier: 2 outputs per input channel.
   check_op("Conv", "dw2", {f32_arg({1, 3, 4, 4}), f32_arg({6, 1, 2, 2})}, attrs(kv("group", int64_t(3))));
 }

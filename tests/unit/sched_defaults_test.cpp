@@ -140,10 +140,16 @@ TEST(SchedDefaults, DepthwiseVectorizesWidthAndParallelizesChannels) {
   std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "dw");
   ASSERT_GE(loops.size(), 2u);
   EXPECT_EQ(loops.front()->for_kind, tir::ForKind::kParallel);
-  EXPECT_EQ(extent(loops.front()), 4 * 10);  // n, c, h fused
+  EXPECT_EQ(extent(loops.front()), 4);  // n, c fused: one channel's plane per iteration
   EXPECT_EQ(loops.back()->for_kind, tir::ForKind::kVectorized);
   EXPECT_EQ(extent(loops.back()), 40);
   EXPECT_EQ(count_kind(loops, tir::ForKind::kUnrolled), 0);
+  // The zero-padded copy of the input is made per channel, inside that loop,
+  // its row vectorized: the plane stays in cache for the taps that read it.
+  std::vector<const tir::ForNode*> pad = loops_of(sch.func(), "dw_pad_1");
+  ASSERT_GE(pad.size(), 2u) << sch.func();
+  EXPECT_EQ(pad.front(), loops.front()) << sch.func();
+  EXPECT_EQ(pad.back()->for_kind, tir::ForKind::kVectorized) << sch.func();
 }
 
 TEST(SchedDefaults, ReductionsStaySerialOverTheirReductionLoop) {

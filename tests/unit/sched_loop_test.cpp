@@ -213,6 +213,19 @@ TEST(SchedLoopKind, VectorizeNeedsInnermostSpatialLoop) {
       "reorder.vectorized_not_innermost", "would enclose other loops");
 }
 
+// An unrolled inner loop is straight-line code to the backend: the loop
+// around it still vectorizes (a stride-2 read with its two phases unrolled
+// inside the vector loop). A serial inner loop still keeps it from it.
+TEST(SchedLoopKind, VectorizeMayEncloseUnrolledLoops) {
+  Matmul m;
+  expect_rejected(
+      m.sch, [&] { m.sch.vectorize(m.loops[1]); }, "vectorize.not_innermost", "not unrolled");
+  m.sch.unroll(m.loops[2]);
+  m.sch.vectorize(m.loops[1]);
+  EXPECT_TRUE(contains(to_string(m.sch.func()), "vectorized:\n")) << m.sch.func();
+  expect_same_results(m.func, m.sch.func());
+}
+
 TEST(SchedLoopKind, UnrollAnyLoopButThreadBound) {
   Matmul m;
   m.sch.unroll(m.loops[2]);

@@ -2,6 +2,8 @@
 // the O3 pipeline with the target machine, the model data and object files.
 #include "src/codegen/llvm/llvm_module.h"
 
+#include <cstdlib>
+
 #include <llvm/Analysis/CGSCCPassManager.h>
 #include <llvm/Analysis/LoopAnalysisManager.h>
 #include <llvm/IR/DiagnosticHandler.h>
@@ -41,6 +43,14 @@ std::string joined_features(const CpuTarget& target) {
 }
 
 void run_o3(llvm::Module& m, llvm::TargetMachine& tm) {
+  // For the developers: the module as emitted, before O3, to replay through
+  // `opt-19 -O3 -pass-remarks-missed=loop-vectorize` when a loop the schedule
+  // vectorized comes out scalar.
+  if (const char* dump = std::getenv("TESSEL_DUMP_LLVM_BEFORE_O3")) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(dump, ec);
+    m.print(os, nullptr);
+  }
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;

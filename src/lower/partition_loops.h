@@ -1,0 +1,31 @@
+// partition_vector_loops: a vectorized loop whose body tests its variable
+// against constants (the guard of a padded read: 0 <= i - 1 < 112) is split
+// where those tests change, into at most three loops: before, where every
+// test holds, after. Each is simplified on its own range, so in the middle
+// the guards fold to true and the clamped indices of guarded reads
+// (max(min(i - 1, 111), 0)) to plain affine ones.
+//
+// Why: LLVM's loop vectorizer does not vectorize the guarded form (the
+// guards of a row become a switch, clamped indices would be gathers). A pad
+// stage ran scalar; partitioned, its middle is a vector copy (TVM's
+// LoopPartition does the same for the same reason).
+//
+//   for i in 0..114 vectorized:                         P[0] = 0.0f
+//     P[i] = select(i - 1 >= 0 && i - 1 < 112,    ->    for i in 1..113 vectorized: P[i] = X[i - 1]
+//                   X[max(min(i - 1, 111), 0)], 0.0f)   P[113] = 0.0f
+//
+// Only tests of the form (i + c) op (constant), op one of < <= > >=, in
+// select and if conditions (conjunctions split), are used; a loop whose
+// middle would be shorter than min_middle iterations is left whole.
+// Guarantees: the same stores in the same order.
+#pragma once
+
+#include <cstdint>
+
+#include "ir/tensor/function.h"
+
+namespace tessel::lower {
+
+tir::PrimFunc partition_vector_loops(const tir::PrimFunc& func, int64_t min_middle = 4);
+
+}  // namespace tessel::lower

@@ -1,0 +1,81 @@
+// partition_vector_loops: a vectorized loop split where its guards change;
+// the middle reads without guard or clamp, and the whole still computes the
+// same (interpreter).
+#include "src/lower/partition_loops.h"
+
+#include <gtest/gtest.h>
+
+#include "ir/tensor/interpreter.h"
+#include "ir/tensor/printer.h"
+
+namespace tessel {
+namespace {
+
+using namespace tir;
+
+// P[r, i] = X[r - 1, i - 1] inside, 0 on the border: the guarded read of a
+// padding stage, with its indices clamped as the conv lowering writes it.
+PrimFunc pad_rows(ForKind inner_kind, int64_t width = 10) {
+  Buffer x = make_buffer("X", DType::kF32, {3, width});
+  Buffer p = make_buffer("P", DType::kF32, {5, width + 2});
+  Var r = var("r"), i = var("i");
+  Expr cond = logical_and(logical_and(r - 1 >= int_imm(0), r - 1 < int_imm(3)),
+                          logical_and(i - 1 >= int_imm(0), i - 1 < int_imm(width)));
+  Expr read = load(x, {max(min(r - 1, int_imm(2)), int_imm(0)), max(min(i - 1, int_imm(width - 1)), int_imm(0))});
+  Stmt store = make_store(p, select(cond, read, float_imm(0.0)), {r, i});
+  Stmt body = make_for(r, int_imm(0), int_imm(5), ForKind::kSerial,
+                       make_for(i, int_imm(0), int_imm(width + 2), inner_kind, store));
+  return make_prim_func("pad", {x}, {p}, body);
+}
+
+std::vector<Tensor> run(const PrimFunc& f, int64_t width = 10) {
+  Tensor x(DType::kF32, {3, width});
+  for (int64_t k = 0; k < x.numel(); ++k) x.data<float>()[k] = float(k) + 0.5f;
+  return interpret(f, {x});
+}
+
+TEST(PartitionVectorLoops, TheMiddleOfAGuardedRowReadsWithoutGuardOrClamp) {
+  PrimFunc f = lower::partition_vector_loops(pad_rows(ForKind::kVectorized));
+  std::string text = to_string(f);
+  EXPECT_NE(text.find("P[r, 0] = 0.0f"), std::string::npos) << text;
+  EXPECT_NE(text.find("for i in 1..11 vectorized:\n"
+                      "      P[r, i] = select(r - 1 >= 0 && r - 1 < 3, X[max(min(r - 1, 2), 0), i - 1], 0.0f)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("P[r, 11] = 0.0f"), std::string::npos) << text;
+  std::vector<Tensor> want = run(pad_rows(ForKind::kVectorized)), got = run(f);
+  for (int64_t k = 0; k < want[0].numel(); ++k) EXPECT_EQ(got[0].data<float>()[k], want[0].data<float>()[k]) << k;
+}
+
+TEST(PartitionVectorLoops, SerialLoopsAndShortMiddlesAreLeftWhole) {
+  PrimFunc serial = pad_rows(ForKind::kSerial);
+  EXPECT_EQ(to_string(lower::partition_vector_loops(serial)), to_string(serial));
+  PrimFunc narrow = pad_rows(ForKind::kVectorized, 3);  // a middle of 3 iterations
+  EXPECT_EQ(to_string(lower::partition_vector_loops(narrow, 4)), to_string(narrow));
+  std::string split = to_string(lower::partition_vector_loops(narrow, 3));
+  EXPECT_NE(split.find("for i in 1..4 vectorized"), std::string::npos) << split;
+}
+
+// Guards the loop variable enters with coefficient -1 (a reversed read) and
+// float comparisons (an activation's select) are handled or ignored soundly.
+TEST(PartitionVectorLoops, ReversedIndicesAndFloatConditions) {
+  Buffer x = make_buffer("X", DType::kF32, {16});
+  Buffer y = make_buffer("Y", DType::kF32, {16});
+  Var i = var("i");
+  Expr j = int_imm(12) - i;  // in [0, 12) for i in (0, 12]
+  Expr read = load(x, {max(min(j, int_imm(11)), int_imm(0))});
+  Expr value = select(logical_and(j >= int_imm(0), j < int_imm(12)), read, float_imm(-1.0));
+  value = select(value < float_imm(0.0), float_imm(0.0), value);
+  PrimFunc f = make_prim_func(
+      "rev", {x}, {y}, make_for(i, int_imm(0), int_imm(16), ForKind::kVectorized, make_store(y, value, {i})));
+  PrimFunc split = lower::partition_vector_loops(f);
+  std::string text = to_string(split);
+  EXPECT_NE(text.find("for i in 1..13 vectorized"), std::string::npos) << text;
+  Tensor in(DType::kF32, {16});
+  for (int k = 0; k < 16; ++k) in.data<float>()[k] = float(k % 5) - 1.5f;
+  Tensor want = interpret(f, {in})[0], got = interpret(split, {in})[0];
+  for (int k = 0; k < 16; ++k) EXPECT_EQ(got.data<float>()[k], want.data<float>()[k]) << k;
+}
+
+}  // namespace
+}  // namespace tessel
