@@ -67,7 +67,8 @@ bool attempt(Schedule& sch, Rule&& rule) {
 // A reduction in register-tile form: the spatial loops split at the vector and
 // unroll loops, ordered [outer spatial..., reduction..., unrolled, vectorized],
 // the init hoisted above the reduction. Returns the outer spatial loops.
-std::vector<LoopRV> tile_reduction(Schedule& sch, const BlockInfo& info, int64_t vec, int64_t unroll) {
+std::vector<LoopRV> tile_reduction(Schedule& sch, const BlockInfo& info, int64_t vec, int64_t unroll,
+                                   bool local_tile = false) {
   BlockRV block = sch.get_block(info.name);
   std::vector<LoopRV> loops = sch.get_loops(block);
   std::vector<LoopRV> outer, reduce, unrolled, vectorized;
@@ -97,6 +98,16 @@ std::vector<LoopRV> tile_reduction(Schedule& sch, const BlockInfo& info, int64_t
     for (const auto* part : {&reduce, &unrolled, &vectorized})
       order.insert(order.end(), part->begin(), part->end());
     sch.reorder(order);
+  }
+  // A convolution accumulates its tile in a local buffer written back once per
+  // tile: accumulating in its output (a whole flat plane when its epilogue
+  // cannot join the tile) kept LLVM from holding the tile in registers, and a
+  // store followed every FMA.
+  if (local_tile && !outer.empty()) {
+    BlockRV copy = sch.cache_write(block, 0, tir::MemScope::kLocal);
+    sch.reverse_compute_at(copy, outer.back());
+    std::vector<LoopRV> copy_loops = sch.get_loops(copy);
+    sch.vectorize(copy_loops.back());
   }
   BlockRV init = sch.decompose_reduction(block, reduce.front());
   for (LoopRV l : unrolled) sch.unroll(l);
@@ -184,6 +195,23 @@ int64_t tile_rows(int64_t extent, int64_t vec, int64_t lanes) {
   return 1;
 }
 
+// Whether some block reading the anchor's output cannot join its tile loop
+// (a flat convolution's epilogue reads the rows back as planes): then the
+// tile accumulates in a local buffer (tile_reduction's local_tile).
+bool epilogue_stays_outside(const Schedule& sch, const std::vector<BlockInfo>& blocks, size_t index,
+                            int64_t vec, int64_t unroll) {
+  Schedule trial = sch;
+  std::vector<LoopRV> outer;
+  if (!attempt(trial, [&](Schedule& s) { outer = tile_reduction(s, blocks[index], vec, unroll); }) || outer.empty())
+    return false;
+  for (size_t i = index + 1; i < blocks.size(); ++i) {
+    if (!reads_any(trial.func(), blocks[i].name, {blocks[index].output.get()})) continue;
+    if (!attempt(trial, [&](Schedule& s) { s.reverse_compute_at(s.get_block(blocks[i].name), outer.back()); }))
+      return true;
+  }
+  return false;
+}
+
 void schedule_tiled(Context& ctx, const std::vector<BlockInfo>& blocks, size_t index,
                     std::set<std::string>& done) {
   const BlockInfo& info = blocks[index];
@@ -191,9 +219,12 @@ void schedule_tiled(Context& ctx, const std::vector<BlockInfo>& blocks, size_t i
   int64_t vec = info.vector_loop < 0 ? 1 : tile_vector_factor(info, lanes);
   int64_t unroll = 1;
   if (info.unroll_loop >= 0) unroll = tile_rows(info.extents[info.unroll_loop], vec, lanes);
+  bool local_tile = info.kind == BlockKind::kConv && epilogue_stays_outside(ctx.sch, blocks, index, vec, unroll);
   std::vector<LoopRV> outer;
-  bool tiled = attempt(ctx.sch, [&](Schedule& s) { outer = tile_reduction(s, info, vec, unroll); }) ||
-               attempt(ctx.sch, [&](Schedule& s) { outer = tile_reduction(s, info, 1, 1); });
+  auto tile = [&](int64_t v, int64_t u, bool local) {
+    return attempt(ctx.sch, [&](Schedule& s) { outer = tile_reduction(s, info, v, u, local); });
+  };
+  bool tiled = (local_tile && tile(vec, unroll, true)) || tile(vec, unroll, false) || tile(1, 1, false);
   if (!tiled) return;
   bool anchor = info.kind != BlockKind::kReduction;
   if (anchor && !outer.empty()) attach_epilogues(ctx, blocks, index, {outer.rbegin(), outer.rend()}, done);
