@@ -219,7 +219,8 @@ void schedule_tiled(Context& ctx, const std::vector<BlockInfo>& blocks, size_t i
   int64_t vec = info.vector_loop < 0 ? 1 : tile_vector_factor(info, lanes);
   int64_t unroll = 1;
   if (info.unroll_loop >= 0) unroll = tile_rows(info.extents[info.unroll_loop], vec, lanes);
-  bool local_tile = info.kind == BlockKind::kConv && epilogue_stays_outside(ctx.sch, blocks, index, vec, unroll);
+  bool local_tile = (info.kind == BlockKind::kConv || info.kind == BlockKind::kMatmul) &&
+                    epilogue_stays_outside(ctx.sch, blocks, index, vec, unroll);
   std::vector<LoopRV> outer;
   auto tile = [&](int64_t v, int64_t u, bool local) {
     return attempt(ctx.sch, [&](Schedule& s) { outer = tile_reduction(s, info, v, u, local); });
@@ -298,6 +299,26 @@ void schedule_elementwise(Context& ctx, const BlockInfo& info) {
     });
     if (shaped) parallelize(ctx, {outer}, info.iterations * info.ops_per_iter);
     return;
+  }
+  // Short rows: the trailing loops fused into a plane of a few vectors (7 x 7
+  // -> 49), vectorized whole, the rest parallel. Its index stays one variable
+  // of the plane: contiguous reads, and guards partition_vector_loops can split.
+  size_t trailing = info.extents.size();
+  int64_t plane = 1;
+  while (trailing > 0 && plane < 4 * lanes) plane *= info.extents[--trailing];
+  if (trailing > 0 && plane >= 4 * lanes) {
+    LoopRV outer;
+    bool shaped = attempt(ctx.sch, [&](Schedule& s) {
+      std::vector<LoopRV> loops = s.get_loops(s.get_block(info.name));
+      std::vector<LoopRV> inner(loops.begin() + long(trailing), loops.end());
+      loops.resize(trailing);
+      s.vectorize(s.fuse(inner));
+      outer = loops.size() > 1 ? s.fuse(loops) : loops[0];
+    });
+    if (shaped) {
+      parallelize(ctx, {outer}, info.iterations * info.ops_per_iter);
+      return;
+    }
   }
   int64_t vec = vector_factor(info.iterations, lanes);
   LoopRV outer;

@@ -131,6 +131,17 @@ TEST(SchedDefaults, ShortRowsAreTiledFlat) {
   EXPECT_EQ(extent(loops[4]), 8);
   EXPECT_EQ(loops[5]->for_kind, tir::ForKind::kVectorized);
   EXPECT_EQ(extent(loops[5]), 16);
+  // Its epilogue reads the flat rows back as a plane and stays outside the
+  // tile, so the tile accumulates in a local buffer written back once.
+  EXPECT_NE(to_string(sch.func()).find("_local: f32["), std::string::npos) << sch.func();
+  // The epilogue's rows of 10 are shorter than a vector (16 lanes): each
+  // channel's plane of 100 is one vectorized loop, the channels outside it
+  // (parallel when there is work enough).
+  std::vector<const tir::ForNode*> out = loops_of(sch.func(), "conv_out");
+  ASSERT_EQ(out.size(), 2u) << sch.func();
+  EXPECT_EQ(extent(out[0]), 8);
+  EXPECT_EQ(out[1]->for_kind, tir::ForKind::kVectorized);
+  EXPECT_EQ(extent(out[1]), 100);
 }
 
 TEST(SchedDefaults, DepthwiseVectorizesWidthAndParallelizesChannels) {

@@ -1,6 +1,8 @@
 // Compute definitions of Conv and ConvTranspose: one reduction block over
 // (input channel of the group, kernel taps) per output element, padding as an
 // in-bounds Select on the input read, the bias an injective stage after it.
+#include <optional>
+
 #include "ir/graph/ops/window_geometry.h"
 #include "src/lower/ops/nn_lowerings.h"
 
@@ -217,6 +219,49 @@ std::vector<TensorExpr> lower_flat_conv(LowerContext& ctx, const graph::Node& no
   return {with_bias(y, in, x.dtype)};
 }
 
+// A 1x1 convolution (stride 1, no padding, one group) is a matmul over the
+// flat plane: Y[n, oc, j] = sum over c: W[oc, c] * X[n, c, j], j = h * W + w,
+// and X's plane is already flat and contiguous. The columns split at the
+// largest multiple of kFlatAlign: one block over those (whole register tiles,
+// 6 x 16 or 4 x 24) and one over the rest (fewer than 16 columns). A short
+// row (7, 14) as the tile's vector part was a vector, a half and a scalar.
+bool is_plain_pointwise(const WindowGeometry& g, int64_t group) {
+  if (g.spatial() != 2 || group != 1) return false;
+  for (size_t u = 0; u < 2; ++u)
+    if (g.kernel[u] != 1 || g.strides[u] != 1 || g.pad_begin[u] != 0 || g.pad_end[u] != 0) return false;
+  return true;
+}
+
+std::vector<TensorExpr> lower_flat_pointwise(LowerContext& ctx, const graph::Node& node,
+                                             const std::vector<TensorExpr>& in, const std::vector<int64_t>& out) {
+  const TensorExpr &x = in[0], &w = in[1];
+  DType t = accum_dtype(x.dtype);
+  int64_t width = out[3], plane = out[2] * out[3], main = plane / kFlatAlign * kFlatAlign;
+  auto columns = [&](const std::string& name, int64_t first, int64_t count) {
+    auto value = [=](const std::vector<Expr>& s, const std::vector<Expr>& r) {
+      Expr j = first == 0 ? s[2] : s[2] + first;
+      Expr xv = x.at({s[0], r[0], floordiv(j, width), floormod(j, width)});
+      return cast(t, xv) * cast(t, w.at({s[1], r[0], int_imm(0), int_imm(0)}));
+    };
+    return ctx.reduce(name, {out[0], out[1], count}, t, {w.shape[1]}, Combiner::kSum, value);
+  };
+  TensorExpr head = columns(stage_name(node), 0, main);
+  std::optional<TensorExpr> tail;
+  if (main < plane) tail = columns(stage_name(node, "tail"), main, plane - main);
+  TensorExpr y;
+  y.shape = out;
+  y.dtype = t;
+  y.at = [=](const std::vector<Expr>& i) {
+    Expr j = i[2] * width + i[3];
+    if (!tail) return head.at({i[0], i[1], j});
+    // Both reads in bounds wherever the select is evaluated.
+    Expr in_head = head.at({i[0], i[1], min(j, int_imm(main - 1))});
+    Expr in_tail = tail->at({i[0], i[1], max(j - main, int_imm(0))});
+    return select(j < int_imm(main), in_head, in_tail);
+  };
+  return {with_bias(y, in, x.dtype)};
+}
+
 // Y[n, oc, o...] = sum over ci < C/group, k...:
 //   X[n, g * C/group + ci, o * s - pad + k * d ...] * W[oc, ci, k...]   (g = oc / (M/group))
 // read through the re-laid-out input of conv_input.
@@ -234,8 +279,10 @@ std::vector<TensorExpr> lower_conv(LowerContext& ctx, const graph::Node& node,
   // Pointwise convs (1x1 taps) keep their rows: flat rows would need a
   // re-laid-out copy of their input for the alignment (measured slower).
   bool pointwise = kernel.size() == 2 && kernel[0] == 1 && kernel[1] == 1;
-  bool ragged = out[3] < kFlatRowLimit || out[3] % kFlatRowMultiple != 0;
-  if (g.spatial() == 2 && ragged && !pointwise)
+  bool ragged = g.spatial() == 2 && (out[3] < kFlatRowLimit || out[3] % kFlatRowMultiple != 0);
+  if (ragged && is_plain_pointwise(g, group) && out[2] * out[3] >= kFlatAlign)
+    return lower_flat_pointwise(ctx, node, in, out);
+  if (ragged && !pointwise)
     return lower_flat_conv(ctx, node, in, g, out, extents);
   ConvInput xin = conv_input(ctx, stage_name(node), x, g, out);
   auto value = [=](const std::vector<Expr>& s, const std::vector<Expr>& r) {
