@@ -60,14 +60,22 @@ void narrow(const Expr& atom, const Var& v, Window& w) {
   }
 }
 
-std::vector<Expr> guard_atoms(const Stmt& body) {
+// The tests in select and if conditions of `body`; with `vector_only`, only
+// those inside a vectorized loop of it.
+std::vector<Expr> guard_atoms(const Stmt& body, bool vector_only) {
   std::vector<Expr> atoms;
-  walk_exprs(body, [&](const Expr& e) {
-    if (const auto* sel = e.as<SelectNode>()) split_conjunction(sel->cond, atoms);
-  });
   walk(body, [&](const Stmt& s) {
-    if (const auto* branch = s.as<IfThenElseNode>()) split_conjunction(branch->cond, atoms);
-    return true;
+    const auto* loop = s.as<ForNode>();
+    if (vector_only && !(loop && loop->for_kind == ForKind::kVectorized)) return true;
+    Stmt scope = vector_only ? loop->body : body;
+    walk_exprs(scope, [&](const Expr& e) {
+      if (const auto* sel = e.as<SelectNode>()) split_conjunction(sel->cond, atoms);
+    });
+    walk(scope, [&](const Stmt& inner) {
+      if (const auto* branch = inner.as<IfThenElseNode>()) split_conjunction(branch->cond, atoms);
+      return true;
+    });
+    return false;
   });
   return atoms;
 }
@@ -81,9 +89,10 @@ class VectorLoopPartitioner : public StmtMutator {
     Stmt inner = StmtMutator::mutate_for(node, self);
     const auto* loop = inner.as<ForNode>();
     std::optional<int64_t> min = constant_of(node.min), extent = constant_of(node.extent);
-    if (!loop || node.for_kind != ForKind::kVectorized || !min || !extent) return inner;
+    bool vectorized = node.for_kind == ForKind::kVectorized;
+    if (!loop || !(vectorized || node.for_kind == ForKind::kSerial) || !min || !extent) return inner;
     Window w{*min, *min + *extent};
-    for (const Expr& atom : guard_atoms(loop->body)) narrow(atom, loop->var, w);
+    for (const Expr& atom : guard_atoms(loop->body, !vectorized)) narrow(atom, loop->var, w);
     if ((w.lo == *min && w.hi == *min + *extent) || w.hi - w.lo < min_middle_) return inner;
     std::vector<Stmt> parts;
     for (auto [lo, hi] : {std::pair{*min, w.lo}, std::pair{w.lo, w.hi}, std::pair{w.hi, *min + *extent}}) {

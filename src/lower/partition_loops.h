@@ -14,6 +14,10 @@
 //     P[i] = select(i - 1 >= 0 && i - 1 < 112,    ->    for i in 1..113 vectorized: P[i] = X[i - 1]
 //                   X[max(min(i - 1, 111), 0)], 0.0f)   P[113] = 0.0f
 //
+// A serial loop is split the same way by the tests of its variable inside
+// the vectorized loops it holds: the reduction over an inlined Concat's
+// channels (select(k < 256, A[k], B[k - 256])) becomes one loop per input.
+//
 // Only tests of the form (i + c) op (constant), op one of < <= > >=, in
 // select and if conditions (conjunctions split), are used; a loop whose
 // middle would be shorter than min_middle iterations is left whole.

@@ -47,7 +47,7 @@ TEST(PartitionVectorLoops, TheMiddleOfAGuardedRowReadsWithoutGuardOrClamp) {
   for (int64_t k = 0; k < want[0].numel(); ++k) EXPECT_EQ(got[0].data<float>()[k], want[0].data<float>()[k]) << k;
 }
 
-TEST(PartitionVectorLoops, SerialLoopsAndShortMiddlesAreLeftWhole) {
+TEST(PartitionVectorLoops, LoopsWithoutVectorizedTestsAndShortMiddlesAreLeftWhole) {
   PrimFunc serial = pad_rows(ForKind::kSerial);
   EXPECT_EQ(to_string(lower::partition_vector_loops(serial)), to_string(serial));
   PrimFunc narrow = pad_rows(ForKind::kVectorized, 3);  // a middle of 3 iterations
@@ -75,6 +75,31 @@ TEST(PartitionVectorLoops, ReversedIndicesAndFloatConditions) {
   for (int k = 0; k < 16; ++k) in.data<float>()[k] = float(k % 5) - 1.5f;
   Tensor want = interpret(f, {in})[0], got = interpret(split, {in})[0];
   for (int k = 0; k < 16; ++k) EXPECT_EQ(got.data<float>()[k], want.data<float>()[k]) << k;
+}
+
+// acc[j] += select(k < 3, A[k, j], B[k - 3, j]) over k in 0..5, j vectorized:
+// the k loop splits at 3, each part reading one input without a select.
+TEST(PartitionVectorLoops, ASerialLoopSplitsWhereAVectorLoopInsideTestsIt) {
+  Buffer a = make_buffer("A", DType::kF32, {3, 8}), b = make_buffer("B", DType::kF32, {2, 8});
+  Buffer acc = make_buffer("acc", DType::kF32, {8});
+  Var k = var("k"), j = var("j");
+  Expr read = select(k < int_imm(3), load(a, {min(k, int_imm(2)), j}), load(b, {max(k - 3, int_imm(0)), j}));
+  Stmt update = make_store(acc, load(acc, {j}) + read, {j});
+  Var j0 = var("j0");
+  Stmt init = make_for(j0, int_imm(0), int_imm(8), ForKind::kVectorized, make_store(acc, float_imm(0.0), {j0}));
+  Stmt body = make_seq({init, make_for(k, int_imm(0), int_imm(5), ForKind::kSerial,
+                                       make_for(j, int_imm(0), int_imm(8), ForKind::kVectorized, update))});
+  PrimFunc f = make_prim_func("concat_sum", {a, b}, {acc}, body);
+  PrimFunc split = lower::partition_vector_loops(f, 2);
+  std::string text = to_string(split);
+  EXPECT_EQ(text.find("select"), std::string::npos) << text;
+  EXPECT_NE(text.find("in 0..3:"), std::string::npos) << text;
+  EXPECT_NE(text.find("in 3..5:"), std::string::npos) << text;
+  Tensor ta(DType::kF32, {3, 8}), tb(DType::kF32, {2, 8});
+  for (int i = 0; i < 24; ++i) ta.data<float>()[i] = float(i);
+  for (int i = 0; i < 16; ++i) tb.data<float>()[i] = 100.0f - float(i);
+  Tensor want = interpret(f, {ta, tb})[0], got = interpret(split, {ta, tb})[0];
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(got.data<float>()[i], want.data<float>()[i]) << i;
 }
 
 }  // namespace
