@@ -444,7 +444,7 @@ void apply_default_cpu_schedule(Schedule& sch, const CpuScheduleOptions& options
   std::set<std::string> done;  // epilogues already placed with their anchor
   std::map<size_t, std::vector<std::string>> private_to;  // depthwise block -> its stages
   for (size_t i = 0; i < blocks.size(); ++i) {
-    if (blocks[i].kind != BlockKind::kDepthwise) continue;
+    if (blocks[i].kind != BlockKind::kDepthwise && blocks[i].kind != BlockKind::kReduction) continue;
     private_to[i] = private_stages(sch, blocks, i);
     done.insert(private_to[i].begin(), private_to[i].end());
   }
@@ -452,6 +452,7 @@ void apply_default_cpu_schedule(Schedule& sch, const CpuScheduleOptions& options
     if (done.count(blocks[i].name)) continue;
     switch (blocks[i].kind) {
       case BlockKind::kDepthwise:
+      case BlockKind::kReduction:
         if (schedule_depthwise(ctx, blocks, i, private_to[i], done)) break;
         for (const std::string& stage : private_to[i])
           for (const BlockInfo& b : blocks)
@@ -459,8 +460,7 @@ void apply_default_cpu_schedule(Schedule& sch, const CpuScheduleOptions& options
         schedule_tiled(ctx, blocks, i, done);
         break;
       case BlockKind::kMatmul:
-      case BlockKind::kConv:
-      case BlockKind::kReduction: schedule_tiled(ctx, blocks, i, done); break;
+      case BlockKind::kConv: schedule_tiled(ctx, blocks, i, done); break;
       case BlockKind::kElementwise: schedule_elementwise(ctx, blocks[i]); break;
       case BlockKind::kOther: break;
     }

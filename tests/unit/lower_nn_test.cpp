@@ -210,9 +210,16 @@ TEST(LowerNnPool, MaxPoolWindows) {
   LoweredNode n =
       check_op("MaxPool", "pool", {f32_arg({1, 2, 5, 5})}, attrs(kv("kernel_shape", ints({2, 2}))));
   EXPECT_EQ(block_shapes(n.func), (vector<std::string>{"pool: S S S S R R"}));
-  check_op(
+  // Padded and strided: the input re-laid out as a convolution's, padded
+  // with -inf; the window reads it unguarded.
+  LoweredNode strided = check_op(
       "MaxPool", "pool", {f32_arg({1, 2, 5, 5})},
       attrs(kv("kernel_shape", ints({3, 3})), kv("strides", ints({2, 2})), kv("pads", ints({1, 1, 1, 1}))));
+  EXPECT_EQ(block_shapes(strided.func),
+            (vector<std::string>{"pool_pad_1: S S S S", "pool_phases_1: S S S S S S", "pool: S S S S R R"}));
+  std::string text = strided.text();
+  EXPECT_NE(text.find("f32(-inf))"), std::string::npos) << text;
+  EXPECT_EQ(text.find("select", text.find("block pool(")), std::string::npos) << text;
   check_op("MaxPool", "pool", {f32_arg({1, 1, 6, 6})},
            attrs(kv("kernel_shape", ints({3, 3})), kv("strides", ints({2, 2})), kv("ceil_mode", int64_t(1))));
   check_op(

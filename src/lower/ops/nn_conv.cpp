@@ -39,142 +39,6 @@ TensorExpr with_bias(const TensorExpr& y, const std::vector<TensorExpr>& in, DTy
   return out;
 }
 
-// The convolution's view of its input: X itself, or X re-laid out by one
-// stage so that the reduction reads it without a guard and, along each
-// spatial dimension, with unit stride in the output position:
-//  - zero padding materialised: a guard in the reduction would put a branch
-//    in its innermost loops, which keeps them from being vectorized;
-//  - a strided dimension split into phases, Xs[.., ph, .., q] = Xpad[.., q * s + ph],
-//    so the window element o * s + k * d is Xs[.., (k * d) % s, .., o + (k * d) / s]:
-//    consecutive outputs read consecutive elements (a gather otherwise).
-// The stage costs one pass over the input.
-struct ConvInput {
-  TensorExpr tensor;
-  std::vector<int64_t> pad;  // per spatial dim: the padding the index still subtracts
-  std::vector<bool> phased;  // per spatial dim: split into stride phases
-
-  // Tap r along dim u in input elements (k * d), and split by the stride:
-  // its phase, and its offset in positions of the re-laid-out input.
-  static Expr tap(const std::vector<Expr>& r, size_t u, const WindowGeometry& g) {
-    return g.dilations[u] == 1 ? r[1 + u] : r[1 + u] * g.dilations[u];
-  }
-  Expr tap_phase(const std::vector<Expr>& r, size_t u, const WindowGeometry& g) const {
-    return floormod(tap(r, u, g), g.strides[u]);
-  }
-  Expr tap_position(const std::vector<Expr>& r, size_t u, const WindowGeometry& g) const {
-    return phased[u] ? floordiv(tap(r, u, g), g.strides[u]) : tap(r, u, g);
-  }
-
-  // The re-laid-out 2-D input read at flat position f of a plane of width
-  // `width`: the element f + (tap offset) of the plane, as [row, column].
-  Expr at_flat(const Expr& n, const Expr& channel, const Expr& f, const std::vector<Expr>& r, int64_t width,
-               const WindowGeometry& g) const {
-    std::vector<Expr> idx = {n, channel};
-    for (size_t u = 0; u < 2; ++u)
-      if (phased[u]) idx.push_back(tap_phase(r, u, g));
-    Expr p = f + tap_position(r, 0, g) * width + tap_position(r, 1, g);
-    idx.push_back(floordiv(p, width));
-    idx.push_back(floormod(p, width));
-    return tensor.at(idx);
-  }
-
-  Expr at(const std::vector<Expr>& s, const Expr& channel, const std::vector<Expr>& r,
-          const WindowGeometry& g) const {
-    std::vector<Expr> idx = {s[0], channel}, positions;
-    for (size_t u = 0; u < size_t(g.spatial()); ++u) {
-      if (!phased[u]) {
-        positions.push_back(window_index(s[2 + u], g.strides[u], pad[u], r[1 + u], g.dilations[u]));
-        continue;
-      }
-      idx.push_back(tap_phase(r, u, g));
-      positions.push_back(s[2 + u] + tap_position(r, u, g));
-    }
-    idx.insert(idx.end(), positions.begin(), positions.end());
-    return tensor.at(idx);
-  }
-};
-
-// The extents of the re-laid-out input's positions, per spatial dim.
-std::vector<int64_t> relaid_positions(const WindowGeometry& g, const std::vector<int64_t>& out) {
-  std::vector<int64_t> positions;
-  for (size_t u = 0; u < size_t(g.spatial()); ++u) {
-    int64_t highest = (out[2 + u] - 1) * g.strides[u] - g.pad_begin[u] + g.extent(int(u)) - 1;
-    int64_t padded = std::max(highest + 1, g.in[u]) + g.pad_begin[u];
-    int64_t s = std::max<int64_t>(g.strides[u], 1);
-    positions.push_back((padded + s - 1) / s);
-  }
-  return positions;
-}
-
-// One re-layout stage over x (spatial extents `extents`): position q of
-// spatial dim u, in phase ph when phased, reads x at q * s + ph - pad[u],
-// zero outside x.
-TensorExpr relayout_stage(LowerContext& ctx, const std::string& name, const TensorExpr& x, const WindowGeometry& g,
-                          const std::vector<int64_t>& positions, const std::vector<bool>& phased,
-                          const std::vector<int64_t>& pad, const std::vector<int64_t>& extents) {
-  size_t dims = positions.size();
-  std::vector<int64_t> shape = {x.shape[0], x.shape[1]};
-  for (size_t u = 0; u < dims; ++u)
-    if (phased[u]) shape.push_back(g.strides[u]);
-  shape.insert(shape.end(), positions.begin(), positions.end());
-  return ctx.compute(ctx.unique_block_name(name), shape, x.dtype, [=](const std::vector<Expr>& p) {
-    std::vector<Expr> xi = {p[0], p[1]};
-    GuardedRead guard;
-    size_t phase = 2, position = shape.size() - dims;
-    for (size_t u = 0; u < dims; ++u) {
-      Expr i = p[position + u];
-      int64_t highest = positions[u] - 1;
-      if (phased[u]) {
-        i = i * g.strides[u] + p[phase++];
-        highest = highest * g.strides[u] + g.strides[u] - 1;
-      }
-      if (pad[u] != 0) i = i - pad[u];
-      guard.check(i, -pad[u], highest - pad[u], extents[u]);
-      xi.push_back(i);
-    }
-    return guard.read(x, xi, const_of(x.dtype, 0));
-  });
-}
-
-// extra_rows: zero rows appended to the first spatial dim's positions (for
-// the reads of a flat convolution past its last output row); forces the stage.
-// A strided input that also needs zeros is re-laid out in two stages: the
-// zeros first, then the phases, read without a guard. In one stage, the
-// guard's clamped indices make every strided read a gather (a stride-2
-// depthwise conv spent 3/4 of its time there); apart, the padding reads
-// rows in order and the phase split reads every other element.
-ConvInput conv_input(LowerContext& ctx, const std::string& name, const TensorExpr& x, const WindowGeometry& g,
-                     const std::vector<int64_t>& out, int64_t extra_rows = 0) {
-  size_t dims = size_t(g.spatial());
-  ConvInput in{x, std::vector<int64_t>(g.pad_begin.begin(), g.pad_begin.end()), std::vector<bool>(dims, false)};
-  bool relayout = false;
-  for (size_t u = 0; u < dims; ++u) {
-    int64_t highest = (out[2 + u] - 1) * g.strides[u] - g.pad_begin[u] + g.extent(int(u)) - 1;
-    in.phased[u] = g.strides[u] > 1;
-    relayout = relayout || g.pad_begin[u] > 0 || highest >= g.in[u] || in.phased[u];
-  }
-  if (!relayout && extra_rows == 0) return in;
-  std::vector<int64_t> positions = relaid_positions(g, out);
-  positions[0] += extra_rows;
-  std::vector<int64_t> source_extents(g.in.begin(), g.in.end()), pad = in.pad, padded = positions;
-  bool any_phased = false, zeros = false;
-  for (size_t u = 0; u < dims; ++u) {
-    if (in.phased[u]) padded[u] = positions[u] * g.strides[u];
-    any_phased = any_phased || in.phased[u];
-    zeros = zeros || pad[u] > 0 || padded[u] - pad[u] > g.in[u];
-  }
-  TensorExpr source = x;
-  if (any_phased && zeros) {
-    source = relayout_stage(ctx, name + "_pad", x, g, padded, std::vector<bool>(dims, false), pad, source_extents);
-    source_extents = padded;
-    pad.assign(dims, 0);
-  }
-  in.tensor = relayout_stage(ctx, name + (any_phased ? "_phases" : "_pad"), source, g, positions, in.phased, pad,
-                             source_extents);
-  in.pad.assign(dims, 0);
-  return in;
-}
-
 // Output rows shorter than this, or not a multiple of kFlatRowMultiple, are
 // computed flat (lower_flat_conv): a row of 14 or 55 outputs is vectors and a
 // tail; a flat row is whole vectors.
@@ -206,7 +70,7 @@ std::vector<TensorExpr> lower_flat_conv(LowerContext& ctx, const graph::Node& no
   };
   int64_t last = flat - 1 + tap_reach(0) * width + tap_reach(1);
   int64_t extra_rows = std::max<int64_t>(0, last / width + 1 - positions[0]);
-  ConvInput xin = conv_input(ctx, stage_name(node), x, g, out, extra_rows);
+  WindowInput xin = window_input(ctx, stage_name(node), x, g, out, extra_rows, const_of(x.dtype, 0));
   auto value = [=](const std::vector<Expr>& s, const std::vector<Expr>& r) {
     Expr channel = input_channel(s[1], r[0], group, cg, mg);
     return cast(t, xin.at_flat(s[0], channel, s[2], r, width, g)) * cast(t, w.at({s[1], r[0], r[1], r[2]}));
@@ -264,7 +128,7 @@ std::vector<TensorExpr> lower_flat_pointwise(LowerContext& ctx, const graph::Nod
 
 // Y[n, oc, o...] = sum over ci < C/group, k...:
 //   X[n, g * C/group + ci, o * s - pad + k * d ...] * W[oc, ci, k...]   (g = oc / (M/group))
-// read through the re-laid-out input of conv_input.
+// read through the re-laid-out input of window_input.
 std::vector<TensorExpr> lower_conv(LowerContext& ctx, const graph::Node& node,
                                    const std::vector<TensorExpr>& in) {
   const TensorExpr &x = in[0], &w = in[1];
@@ -284,7 +148,7 @@ std::vector<TensorExpr> lower_conv(LowerContext& ctx, const graph::Node& node,
     return lower_flat_pointwise(ctx, node, in, out);
   if (ragged && !pointwise)
     return lower_flat_conv(ctx, node, in, g, out, extents);
-  ConvInput xin = conv_input(ctx, stage_name(node), x, g, out);
+  WindowInput xin = window_input(ctx, stage_name(node), x, g, out, 0, const_of(x.dtype, 0));
   auto value = [=](const std::vector<Expr>& s, const std::vector<Expr>& r) {
     std::vector<Expr> wi = {s[1], r[0]};
     for (int d = 0; d < g.spatial(); ++d) wi.push_back(r[1 + size_t(d)]);

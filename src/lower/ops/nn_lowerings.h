@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/graph/ops/window_geometry.h"
 #include "src/lower/op_lowering.h"
 
 namespace tessel::lower::nn {
@@ -69,5 +70,52 @@ tir::Expr window_index(const tir::Expr& o, int64_t stride, int64_t pad, const ti
 std::vector<tir::Expr> broadcast_indices(const std::vector<int64_t>& shape,
                                          const std::vector<tir::Expr>& target,
                                          const std::vector<int64_t>& target_shape = {});
+
+// A windowed op's view of its input: X itself, or X re-laid out by one or
+// two stages so that the reduction reads it without a guard and, along each
+// spatial dimension, with unit stride in the output position:
+//  - zero padding materialised: a guard in the reduction would put a branch
+//    in its innermost loops, which keeps them from being vectorized;
+//  - a strided dimension split into phases, Xs[.., ph, .., q] = Xpad[.., q * s + ph],
+//    so the window element o * s + k * d is Xs[.., (k * d) % s, .., o + (k * d) / s]:
+//    consecutive outputs read consecutive elements (a gather otherwise).
+// Each stage costs one pass over the input.
+struct WindowInput {
+  TensorExpr tensor;
+  std::vector<int64_t> pad;  // per spatial dim: the padding the index still subtracts
+  std::vector<bool> phased;  // per spatial dim: split into stride phases
+
+  // Tap r along dim u in input elements (k * d), and split by the stride:
+  // its phase, and its offset in positions of the re-laid-out input.
+  static tir::Expr tap(const std::vector<tir::Expr>& r, size_t u, const graph::ops::WindowGeometry& g) {
+    return g.dilations[u] == 1 ? r[1 + u] : r[1 + u] * g.dilations[u];
+  }
+  tir::Expr tap_phase(const std::vector<tir::Expr>& r, size_t u, const graph::ops::WindowGeometry& g) const {
+    return floormod(tap(r, u, g), g.strides[u]);
+  }
+  tir::Expr tap_position(const std::vector<tir::Expr>& r, size_t u, const graph::ops::WindowGeometry& g) const {
+    return phased[u] ? floordiv(tap(r, u, g), g.strides[u]) : tap(r, u, g);
+  }
+
+  // The re-laid-out 2-D input read at flat position f of a plane of width
+  // `width`: the element f + (tap offset) of the plane, as [row, column].
+  tir::Expr at_flat(const tir::Expr& n, const tir::Expr& channel, const tir::Expr& f,
+                    const std::vector<tir::Expr>& r, int64_t width, const graph::ops::WindowGeometry& g) const;
+  // The input of output s (its channel `channel`) at window tap r = [c, k...].
+  tir::Expr at(const std::vector<tir::Expr>& s, const tir::Expr& channel, const std::vector<tir::Expr>& r,
+               const graph::ops::WindowGeometry& g) const;
+};
+
+// The window input of op `name` (stage names name_pad, name_phases): x
+// itself when it needs neither padding nor phases (and extra_rows is 0),
+// else x re-laid out; pad_value fills the padding (0 for Conv, -inf for
+// MaxPool). extra_rows: zero rows appended below the first spatial dim (for
+// the reads of a flat convolution past its last output row).
+WindowInput window_input(LowerContext& ctx, const std::string& name, const TensorExpr& x,
+                         const graph::ops::WindowGeometry& g, const std::vector<int64_t>& out, int64_t extra_rows,
+                         const tir::Expr& pad_value);
+
+// The extents of the re-laid-out input's positions, per spatial dim.
+std::vector<int64_t> relaid_positions(const graph::ops::WindowGeometry& g, const std::vector<int64_t>& out);
 
 }  // namespace tessel::lower::nn

@@ -63,12 +63,23 @@ std::vector<TensorExpr> lower_max_pool(LowerContext& ctx, const graph::Node& nod
   WindowGeometry g = pool_geometry(node, x);
   std::vector<int64_t> out = output_shape(node);
   Expr lowest = combiner_identity(Combiner::kMax, x.dtype);
+  if (node.outputs.size() < 2) {
+    // As a convolution reads its input: padded with -inf and split into
+    // stride phases by re-layout stages, the window read unguarded and with
+    // unit stride (guarded strided reads were gathers).
+    WindowInput xin = window_input(ctx, stage_name(node), x, g, out, 0, lowest);
+    return {ctx.reduce(stage_name(node), out, x.dtype, g.kernel, Combiner::kMax,
+                       [=](const std::vector<Expr>& s, const std::vector<Expr>& r) {
+                         std::vector<Expr> taps = {int_imm(0)};  // WindowInput's r[0] is a channel
+                         taps.insert(taps.end(), r.begin(), r.end());
+                         return xin.at(s, s[1], taps, g);
+                       })};
+  }
   TensorExpr y = ctx.reduce(stage_name(node), out, x.dtype, g.kernel, Combiner::kMax,
                             [=](const std::vector<Expr>& s, const std::vector<Expr>& r) {
                               WindowRead w = window_read(g, out, s, r);
                               return w.guard.read(x, w.indices, lowest);
                             });
-  if (node.outputs.size() < 2) return {y};
   // Indices: the first tap (in window order, which is input order) holding the maximum.
   bool column_major = node.attrs.get_int("storage_order") == 1;
   Expr none = int_imm(std::numeric_limits<int64_t>::max());
