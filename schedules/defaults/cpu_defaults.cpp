@@ -170,11 +170,11 @@ void attach_epilogues(Context& ctx, const std::vector<BlockInfo>& blocks, size_t
   }
 }
 
-// The vector part of a register tile: a matmul's as matmul_tile_columns,
-// else as vector_factor.
+// The vector part of a register tile: a matmul's or convolution's (output
+// channels x flat positions) as matmul_tile_columns, else as vector_factor.
 int64_t tile_vector_factor(const BlockInfo& info, int64_t lanes) {
   int64_t extent = info.extents[info.vector_loop];
-  if (info.kind == BlockKind::kMatmul && info.unroll_loop >= 0)
+  if ((info.kind == BlockKind::kMatmul || info.kind == BlockKind::kConv) && info.unroll_loop >= 0)
     if (int64_t columns = matmul_tile_columns(info.extents[info.unroll_loop], extent, lanes)) return columns;
   return vector_factor(extent, lanes);
 }

@@ -73,6 +73,19 @@ TEST(LowerNnConv, ShortRowsAreComputedFlat) {
                  kv("dilations", ints({2, 1}))));
 }
 
+// With 16 output channels or more, rows of whole vectors are computed flat
+// too (room for a wide register tile); a depthwise conv keeps its rows.
+TEST(LowerNnConv, WideConvsAreFlatAndDepthwiseKeepsRows) {
+  LoweredNode wide = check_op("Conv", "c", {f32_arg({1, 2, 4, 32}), f32_arg({16, 2, 3, 3})},
+                              attrs(kv("pads", ints({1, 1, 1, 1}))));
+  EXPECT_EQ(block_shapes(wide.func), (vector<std::string>{"c_pad_1: S S S S", "c: S S S R R R", "out0: S S S S"}));
+  // 4 rows of 34 = 136 positions (more than 512 would pad to a multiple of 48).
+  EXPECT_NE(wide.text().find("alloc c: f32[1, 16, 144]"), std::string::npos) << wide.text();
+  LoweredNode dw = check_op("Conv", "d", {f32_arg({1, 16, 4, 32}), f32_arg({16, 1, 3, 3})},
+                            attrs(kv("pads", ints({1, 1, 1, 1})), kv("group", int64_t(16))));
+  EXPECT_EQ(block_shapes(dw.func), (vector<std::string>{"d_pad_1: S S S S", "d: S S S S R R R"}));
+}
+
 // A 1x1 conv with short rows is a matmul over the flat plane, read in place:
 // 7 x 7 = 49 columns as a block of 48 (whole tiles) and a tail of 1.
 TEST(LowerNnConv, ShortPointwiseRowsAreAFlatMatmulAndATail) {

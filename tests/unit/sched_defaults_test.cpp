@@ -123,14 +123,17 @@ TEST(SchedDefaults, ShortRowsAreTiledFlat) {
   narrow.W = 10;
   Schedule sch = scheduled_workload(Workload::kConv2d, {}, narrow);  // OC 8, H = W = 10, C 4, 3x3
   std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "conv");
-  // (n, co_o, f_o) fused and parallel, ci, kh, kw, co_i unrolled, f_i vectorized.
-  ASSERT_EQ(loops.size(), 6u) << sch.func();
+  // The flat plane (10 rows of 12, padded to 128) tiled as a matmul's columns:
+  // 8 channels are not a multiple of 6, so 4 rows of two vectors (16 lanes).
+  // (n, co_o) fused and parallel, f_o, ci, kh, kw, co_i unrolled, f_i vectorized.
+  ASSERT_EQ(loops.size(), 7u) << sch.func();
   EXPECT_EQ(loops[0]->for_kind, tir::ForKind::kParallel);
-  EXPECT_EQ(extent(loops[0]), 8);
-  EXPECT_EQ(loops[4]->for_kind, tir::ForKind::kUnrolled);
-  EXPECT_EQ(extent(loops[4]), 8);
-  EXPECT_EQ(loops[5]->for_kind, tir::ForKind::kVectorized);
-  EXPECT_EQ(extent(loops[5]), 16);
+  EXPECT_EQ(extent(loops[0]), 2);
+  EXPECT_EQ(extent(loops[1]), 4);
+  EXPECT_EQ(loops[5]->for_kind, tir::ForKind::kUnrolled);
+  EXPECT_EQ(extent(loops[5]), 4);
+  EXPECT_EQ(loops[6]->for_kind, tir::ForKind::kVectorized);
+  EXPECT_EQ(extent(loops[6]), 32);
   // Its epilogue reads the flat rows back as a plane and stays outside the
   // tile, so the tile accumulates in a local buffer written back once.
   EXPECT_NE(to_string(sch.func()).find("_local: f32["), std::string::npos) << sch.func();

@@ -40,14 +40,26 @@ TensorExpr with_bias(const TensorExpr& y, const std::vector<TensorExpr>& in, DTy
 }
 
 // Output rows shorter than this, or not a multiple of kFlatRowMultiple, are
-// computed flat (lower_flat_conv): a row of 14 or 55 outputs is vectors and a
-// tail; a flat row is whole vectors.
+// ragged: a row of 14 or 55 outputs is vectors and a tail; a flat row is
+// whole vectors. Ragged convs are computed flat (lower_flat_conv); so are all
+// 2-D convs that are neither 1x1 nor depthwise, whatever their rows: flat, the
+// tile's vector part can be two or three vectors (4 x 24 or 6 x 16) instead of
+// one vector of a row (8 x 8: a broadcast load per FMA). ResNet-18 on one
+// thread: 69-80 -> 61-62 ms. Depthwise convs keep their rows (flat, their
+// per-channel stages were slower), and so do convs with fewer output channels
+// than kFlatMinChannels (no room for the wide tile's rows, and the flat form
+// costs a pass of its own for the epilogue).
 constexpr int64_t kFlatRowLimit = 32;
+constexpr int64_t kFlatMinChannels = 16;
 constexpr int64_t kFlatRowMultiple = 8;
-// The flat extent is padded to a multiple of this (16 f32 lanes: AVX-512; two AVX2 vectors).
+// The flat extent is padded to a multiple of kFlatAlign (16 f32 lanes:
+// AVX-512; two AVX2 vectors), or of kWideFlatAlign when more than
+// kWidePlane (room for tiles of 16, 24 and 48 columns, for little padding).
 constexpr int64_t kFlatAlign = 16;
+constexpr int64_t kWideFlatAlign = 48;
+constexpr int64_t kWidePlane = 512;
 
-// A 2-D convolution with short output rows (ResNet's 14 x 14 and 7 x 7)
+// A 2-D convolution (short, ragged or any non-depthwise rows; see above)
 // computed as one flat row per output channel over the re-laid-out input
 // plane of width W': Yf[n, oc, f], f = oh * W' + ow, reads the plane at
 // f + th * W' + tw (th, tw: the tap's offsets), so consecutive f read
@@ -63,7 +75,8 @@ std::vector<TensorExpr> lower_flat_conv(LowerContext& ctx, const graph::Node& no
   DType t = accum_dtype(x.dtype);
   std::vector<int64_t> positions = relaid_positions(g, out);
   int64_t width = positions[1];
-  int64_t flat = (out[2] * width + kFlatAlign - 1) / kFlatAlign * kFlatAlign;
+  int64_t align = out[2] * width > kWidePlane ? kWideFlatAlign : kFlatAlign;
+  int64_t flat = (out[2] * width + align - 1) / align * align;
   auto tap_reach = [&](size_t u) {  // the largest tap offset in positions
     int64_t tap = (g.kernel[u] - 1) * g.dilations[u];
     return g.strides[u] > 1 ? tap / g.strides[u] : tap;
@@ -140,13 +153,15 @@ std::vector<TensorExpr> lower_conv(LowerContext& ctx, const graph::Node& node,
   std::vector<int64_t> extents = {cg};
   extents.insert(extents.end(), kernel.begin(), kernel.end());
   DType t = accum_dtype(x.dtype);
-  // Pointwise convs (1x1 taps) keep their rows: flat rows would need a
-  // re-laid-out copy of their input for the alignment (measured slower).
+  // Pointwise convs (1x1 taps) with ragged rows are a flat matmul (their
+  // input needs no copy); with rows of whole vectors, they keep their rows.
   bool pointwise = kernel.size() == 2 && kernel[0] == 1 && kernel[1] == 1;
+  bool depthwise = group > 1 && cg == 1;
   bool ragged = g.spatial() == 2 && (out[3] < kFlatRowLimit || out[3] % kFlatRowMultiple != 0);
   if (ragged && is_plain_pointwise(g, group) && out[2] * out[3] >= kFlatAlign)
     return lower_flat_pointwise(ctx, node, in, out);
-  if (ragged && !pointwise)
+  bool wide_tiles = !depthwise && mg >= kFlatMinChannels;
+  if (g.spatial() == 2 && !pointwise && (ragged || wide_tiles))
     return lower_flat_conv(ctx, node, in, g, out, extents);
   WindowInput xin = window_input(ctx, stage_name(node), x, g, out, 0, const_of(x.dtype, 0));
   auto value = [=](const std::vector<Expr>& s, const std::vector<Expr>& r) {
