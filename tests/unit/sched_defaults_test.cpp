@@ -7,6 +7,8 @@
 
 #include "schedules/defaults/block_kind.h"
 #include "schedules/defaults/cpu_defaults.h"
+#include "src/lower/compact_buffers.h"
+#include "src/lower/flatten_blocks.h"
 #include "tests/unit/sched_workloads_util.h"
 
 namespace tessel::sched_workloads {
@@ -113,6 +115,28 @@ TEST(SchedDefaults, ConvTilesOutputChannelsTimesWidth) {
     EXPECT_EQ(epi[1], loops[1]);
     EXPECT_EQ(epi.back()->for_kind, tir::ForKind::kVectorized);
     EXPECT_EQ(count_kind(epi, tir::ForKind::kParallel), 1);
+  }
+}
+
+// The parallel loop fuses the fewest outer loops that give each thread 4
+// chunks: one thread needs the 4 channel tiles alone, two also the rows.
+// With the channel tiles alone, the parallel loop indexes linearly and the
+// epilogue's conv buffer compacts to one tile. (Fused with the rows, it
+// indexes by // and %, which compact_buffers cannot yet see through.)
+TEST(SchedDefaults, TheParallelLoopFusesTheFewestLoopsThatFillTheThreads) {
+  Shapes wide;
+  wide.W = 40;
+  for (int threads : {1, 2}) {
+    CpuScheduleOptions options;
+    options.num_threads = threads;
+    Schedule sch = scheduled_workload(Workload::kFusedConv, options, wide);
+    std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "conv");
+    ASSERT_FALSE(loops.empty());
+    EXPECT_EQ(loops[0]->for_kind, tir::ForKind::kParallel) << sch.func();
+    EXPECT_EQ(extent(loops[0]), threads == 1 ? 4 : 40) << sch.func();
+    if (threads > 1) continue;
+    std::string flat = tir::to_string(lower::compact_buffers(lower::flatten_blocks(sch.func())));
+    EXPECT_NE(flat.find("alloc conv: f32[1, 2, 1, 40]"), std::string::npos) << flat;
   }
 }
 
