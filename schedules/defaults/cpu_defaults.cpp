@@ -1,30 +1,46 @@
-// The default CPU schedule, one rule per block kind (see cpu_defaults.h).
+// The default CPU schedule: the entry point, the helpers its rules share
+// (cpu_rules.h), and the tiled rule (register tiles for matmuls, convolutions
+// and reductions). Elementwise blocks: cpu_elementwise.cpp; windowed blocks
+// computed per channel with their private stages: cpu_per_channel.cpp.
 #include "schedules/defaults/cpu_defaults.h"
 
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 #include <map>
-#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
-#include "ir/tensor/functor.h"
-#include "ir/tensor/simplify.h"
 #include "schedules/defaults/block_kind.h"
+#include "schedules/defaults/cpu_rules.h"
 #include "schedules/tree_query.h"
 
 namespace tessel::sched {
 
 namespace {
 
-struct Context {
-  Schedule& sch;
-  const CpuScheduleOptions& options;
-};
+using cpu_rules::attempt;
+using cpu_rules::extent_of;
 
-// Vector lanes for the block's element type: vector_lanes f32 lanes fill one register.
+// Vectorizes the innermost loop of the block when its extent is worth it.
+void vectorize_innermost(Schedule& sch, const std::string& name) {
+  std::vector<LoopRV> loops = sch.get_loops(sch.get_block(name));
+  if (!loops.empty() && extent_of(sch, loops.back()) > 1) sch.vectorize(loops.back());
+}
+
+bool reads_any(const tir::PrimFunc& func, const std::string& name,
+               const std::set<const tir::BufferNode*>& bufs) {
+  const auto* block = find_block(func, name).as<tir::BlockNode>();
+  for (const tir::BufferRegion& r : block->reads)
+    if (bufs.count(r.buffer.get())) return true;
+  return false;
+}
+
+}  // namespace
+
+namespace cpu_rules {
+
 int64_t lanes_for(const BlockInfo& info, const CpuScheduleOptions& options) {
   int64_t size = int64_t(dtype_size(info.output->dtype));
   return std::max<int64_t>(1, options.vector_lanes * 4 / std::max<int64_t>(size, 1));
@@ -51,24 +67,8 @@ int64_t extent_of(const Schedule& sch, LoopRV loop) {
   return imm ? imm->value : 0;
 }
 
-// Runs a rule on a copy of the schedule and keeps the copy only when every step was legal.
-template <class Rule>
-bool attempt(Schedule& sch, Rule&& rule) {
-  Schedule trial = sch;
-  try {
-    rule(trial);
-  } catch (const ScheduleError&) {
-    return false;
-  }
-  sch = std::move(trial);
-  return true;
-}
-
-// A reduction in register-tile form: the spatial loops split at the vector and
-// unroll loops, ordered [outer spatial..., reduction..., unrolled, vectorized],
-// the init hoisted above the reduction. Returns the outer spatial loops.
 std::vector<LoopRV> tile_reduction(Schedule& sch, const BlockInfo& info, int64_t vec, int64_t unroll,
-                                   bool local_tile = false) {
+                                   bool local_tile) {
   BlockRV block = sch.get_block(info.name);
   std::vector<LoopRV> loops = sch.get_loops(block);
   std::vector<LoopRV> outer, reduce, unrolled, vectorized;
@@ -148,20 +148,6 @@ void parallelize(Context& ctx, std::vector<LoopRV> outer, int64_t work) {
   attempt(ctx.sch, [&](Schedule& s) { s.parallel(outer.size() == 1 ? outer[0] : s.fuse(outer)); });
 }
 
-// Vectorizes the innermost loop of the block when its extent is worth it.
-void vectorize_innermost(Schedule& sch, const std::string& name) {
-  std::vector<LoopRV> loops = sch.get_loops(sch.get_block(name));
-  if (!loops.empty() && extent_of(sch, loops.back()) > 1) sch.vectorize(loops.back());
-}
-
-bool reads_any(const tir::PrimFunc& func, const std::string& name,
-               const std::set<const tir::BufferNode*>& bufs) {
-  const auto* block = find_block(func, name).as<tir::BlockNode>();
-  for (const tir::BufferRegion& r : block->reads)
-    if (bufs.count(r.buffer.get())) return true;
-  return false;
-}
-
 // Moves the elementwise blocks after the anchor that consume its result (or
 // an attached epilogue's) under the anchor's tile loop, vectorized there; one
 // that cannot go there (it reads a flat convolution's rows back as planes)
@@ -185,14 +171,20 @@ void attach_epilogues(Context& ctx, const std::vector<BlockInfo>& blocks, size_t
   }
 }
 
-// The vector part of a register tile: a matmul's or convolution's (output
-// channels x flat positions) as matmul_tile_columns, else as vector_factor.
+// A matmul's or convolution's (output channels x flat positions) as
+// matmul_tile_columns, else as vector_factor.
 int64_t tile_vector_factor(const BlockInfo& info, int64_t lanes) {
   int64_t extent = info.extents[info.vector_loop];
   if ((info.kind == BlockKind::kMatmul || info.kind == BlockKind::kConv) && info.unroll_loop >= 0)
     if (int64_t columns = matmul_tile_columns(info.extents[info.unroll_loop], extent, lanes)) return columns;
   return vector_factor(extent, lanes);
 }
+
+}  // namespace cpu_rules
+
+namespace {
+
+using namespace cpu_rules;
 
 // The unrolled rows of a register tile, so that rows x vector parts of
 // accumulators fit the 16 vector registers with room for the operands:
@@ -247,202 +239,6 @@ void schedule_tiled(Context& ctx, const std::vector<BlockInfo>& blocks, size_t i
   parallelize(ctx, outer, info.iterations * info.ops_per_iter);
 }
 
-// The loop whose iterations are the phases of a strided read along the
-// innermost loop: some load's last index is v * s + p (+ a constant), v the
-// innermost loop's variable, p another loop's, of extent s. -1 for none.
-// (A conv input split into stride phases: Xs[.., p, .., q] = X[.., q * s + p].)
-int phase_loop(const tir::PrimFunc& func, const BlockInfo& info) {
-  const auto* block = find_block(func, info.name).as<tir::BlockNode>();
-  if (!block || info.extents.size() < 2) return -1;
-  const tir::Var& v = block->iter_vars.back().var;
-  int found = -1;
-  tir::walk_exprs(block->body, [&](const tir::Expr& e) {
-    const auto* load = e.as<tir::LoadNode>();
-    if (found >= 0 || !load || load->indices.empty()) return;
-    for (size_t l = 0; l + 1 < info.extents.size() && found < 0; ++l) {
-      int64_t s = info.extents[l];
-      if (s < 2 || s > 4) continue;
-      tir::Expr rest = tir::simplify(load->indices.back() - v * s - block->iter_vars[l].var);
-      if (rest->kind == tir::ExprKind::kIntImm) found = int(l);
-    }
-  });
-  return found;
-}
-
-// The phase loop moved inside the vector loop and unrolled: each vector
-// iteration then reads all s phases of s vectors of input, which LLVM does
-// with wide loads and shuffles; one phase at a time, it loads lane by lane.
-// The outer loops fused and parallel.
-bool schedule_deinterleave(Context& ctx, const BlockInfo& info, int phase) {
-  LoopRV outer;
-  bool shaped = attempt(ctx.sch, [&](Schedule& s) {
-    std::vector<LoopRV> loops = s.get_loops(s.get_block(info.name));
-    LoopRV p = loops[size_t(phase)], vec = loops.back();
-    loops.erase(loops.begin() + phase);
-    loops.pop_back();
-    std::vector<LoopRV> order = loops;
-    order.push_back(vec);
-    order.push_back(p);
-    s.reorder(order);
-    s.unroll(p);
-    s.vectorize(vec);
-    outer = loops.size() > 1 ? s.fuse(loops) : loops[0];
-  });
-  if (shaped) parallelize(ctx, {outer}, info.iterations * info.ops_per_iter);
-  return shaped;
-}
-
-// Rows of at least a vector: the outer loops fused into one parallel loop,
-// the row vectorized whole (LLVM gives it its tail), so indices stay affine.
-// Shorter rows: everything fused into one loop, split into (outer, vector),
-// parallel outer, vectorized inner.
-void schedule_elementwise(Context& ctx, const BlockInfo& info) {
-  if (info.iterations <= 1) return;
-  int64_t lanes = lanes_for(info, ctx.options);
-  int64_t row = info.extents.back();
-  if (row >= lanes) {
-    int phase = phase_loop(ctx.sch.func(), info);
-    if (phase >= 0 && schedule_deinterleave(ctx, info, phase)) return;
-  }
-  if (row >= lanes && info.extents.size() > 1) {
-    LoopRV outer;
-    bool shaped = attempt(ctx.sch, [&](Schedule& s) {
-      std::vector<LoopRV> loops = s.get_loops(s.get_block(info.name));
-      s.vectorize(loops.back());
-      loops.pop_back();
-      outer = loops.size() > 1 ? s.fuse(loops) : loops[0];
-    });
-    if (shaped) parallelize(ctx, {outer}, info.iterations * info.ops_per_iter);
-    return;
-  }
-  // Short rows: the trailing loops fused into a plane of a few vectors (7 x 7
-  // -> 49), vectorized whole, the rest parallel. Its index stays one variable
-  // of the plane: contiguous reads, and guards partition_vector_loops can split.
-  size_t trailing = info.extents.size();
-  int64_t plane = 1;
-  while (trailing > 0 && plane < 4 * lanes) plane *= info.extents[--trailing];
-  if (trailing > 0 && plane >= 4 * lanes) {
-    LoopRV outer;
-    bool shaped = attempt(ctx.sch, [&](Schedule& s) {
-      std::vector<LoopRV> loops = s.get_loops(s.get_block(info.name));
-      std::vector<LoopRV> inner(loops.begin() + long(trailing), loops.end());
-      loops.resize(trailing);
-      s.vectorize(s.fuse(inner));
-      outer = loops.size() > 1 ? s.fuse(loops) : loops[0];
-    });
-    if (shaped) {
-      parallelize(ctx, {outer}, info.iterations * info.ops_per_iter);
-      return;
-    }
-  }
-  int64_t vec = vector_factor(info.iterations, lanes);
-  LoopRV outer;
-  bool shaped = attempt(ctx.sch, [&](Schedule& s) {
-    std::vector<LoopRV> loops = s.get_loops(s.get_block(info.name));
-    LoopRV all = loops.size() > 1 ? s.fuse(loops) : loops[0];
-    outer = all;
-    if (vec == info.iterations) {
-      s.vectorize(all);
-    } else if (vec > 1) {
-      std::vector<LoopRV> parts = s.split(all, {info.iterations / vec, vec}, /*exact=*/true);
-      s.vectorize(parts[1]);
-      outer = parts[0];
-    }
-  });
-  if (shaped && vec != info.iterations) parallelize(ctx, {outer}, info.iterations * info.ops_per_iter);
-}
-
-// The re-layout stages (zero padding, stride phases) that only the
-// depthwise block `anchor` reads, directly or through one another; consumers first.
-std::vector<std::string> private_stages(Schedule& sch, const std::vector<BlockInfo>& blocks, size_t anchor) {
-  std::vector<std::string> stages;
-  std::vector<std::string> frontier{blocks[anchor].name};
-  while (!frontier.empty()) {
-    std::string consumer = frontier.back();
-    frontier.pop_back();
-    for (BlockRV p : sch.get_producers(sch.get_block(consumer))) {
-      std::string name = sch.block_name(p);
-      auto info = std::find_if(blocks.begin(), blocks.end(), [&](const BlockInfo& b) { return b.name == name; });
-      std::vector<BlockRV> users = sch.get_consumers(p);
-      if (info == blocks.end() || info->kind != BlockKind::kElementwise || users.size() != 1) continue;
-      stages.push_back(name);
-      frontier.push_back(name);
-    }
-  }
-  return stages;
-}
-
-// A stage computed inside a depthwise block's channel loop: its innermost
-// loop vectorized, with the phase loop of a strided read unrolled inside it.
-void schedule_private_stage(Schedule& sch, const std::string& name, size_t plane_depth) {
-  std::vector<LoopRV> loops = sch.get_loops(sch.get_block(name));
-  if (loops.size() <= plane_depth) return;
-  std::vector<LoopRV> own(loops.begin() + long(plane_depth), loops.end());
-  const auto* block = find_block(sch.func(), name).as<tir::BlockNode>();
-  // The phase loop: the one of extent s whose variable is p in an index v * s + p.
-  std::optional<size_t> phase;
-  if (block && own.size() >= 2) {
-    const tir::ForNode& inner = sch.loop(own.back());
-    tir::walk_exprs(block->body, [&](const tir::Expr& e) {
-      const auto* load = e.as<tir::LoadNode>();
-      if (phase || !load || load->indices.empty()) return;
-      for (size_t l = 0; l + 1 < own.size() && !phase; ++l) {
-        const tir::ForNode& f = sch.loop(own[l]);
-        const auto* ext = f.extent.as<tir::IntImmNode>();
-        if (!ext || ext->value < 2 || ext->value > 4) continue;
-        tir::VarMap bind;
-        for (size_t i = 0; i < block->iter_vars.size(); ++i) bind[block->iter_vars[i].var.get()] = block->iter_values[i];
-        tir::Expr index = tir::substitute(load->indices.back(), bind);
-        tir::Expr rest = tir::simplify(index - inner.var * ext->value - f.var);
-        if (rest->kind == tir::ExprKind::kIntImm) phase = l;
-      }
-    });
-  }
-  attempt(sch, [&](Schedule& s) {
-    if (phase) {
-      LoopRV p = own[*phase], vec = own.back();
-      std::vector<LoopRV> order;
-      for (size_t l = 0; l + 1 < own.size(); ++l)
-        if (l != *phase) order.push_back(own[l]);
-      order.push_back(vec);
-      order.push_back(p);
-      s.reorder(order);
-      s.unroll(p);
-      s.vectorize(vec);
-    } else {
-      s.vectorize(own.back());
-    }
-  });
-}
-
-// A depthwise conv reads one input channel per output channel: its re-layout
-// stages are computed per channel inside its parallel channel loop, where
-// their planes stay in cache, instead of each streaming the whole input
-// through memory once more.
-bool schedule_depthwise(Context& ctx, const std::vector<BlockInfo>& blocks, size_t index,
-                        const std::vector<std::string>& stages, std::set<std::string>& done) {
-  const BlockInfo& info = blocks[index];
-  if (stages.empty() || info.spatial.size() < 3) return false;
-  int64_t lanes = lanes_for(info, ctx.options);
-  int64_t vec = info.vector_loop < 0 ? 1 : tile_vector_factor(info, lanes);
-  std::vector<LoopRV> outer;
-  LoopRV plane;
-  bool ok = attempt(ctx.sch, [&](Schedule& s) {
-    outer = tile_reduction(s, info, vec, 1);
-    plane = s.fuse({outer[0], outer[1]});
-    for (const std::string& stage : stages) s.compute_at(s.get_block(stage), plane);
-  });
-  if (!ok) return false;
-  for (const std::string& stage : stages) schedule_private_stage(ctx.sch, stage, 1);
-  std::vector<LoopRV> loops = ctx.sch.get_loops(ctx.sch.get_block(info.name));  // [plane, ..., tile, reduction...]
-  std::vector<LoopRV> outward(loops.begin(), loops.begin() + long(outer.size()) - 1);
-  std::reverse(outward.begin(), outward.end());
-  attach_epilogues(ctx, blocks, index, outward, done);
-  if (extent_of(ctx.sch, plane) >= ctx.options.num_threads)
-    attempt(ctx.sch, [&](Schedule& s) { s.parallel(plane); });
-  return true;
-}
-
 }  // namespace
 
 // Measured on a transformer's 128 x 768 x 3072 linear layers (one thread,
@@ -453,11 +249,13 @@ int64_t matmul_tile_columns(int64_t rows, int64_t columns, int64_t lanes) {
   return 0;
 }
 
+
 void apply_default_cpu_schedule(Schedule& sch, const CpuScheduleOptions& options) {
+  using namespace cpu_rules;
   Context ctx{sch, options};
   std::vector<BlockInfo> blocks = classify_blocks(sch.func());
   std::set<std::string> done;  // epilogues already placed with their anchor
-  std::map<size_t, std::vector<std::string>> private_to;  // depthwise block -> its stages
+  std::map<size_t, std::vector<std::string>> private_to;  // windowed block -> its private stages
   for (size_t i = 0; i < blocks.size(); ++i) {
     if (blocks[i].kind != BlockKind::kDepthwise && blocks[i].kind != BlockKind::kReduction) continue;
     private_to[i] = private_stages(sch, blocks, i);
@@ -468,7 +266,7 @@ void apply_default_cpu_schedule(Schedule& sch, const CpuScheduleOptions& options
     switch (blocks[i].kind) {
       case BlockKind::kDepthwise:
       case BlockKind::kReduction:
-        if (schedule_depthwise(ctx, blocks, i, private_to[i], done)) break;
+        if (schedule_per_channel(ctx, blocks, i, private_to[i], done)) break;
         for (const std::string& stage : private_to[i])
           for (const BlockInfo& b : blocks)
             if (b.name == stage) schedule_elementwise(ctx, b);

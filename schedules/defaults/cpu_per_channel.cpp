@@ -1,0 +1,73 @@
+// The default CPU schedule's rule for windowed blocks that read one input
+// channel per output channel (depthwise convs, pools): their private
+// re-layout stages (padding, stride phases) computed per channel.
+#include <algorithm>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "schedules/defaults/cpu_rules.h"
+
+namespace tessel::sched::cpu_rules {
+
+namespace {
+
+// A stage computed inside a per-channel block's channel loop: its innermost
+// loop vectorized, with the phase loop of a strided read unrolled inside it.
+void schedule_private_stage(Schedule& sch, const std::string& name, size_t plane_depth) {
+  std::vector<LoopRV> loops = sch.get_loops(sch.get_block(name));
+  if (loops.size() <= plane_depth) return;
+  std::vector<LoopRV> own(loops.begin() + long(plane_depth), loops.end());
+  attempt(sch, [&](Schedule& s) { vectorize_with_phases(s, own, phase_loop(s, name, own)); });
+}
+
+}  // namespace
+
+std::vector<std::string> private_stages(Schedule& sch, const std::vector<BlockInfo>& blocks, size_t anchor) {
+  std::vector<std::string> stages;
+  std::vector<std::string> frontier{blocks[anchor].name};
+  while (!frontier.empty()) {
+    std::string consumer = frontier.back();
+    frontier.pop_back();
+    for (BlockRV p : sch.get_producers(sch.get_block(consumer))) {
+      std::string name = sch.block_name(p);
+      auto info = std::find_if(blocks.begin(), blocks.end(), [&](const BlockInfo& b) { return b.name == name; });
+      std::vector<BlockRV> users = sch.get_consumers(p);
+      if (info == blocks.end() || info->kind != BlockKind::kElementwise || users.size() != 1) continue;
+      stages.push_back(name);
+      frontier.push_back(name);
+    }
+  }
+  return stages;
+}
+
+// A depthwise conv (or a pool) reads one input channel per output channel:
+// its re-layout stages are computed per channel inside its parallel channel
+// loop, where their planes stay in cache, instead of each streaming the
+// whole input through memory once more.
+bool schedule_per_channel(Context& ctx, const std::vector<BlockInfo>& blocks, size_t index,
+                          const std::vector<std::string>& stages, std::set<std::string>& done) {
+  const BlockInfo& info = blocks[index];
+  if (stages.empty() || info.spatial.size() < 3) return false;
+  int64_t lanes = lanes_for(info, ctx.options);
+  int64_t vec = info.vector_loop < 0 ? 1 : tile_vector_factor(info, lanes);
+  std::vector<LoopRV> outer;
+  LoopRV plane;
+  bool ok = attempt(ctx.sch, [&](Schedule& s) {
+    outer = tile_reduction(s, info, vec, 1);
+    plane = s.fuse({outer[0], outer[1]});
+    for (const std::string& stage : stages) s.compute_at(s.get_block(stage), plane);
+  });
+  if (!ok) return false;
+  for (const std::string& stage : stages) schedule_private_stage(ctx.sch, stage, 1);
+  std::vector<LoopRV> loops = ctx.sch.get_loops(ctx.sch.get_block(info.name));  // [plane, ..., tile, reduction...]
+  std::vector<LoopRV> outward(loops.begin(), loops.begin() + long(outer.size()) - 1);
+  std::reverse(outward.begin(), outward.end());
+  attach_epilogues(ctx, blocks, index, outward, done);
+  if (extent_of(ctx.sch, plane) >= ctx.options.num_threads)
+    attempt(ctx.sch, [&](Schedule& s) { s.parallel(plane); });
+  return true;
+}
+
+}  // namespace tessel::sched::cpu_rules

@@ -1,0 +1,74 @@
+// The default CPU schedule's rules and the helpers they share, for the files
+// of schedules/defaults/: cpu_defaults.cpp (the entry point, the tiled rule),
+// cpu_elementwise.cpp, cpu_per_channel.cpp. Not an API.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "schedules/defaults/block_kind.h"
+#include "schedules/defaults/cpu_defaults.h"
+#include "schedules/schedule_error.h"
+
+namespace tessel::sched::cpu_rules {
+
+struct Context {
+  Schedule& sch;
+  const CpuScheduleOptions& options;
+};
+
+// Runs a rule on a copy of the schedule and keeps the copy only when every step was legal.
+template <class Rule>
+bool attempt(Schedule& sch, Rule&& rule) {
+  Schedule trial = sch;
+  try {
+    rule(trial);
+  } catch (const ScheduleError&) {
+    return false;
+  }
+  sch = std::move(trial);
+  return true;
+}
+
+// Vector lanes for the block's element type: vector_lanes f32 lanes fill one register.
+int64_t lanes_for(const BlockInfo& info, const CpuScheduleOptions& options);
+// The inner, vectorized part of a loop of `extent`.
+int64_t vector_factor(int64_t extent, int64_t lanes);
+int64_t extent_of(const Schedule& sch, LoopRV loop);
+// The vector part of a block's register tile.
+int64_t tile_vector_factor(const BlockInfo& info, int64_t lanes);
+
+// A reduction in register-tile form: the spatial loops split at the vector and
+// unroll loops, ordered [outer spatial..., reduction..., unrolled, vectorized],
+// the init hoisted above the reduction; with local_tile, the tile accumulated
+// in a local buffer. Returns the outer spatial loops.
+std::vector<LoopRV> tile_reduction(Schedule& sch, const BlockInfo& info, int64_t vec, int64_t unroll,
+                                   bool local_tile = false);
+// One parallel loop over (a prefix of) the outer loops, when `work` is worth it.
+void parallelize(Context& ctx, std::vector<LoopRV> outer, int64_t work);
+// The elementwise blocks after blocks[anchor] that consume its result, each
+// moved under the first loop of `outward` (innermost first) that takes it.
+void attach_epilogues(Context& ctx, const std::vector<BlockInfo>& blocks, size_t anchor,
+                      const std::vector<LoopRV>& outward, std::set<std::string>& done);
+
+// The loop among `loops` (the last: the vector loop) whose iterations are the
+// phases of a strided read along the vector loop in block `name`, or -1.
+int phase_loop(const Schedule& sch, const std::string& name, const std::vector<LoopRV>& loops);
+// The last of `loops` vectorized; the phase loop (when >= 0) moved inside it, unrolled.
+void vectorize_with_phases(Schedule& sch, const std::vector<LoopRV>& loops, int phase);
+
+void schedule_elementwise(Context& ctx, const BlockInfo& info);
+
+// The elementwise stages only blocks[anchor] reads, directly or through one
+// another (a windowed block's padding and stride phases); consumers first.
+std::vector<std::string> private_stages(Schedule& sch, const std::vector<BlockInfo>& blocks, size_t anchor);
+// A windowed block reading one input channel per output channel (depthwise
+// conv, pool) with its private stages computed inside its parallel channel
+// loop; false when that does not apply (the schedule is then unchanged).
+bool schedule_per_channel(Context& ctx, const std::vector<BlockInfo>& blocks, size_t index,
+                          const std::vector<std::string>& stages, std::set<std::string>& done);
+
+}  // namespace tessel::sched::cpu_rules
