@@ -210,6 +210,42 @@ TEST(CompactBuffers, SymbolicExtentUsesItsConstantBound) {
   EXPECT_EQ(compare_outputs(got, interpret(f, inputs)), "");
 }
 
+// A parallel loop over fused (channel tile, row) loops: f // 3 picks the tile
+// of 2 channels, f % 3 the row. Each iteration's tmp region is disjoint from
+// the others', so tmp moves into the loop as one tile of 2 x 1 x 4; with
+// tiles of 2 channels that overlap (f // 3 * 1), it cannot.
+tir::PrimFunc fused_tile_copy(int64_t channel_step) {
+  using namespace tir;
+  Buffer x = make_buffer("x", DType::kF32, {8, 3, 4});
+  Buffer out = make_buffer("out", DType::kF32, {8, 3, 4});
+  Buffer tmp = make_buffer("tmp", DType::kF32, {8, 3, 4});
+  Var f = var("f"), c = var("c"), w = var("w"), c2 = var("c2"), w2 = var("w2");
+  Expr channel = floordiv(f, 3) * channel_step, row = floormod(f, 3);
+  auto tile = [&](const Var& cv, const Var& wv, Stmt s) {
+    return make_for(cv, int_imm(0), int_imm(2), ForKind::kSerial, make_for(wv, int_imm(0), int_imm(4), ForKind::kSerial, s));
+  };
+  Stmt fill = tile(c, w, make_store(tmp, load(x, {channel + c, row, w}) + float_imm(1.0), {channel + c, row, w}));
+  Stmt use = tile(c2, w2, make_store(out, load(tmp, {channel + c2, row, w2}) * float_imm(2.0), {channel + c2, row, w2}));
+  int64_t tiles = channel_step == 2 ? 4 : 7;
+  Stmt body = make_for(f, int_imm(0), int_imm(tiles * 3), ForKind::kParallel, make_seq({fill, use}));
+  return make_prim_func("fused", {x}, {out}, make_allocate(tmp, body));
+}
+
+TEST(CompactBuffers, FusedParallelLoopOfDisjointTilesTakesTheAllocation) {
+  tir::PrimFunc f = fused_tile_copy(2);
+  tir::PrimFunc compact = lower::compact_buffers(f);
+  std::optional<Allocation> t = find_allocation(compact, "tmp");
+  ASSERT_TRUE(t) << compact;
+  EXPECT_EQ(t->shape, (std::vector<int64_t>{2, 1, 4})) << compact;
+  EXPECT_EQ(t->loops_above, std::vector<std::string>{"f"}) << compact;
+  std::vector<Tensor> inputs = random_inputs(f, 5), got;
+  ASSERT_NO_THROW(got = interpret(compact, inputs));
+  EXPECT_EQ(compare_outputs(got, interpret(f, inputs)), "");
+  std::optional<Allocation> overlapping = find_allocation(lower::compact_buffers(fused_tile_copy(1)), "tmp");
+  ASSERT_TRUE(overlapping);
+  EXPECT_TRUE(overlapping->loops_above.empty()) << "tiles that overlap keep one allocation for all iterations";
+}
+
 TEST(CompactBuffers, UnusedBufferIsDropped) {
   using namespace tir;
   Buffer x = make_buffer("x", DType::kF32, {4});
