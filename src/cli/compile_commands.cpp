@@ -1,6 +1,7 @@
 // The commands of compiled models: compile, run of a model.so or of an ONNX
 // model compiled in memory, and check.
 #include <chrono>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 
@@ -67,6 +68,17 @@ bool is_library(const std::string& path) {
   return path.size() > 3 && path.compare(path.size() - 3, 3, ".so") == 0;
 }
 
+// The library must not overwrite the model (or any ONNX file): `-o model.onnx`
+// is a slip of the keyboard, not a request.
+void check_output_path(const std::string& model, const std::string& output) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  bool same = fs::exists(output, ec) && fs::equivalent(model, output, ec);
+  TESSEL_USER_CHECK(!same, Span{}) << "-o " << output << " is the model itself; compile writes a shared library (.so)";
+  TESSEL_USER_CHECK(fs::path(output).extension() != ".onnx", Span{})
+      << "-o " << output << ": compile writes a shared library, not an ONNX model (use a .so name)";
+}
+
 }  // namespace
 
 int cmd_compile(Args& args) {
@@ -77,6 +89,7 @@ int cmd_compile(Args& args) {
   bool print_tir = args.flag("--print-tir"), print_llvm = args.flag("--print-llvm");
   std::string path = single_model(args, "compile");
   TESSEL_USER_CHECK(output, Span{}) << "compile needs -o OUT.so";
+  check_output_path(path, *output);
   auto start = std::chrono::steady_clock::now();
   graph::Graph g = driver::load_graph(path, pipeline);
   driver::CompiledGraph compiled = driver::compile_graph(g, options);

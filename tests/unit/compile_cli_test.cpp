@@ -213,6 +213,20 @@ TEST(CompileCli, CompileWithoutOutputIsAUserError) {
   expect_user_error(tessel({"compile", kTinyCnn, "--input-shape", kImageShape}), "compile needs -o OUT.so");
 }
 
+// The model is never overwritten by its library.
+TEST(CompileCli, CompileRefusesToWriteOverTheModelOrAnOnnxFile) {
+  TempDir dir;
+  fs::path model = dir / "m.onnx";
+  fs::copy_file(kTinyCnn, model);
+  uintmax_t size = fs::file_size(model);
+  expect_user_error(tessel({"compile", model.string(), "--input-shape", kImageShape, "-o", model.string()}),
+                    "is the model itself");
+  EXPECT_EQ(fs::file_size(model), size) << "the model was overwritten";
+  expect_user_error(tessel({"compile", model.string(), "--input-shape", kImageShape, "-o", (dir / "x.onnx").string()}),
+                    "not an ONNX model");
+  EXPECT_FALSE(fs::exists(dir / "x.onnx"));
+}
+
 // Builds `source` into a shared library with the C compiler `tessel compile` links with.
 fs::path build_c_library(const TempDir& dir, const std::string& name, const std::string& source) {
   fs::path c = dir / (name + ".c"), so = dir / (name + ".so");
