@@ -9,6 +9,7 @@
 #include "ir/tensor/functor.h"
 #include "ir/tensor/int_set.h"
 #include "ir/tensor/simplify.h"
+#include "src/lower/disjoint_iterations.h"
 
 namespace tessel::lower {
 
@@ -248,76 +249,11 @@ class AllocationPlacer {
       if (is_thread_idx(f.thread_tag)) return buffer_->scope == MemScope::kLocal;  // shared: one per block
       if (buffer_->scope != MemScope::kGlobal) return true;  // already one copy per thread block
     }
-    // Iterations touch disjoint elements when, along some dimension, the
-    // region of one iteration moves by at least its extent per iteration.
     std::vector<CompactDim> dims = compacted_dims(f.body);
-    Analyzer analyzer = outer_analyzer();
-    if (separated_by(dims, f.var, {}, analyzer)) return true;
-    return fused_iterations_disjoint(f, dims, analyzer);
+    std::vector<IterationRegionDim> region;
+    for (const CompactDim& d : dims) region.push_back({d.min, d.extent});
+    return iterations_disjoint(f, region, outer_analyzer());
   }
-
-  // Some dimension's min is step * v + (terms free of v and of `also_free`)
-  // with |step| >= its extent: iterations that differ in v touch disjoint elements.
-  static bool separated_by(const std::vector<CompactDim>& dims, const Var& v, const std::vector<Var>& also_free,
-                           const Analyzer& analyzer) {
-    for (const CompactDim& d : dims) {
-      Expr step_expr = analyzer.simplify(substitute(d.min, {{v.get(), v + 1}}) - d.min);
-      const int64_t* step = as_const_int(step_expr);
-      if (!step || *step == INT64_MIN || (*step < 0 ? -*step : *step) < d.extent) continue;
-      Expr rest = analyzer.simplify(d.min - v * *step);
-      bool free = !uses_var(rest, v.get());
-      for (const Var& w : also_free) free = free && !uses_var(d.min, w.get());
-      if (free) return true;
-    }
-    return false;
-  }
-
-  // A loop over fused loops (parallel over channel tiles x rows) indexes by
-  // f // k and f % k: rewritten in q = f // k and r = f % k, iterations are
-  // disjoint when one dimension separates different q (and does not read r)
-  // and one separates different r (the same q).
-  bool fused_iterations_disjoint(const ForNode& f, const std::vector<CompactDim>& dims,
-                                 const Analyzer& outer) const {
-    const int64_t* extent = as_const_int(f.extent);
-    std::optional<int64_t> k;
-    for (const CompactDim& d : dims)
-      walk_exprs(d.min, [&](const Expr& x) {
-        if (x->kind != ExprKind::kFloorDiv && x->kind != ExprKind::kFloorMod) return;
-        const auto* v = binary_a(*x).as<VarNode>();
-        const int64_t* c = as_const_int(binary_b(*x));
-        if (v == f.var.get() && c && *c > 1) k = k ? (*k == *c ? k : std::optional<int64_t>(-1)) : *c;
-      });
-    if (!extent || !k || *k < 0 || !is_const_int(f.min, 0)) return false;
-    Var q = var(f.var->name + "_q"), r = var(f.var->name + "_r");
-    std::vector<CompactDim> split;
-    for (const CompactDim& d : dims) {
-      Expr min = QuotientRemainder(f.var.get(), *k, q, r).mutate(d.min);
-      if (uses_var(min, f.var.get())) return false;
-      split.push_back({min, d.extent});
-    }
-    Analyzer analyzer = outer;
-    analyzer.bind(q, 0, (*extent + *k - 1) / *k);
-    analyzer.bind(r, 0, *k);
-    return separated_by(split, q, {r}, analyzer) && separated_by(split, r, {}, analyzer);
-  }
-
-  // x // k -> q and x % k -> r for one variable x and constant k.
-  class QuotientRemainder : public ExprMutator {
-   public:
-    QuotientRemainder(const VarNode* x, int64_t k, Var q, Var r) : x_(x), k_(k), q_(std::move(q)), r_(std::move(r)) {}
-    Expr mutate(const Expr& e) override {
-      if (e->kind == ExprKind::kFloorDiv || e->kind == ExprKind::kFloorMod) {
-        const int64_t* c = as_const_int(binary_b(*e));
-        if (binary_a(*e).get() == x_ && c && *c == k_) return e->kind == ExprKind::kFloorDiv ? Expr(q_) : Expr(r_);
-      }
-      return mutate_children(e);
-    }
-
-   private:
-    const VarNode* x_;
-    int64_t k_;
-    Var q_, r_;
-  };
 
   Analyzer outer_analyzer() const {
     Analyzer analyzer;

@@ -1,6 +1,8 @@
 // Compute definitions of Conv and ConvTranspose: one reduction block over
-// (input channel of the group, kernel taps) per output element, padding as an
-// in-bounds Select on the input read, the bias an injective stage after it.
+// (input channel of the group, kernel taps) per output element, reading the
+// input re-laid out (window_input: padding, stride phases) or, for most 2-D
+// convs, over the flat plane; ConvTranspose with padding as an in-bounds
+// Select; the bias an injective stage after it.
 #include <optional>
 
 #include "ir/graph/ops/window_geometry.h"

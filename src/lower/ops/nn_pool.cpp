@@ -1,6 +1,8 @@
 // Compute definitions of the pooling ops: MaxPool (and its Indices output)
-// and AveragePool as one reduction block over the kernel taps, padding as an
-// in-bounds Select; the global pools as reductions over the spatial axes.
+// and AveragePool as one reduction block over the kernel taps; MaxPool
+// without Indices reads its input re-laid out like a conv (-inf padding,
+// stride phases), the others with padding as an in-bounds Select; the global
+// pools as reductions over the spatial axes.
 #include <algorithm>
 #include <limits>
 
