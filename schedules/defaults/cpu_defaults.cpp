@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/tensor/functor.h"
 #include "schedules/defaults/block_kind.h"
 #include "schedules/defaults/cpu_rules.h"
 #include "schedules/tree_query.h"
@@ -239,6 +240,44 @@ void schedule_tiled(Context& ctx, const std::vector<BlockInfo>& blocks, size_t i
   parallelize(ctx, outer, info.iterations * info.ops_per_iter);
 }
 
+// A reduction along the rows it reads in order (softmax's max and sum,
+// LayerNorm's sums, ReduceSum over the last axis) has no spatial vector loop,
+// and a float reduction loop stays scalar (LLVM may not reorder the sum).
+// So the reduction loop is split by the lanes and its inner part factored
+// out (rfactor): partial results per lane, vectorized, then a reduction of
+// the lanes. Requires the reduction loop innermost, a multiple of the lanes,
+// and every load that reads it reading it in its last index.
+bool schedule_row_reduction(Context& ctx, const BlockInfo& info) {
+  if (info.vector_loop >= 0 || info.reduce.size() != 1 || info.reduce[0] + 1 != int(info.extents.size()))
+    return false;
+  int64_t lanes = lanes_for(info, ctx.options), extent = info.extents.back();
+  if (extent % lanes != 0 || extent < 2 * lanes) return false;
+  const auto* block = find_block(ctx.sch.func(), info.name).as<tir::BlockNode>();
+  const tir::VarNode* k = block->iter_vars.back().var.get();
+  bool in_rows = true;
+  tir::walk_exprs(block->body, [&](const tir::Expr& e) {
+    const auto* load = e.as<tir::LoadNode>();
+    if (!load || load->indices.empty()) return;
+    for (size_t d = 0; d + 1 < load->indices.size(); ++d) in_rows = in_rows && !tir::uses_var(load->indices[d], k);
+  });
+  if (!in_rows) return false;
+  std::vector<LoopRV> outer;
+  bool shaped = attempt(ctx.sch, [&](Schedule& s) {
+    BlockRV b = s.get_block(info.name);
+    std::vector<LoopRV> loops = s.get_loops(b);
+    std::vector<LoopRV> k_parts = s.split(loops.back(), {extent / lanes, lanes}, /*exact=*/true);
+    BlockRV rf = s.rfactor(k_parts[1], int(info.output->rank()));
+    std::vector<LoopRV> rf_loops = s.get_loops(rf);  // [spatial..., k_outer, lane]
+    BlockRV init = s.decompose_reduction(rf, rf_loops[rf_loops.size() - 2]);
+    s.vectorize(rf_loops.back());
+    s.vectorize(s.get_loops(init).back());
+    outer.assign(rf_loops.begin(), rf_loops.end() - 2);
+  });
+  if (!shaped) return false;
+  parallelize(ctx, outer, info.iterations * info.ops_per_iter);
+  return true;
+}
+
 }  // namespace
 
 // Measured on a transformer's 128 x 768 x 3072 linear layers (one thread,
@@ -267,6 +306,8 @@ void apply_default_cpu_schedule(Schedule& sch, const CpuScheduleOptions& options
       case BlockKind::kDepthwise:
       case BlockKind::kReduction:
         if (schedule_per_channel(ctx, blocks, i, private_to[i], done)) break;
+        if (private_to[i].empty() && blocks[i].kind == BlockKind::kReduction && schedule_row_reduction(ctx, blocks[i]))
+          break;
         for (const std::string& stage : private_to[i])
           for (const BlockInfo& b : blocks)
             if (b.name == stage) schedule_elementwise(ctx, b);

@@ -189,11 +189,27 @@ TEST(SchedDefaults, DepthwiseVectorizesWidthAndParallelizesChannels) {
   EXPECT_EQ(pad.back()->for_kind, tir::ForKind::kVectorized) << sch.func();
 }
 
-TEST(SchedDefaults, ReductionsStaySerialOverTheirReductionLoop) {
-  Schedule small = scheduled_workload(Workload::kReduceSum);  // 8 x 32: too little work for threads
-  std::vector<const tir::ForNode*> loops = loops_of(small.func(), "rsum");
-  EXPECT_EQ(count_kind(loops, tir::ForKind::kParallel), 0) << small.func();
-  EXPECT_TRUE(sched::find_block(small.func(), "rsum_init").defined());
+// A row of 32 (two vectors of 16 lanes) is summed by lanes: the reduction
+// split by 16 and factored out, 16 partial sums vectorized (rsum_rf, with its
+// init), then the lanes summed (rsum). Too little work for threads.
+TEST(SchedDefaults, RowReductionsAreSummedByLanes) {
+  Schedule small = scheduled_workload(Workload::kReduceSum);
+  std::vector<const tir::ForNode*> rf = loops_of(small.func(), "rsum_rf");
+  ASSERT_EQ(rf.size(), 3u) << small.func();  // row, k outer, lane
+  EXPECT_EQ(extent(rf[1]), 2);
+  EXPECT_EQ(rf[2]->for_kind, tir::ForKind::kVectorized);
+  EXPECT_EQ(extent(rf[2]), 16);
+  EXPECT_TRUE(sched::find_block(small.func(), "rsum_rf_init").defined()) << small.func();
+  std::vector<const tir::ForNode*> lanes = loops_of(small.func(), "rsum");
+  ASSERT_FALSE(lanes.empty());
+  EXPECT_EQ(extent(lanes.back()), 16);
+  EXPECT_EQ(count_kind(rf, tir::ForKind::kParallel), 0) << small.func();
+  EXPECT_EQ(check_against(reference(Workload::kReduceSum), small.func(), false), "");
+}
+
+// Rows shorter than two vectors (16 columns, 16 lanes) keep a serial reduction.
+TEST(SchedDefaults, ShortRowReductionsStaySerial) {
+  std::vector<const tir::ForNode*> loops;
   CpuScheduleOptions eager;
   eager.min_parallel_work = 1;
   Schedule sch = scheduled_workload(Workload::kSoftmax, eager);
