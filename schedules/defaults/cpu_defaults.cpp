@@ -68,8 +68,36 @@ int64_t extent_of(const Schedule& sch, LoopRV loop) {
   return imm ? imm->value : 0;
 }
 
+namespace {
+
+// The read (an index into the block's reads) of a matmul's column operand
+// worth packing at run time, or -1: B read row-major with rows wider than the
+// tile (a constant B comes packed by pack_matmul_weights; its rows are the
+// tile's width), and enough row tiles (kMinPanelReuse) to reuse each panel.
+constexpr int64_t kMinPanelReuse = 4;
+
+int panel_read(const Schedule& sch, const BlockInfo& info, int64_t vec, int64_t unroll) {
+  if (info.kind != BlockKind::kMatmul || info.vector_loop < 0 || info.unroll_loop < 0 || vec <= 1) return -1;
+  if (info.extents[info.unroll_loop] / std::max<int64_t>(unroll, 1) < kMinPanelReuse) return -1;
+  const auto* block = find_block(sch.func(), info.name).as<tir::BlockNode>();
+  const tir::VarNode* column = block->iter_vars[size_t(info.vector_loop)].var.get();
+  const tir::VarNode* k = block->iter_vars[size_t(info.reduce.back())].var.get();
+  for (size_t r = 0; r < block->reads.size(); ++r) {
+    const tir::BufferRegion& read = block->reads[r];
+    const tir::Buffer& b = read.buffer;
+    if (b.same_as(info.output) || b->rank() < 2 || b->shape.back() <= vec) continue;
+    bool column_last = tir::uses_var(read.region.back().min, column), k_inside = false;
+    for (size_t d = 0; d + 1 < read.region.size(); ++d) k_inside = k_inside || tir::uses_var(read.region[d].min, k);
+    if (column_last && k_inside) return int(r);
+  }
+  return -1;
+}
+
+}  // namespace
+
 std::vector<LoopRV> tile_reduction(Schedule& sch, const BlockInfo& info, int64_t vec, int64_t unroll,
                                    bool local_tile) {
+  int packed = panel_read(sch, info, vec, unroll);
   BlockRV block = sch.get_block(info.name);
   std::vector<LoopRV> loops = sch.get_loops(block);
   std::vector<LoopRV> outer, reduce, unrolled, vectorized;
@@ -91,14 +119,25 @@ std::vector<LoopRV> tile_reduction(Schedule& sch, const BlockInfo& info, int64_t
   // weight) walks the column tiles outside the row tiles: each column strip
   // of the weight then stays in cache for every row tile, instead of the
   // whole weight streaming through once per row tile.
+  // A B panel packed at run time is reused by every row tile: columns first too.
   bool columns_first = info.kind == BlockKind::kMatmul && row_tiles < column_tiles &&
-                       info.extents[info.vector_loop] > info.extents[info.unroll_loop];
+                       (packed >= 0 || info.extents[info.vector_loop] > info.extents[info.unroll_loop]);
   if (columns_first) std::swap(outer[row_tiles], outer[column_tiles]);
   if (!unrolled.empty() || !vectorized.empty() || columns_first) {
     std::vector<LoopRV> order = outer;
     for (const auto* part : {&reduce, &unrolled, &vectorized})
       order.insert(order.end(), part->begin(), part->end());
     sch.reorder(order);
+  }
+  // The column tile's strip of B (K x the tile's width) copied once per column
+  // tile into a contiguous panel: the tile then walks B in order, as it walks
+  // a constant B that pack_matmul_weights laid out, instead of one row of B
+  // (N * 4 bytes apart) per reduction step.
+  if (packed >= 0 && columns_first) {
+    BlockRV panel = sch.cache_read(block, packed, tir::MemScope::kLocal);
+    sch.compute_at(panel, outer[row_tiles]);
+    std::vector<LoopRV> panel_loops = sch.get_loops(panel);
+    sch.vectorize(panel_loops.back());
   }
   // A convolution accumulates its tile in a local buffer written back once per
   // tile: accumulating in its output (a whole flat plane when its epilogue

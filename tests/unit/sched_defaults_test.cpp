@@ -257,6 +257,27 @@ TEST(SchedDefaults, WideMatmulWalksColumnTilesOutside) {
   EXPECT_EQ(check_against(reference_of(lower_workload(Workload::kMatmul, s)), sch.func(), false), "");
 }
 
+// B as an input (not a constant pack_matmul_weights laid out): each column
+// tile copies its strip of B (K x 32) into a contiguous panel, under the
+// column tile loop, reused by the 8 row tiles of 4 inside it. With 2 row
+// tiles the copy would not pay: no panel.
+TEST(SchedDefaults, MatmulPacksTheColumnStripOfAnInputB) {
+  Shapes s;
+  s.M = 32, s.N = 64, s.K = 24;
+  Schedule sch = scheduled_workload(Workload::kMatmul, {}, s);
+  std::vector<const tir::ForNode*> panel = loops_of(sch.func(), "B_local");
+  ASSERT_GE(panel.size(), 3u) << sch.func();
+  std::vector<const tir::ForNode*> mm = loops_of(sch.func(), "mm");
+  EXPECT_EQ(panel[0], mm[0]) << "the panel is made in the column tile loop:\n" << sch.func();
+  EXPECT_EQ(extent(mm[0]), 2);  // 64 columns in tiles of 32
+  EXPECT_EQ(extent(panel.back()), 32);
+  EXPECT_EQ(panel.back()->for_kind, tir::ForKind::kVectorized);
+  EXPECT_EQ(check_against(reference_of(lower_workload(Workload::kMatmul, s)), sch.func(), false), "");
+  s.M = 8;
+  Schedule few = scheduled_workload(Workload::kMatmul, {}, s);
+  EXPECT_FALSE(sched::find_block(few.func(), "B_local").defined()) << few.func();
+}
+
 TEST(SchedDefaults, RandomShapesOfEveryWorkload) {
   // Shapes whose extents divide badly (primes, extents below the vector width).
   std::mt19937_64 rng(3);
