@@ -71,9 +71,10 @@ int64_t extent_of(const Schedule& sch, LoopRV loop) {
 namespace {
 
 // The read (an index into the block's reads) of a matmul's column operand
-// worth packing at run time, or -1: B read row-major with rows wider than the
-// tile (a constant B comes packed by pack_matmul_weights; its rows are the
-// tile's width), and enough row tiles (kMinPanelReuse) to reuse each panel.
+// worth packing at run time, or -1: B read as a plain row-major matrix with
+// rows wider than the tile (a constant B comes packed by pack_matmul_weights;
+// its rows are the tile's width), and enough row tiles (kMinPanelReuse) to
+// reuse each panel.
 constexpr int64_t kMinPanelReuse = 4;
 
 int panel_read(const Schedule& sch, const BlockInfo& info, int64_t vec, int64_t unroll) {
@@ -86,8 +87,11 @@ int panel_read(const Schedule& sch, const BlockInfo& info, int64_t vec, int64_t 
     const tir::BufferRegion& read = block->reads[r];
     const tir::Buffer& b = read.buffer;
     if (b.same_as(info.output) || b->rank() < 2 || b->shape.back() <= vec) continue;
-    bool column_last = tir::uses_var(read.region.back().min, column), k_inside = false;
-    for (size_t d = 0; d + 1 < read.region.size(); ++d) k_inside = k_inside || tir::uses_var(read.region[d].min, k);
+    // B[..., k, n] exactly: a strip of a plain matrix (a flat plane read as
+    // [c, j // W, j % W] would copy whole rows per tile and read them back by
+    // division).
+    bool column_last = read.region.back().min.get() == column, k_inside = false;
+    for (size_t d = 0; d + 1 < read.region.size(); ++d) k_inside = k_inside || read.region[d].min.get() == k;
     if (column_last && k_inside) return int(r);
   }
   return -1;
