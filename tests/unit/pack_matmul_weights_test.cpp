@@ -151,5 +151,22 @@ TEST(PackMatmulWeights, CompiledProductsReadPanelsAsWideAsTheirTileAndMatchTheRe
   }
 }
 
+// A 1x1 conv over a 28 x 28 plane is a matmul whose B is the input read as a
+// flat plane ([c, j // 28, j % 28]): no run-time panel of it (a panel copies
+// plain row-major strips only), and the result matches the reference.
+TEST(PackMatmulWeights, AFlatPlaneInputGetsNoRunTimePanel) {
+  graph::Graph g;
+  graph::Value* x = g.add_input("x", graph::TensorType(DType::kF32, {1, 32, 28, 28}));
+  Tensor w(DType::kF32, {64, 32, 1, 1});
+  for (int64_t i = 0; i < w.numel(); ++i) w.data<float>()[i] = float(i % 7) - 3.0f;
+  g.set_outputs({add(g, "Conv", {x, g.add_constant("W", w)})->outputs[0]});
+  driver::JitModel model(driver::compile_graph(g, {}));
+  ASSERT_EQ(model.compiled_kernels().size(), 1u);
+  std::string tir = tir::to_string(model.compiled_kernels()[0].flat);
+  EXPECT_EQ(tir.find("x_local"), std::string::npos) << tir;
+  std::vector<Tensor> inputs = driver::random_inputs(g, 3);
+  EXPECT_LE(driver::error_stats(model.run(inputs)[0], reference::Executor(g).run(inputs)[0]).max_rel, 1e-5);
+}
+
 }  // namespace
 }  // namespace tessel
