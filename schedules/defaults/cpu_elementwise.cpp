@@ -67,16 +67,16 @@ void schedule_elementwise(Context& ctx, const BlockInfo& info) {
   int64_t lanes = lanes_for(info, ctx.options);
   int64_t row = info.extents.back();
   if (row >= lanes && info.extents.size() > 1) {
-    LoopRV outer;
+    std::vector<LoopRV> outer;
     bool shaped = attempt(ctx.sch, [&](Schedule& s) {
       std::vector<LoopRV> loops = s.get_loops(s.get_block(info.name));
       int phase = phase_loop(s, info.name, loops);
       vectorize_with_phases(s, loops, phase);
       loops.pop_back();
       if (phase >= 0) loops.erase(loops.begin() + phase);
-      outer = loops.size() > 1 ? s.fuse(loops) : loops[0];
+      if (!loops.empty()) outer = {loops.size() > 1 ? s.fuse(loops) : loops[0]};  // none: [phase, row] only
     });
-    if (shaped) parallelize(ctx, {outer}, info.iterations * info.ops_per_iter);
+    if (shaped) parallelize(ctx, outer, info.iterations * info.ops_per_iter);
     return;
   }
   // Short rows: the trailing loops fused into a plane of a few vectors (7 x 7

@@ -194,10 +194,7 @@ class AccessShifter : public StmtMutator {
 };
 
 // One dimension of the compacted buffer: indices d become d - min.
-struct CompactDim {
-  Expr min;
-  int64_t extent;
-};
+using CompactDim = IterationRegionDim;
 
 // Places the allocation of one buffer at the lowest common ancestor of its
 // accesses below the original Allocate, given the loops enclosing that Allocate.
@@ -249,10 +246,7 @@ class AllocationPlacer {
       if (is_thread_idx(f.thread_tag)) return buffer_->scope == MemScope::kLocal;  // shared: one per block
       if (buffer_->scope != MemScope::kGlobal) return true;  // already one copy per thread block
     }
-    std::vector<CompactDim> dims = compacted_dims(f.body);
-    std::vector<IterationRegionDim> region;
-    for (const CompactDim& d : dims) region.push_back({d.min, d.extent});
-    return iterations_disjoint(f, region, outer_analyzer());
+    return iterations_disjoint(f, compacted_dims(f.body), outer_analyzer());
   }
 
   Analyzer outer_analyzer() const {

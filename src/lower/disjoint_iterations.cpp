@@ -75,7 +75,6 @@ bool fused_iterations_disjoint(const ForNode& f, const std::vector<IterationRegi
   return separated_by(split, q, {r}, analyzer) && separated_by(split, r, {}, analyzer);
 }
 
-
 }  // namespace
 
 bool iterations_disjoint(const ForNode& loop, const std::vector<IterationRegionDim>& region, const Analyzer& outer) {

@@ -8,6 +8,7 @@
 #include "schedules/defaults/block_kind.h"
 #include "schedules/defaults/cpu_defaults.h"
 #include "src/lower/compact_buffers.h"
+#include "src/lower/compute.h"
 #include "src/lower/flatten_blocks.h"
 #include "tests/unit/sched_workloads_util.h"
 
@@ -205,6 +206,28 @@ TEST(SchedDefaults, RowReductionsAreSummedByLanes) {
   EXPECT_EQ(extent(lanes.back()), 16);
   EXPECT_EQ(count_kind(rf, tir::ForKind::kParallel), 0) << small.func();
   EXPECT_EQ(check_against(reference(Workload::kReduceSum), small.func(), false), "");
+}
+
+// Y[p, q] = X[q * 2 + p]: the phase loop p is the only loop besides the row,
+// so after it moves inside the vector loop nothing is left to run in
+// parallel; the schedule still applies and computes the same.
+TEST(SchedDefaults, AStridedReadWithOnlyItsPhaseLoopOutsideTheRow) {
+  lower::LowerContext ctx("phases_only");
+  lower::TensorExpr x = ctx.input("X", DType::kF32, {64});
+  lower::TensorExpr y = ctx.compute("Y", {2, 32}, DType::kF32, [&](const std::vector<tir::Expr>& i) {
+    return x.at({i[1] * 2 + i[0]});
+  });
+  ctx.output("Y", y);
+  tir::PrimFunc f = ctx.finish();
+  Schedule sch(f);
+  CpuScheduleOptions eager;
+  eager.min_parallel_work = 1;
+  apply_default_cpu_schedule(sch, eager);
+  std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "Y");
+  ASSERT_EQ(loops.size(), 2u) << sch.func();
+  EXPECT_EQ(loops[0]->for_kind, tir::ForKind::kVectorized) << sch.func();
+  EXPECT_EQ(loops[1]->for_kind, tir::ForKind::kUnrolled) << sch.func();
+  EXPECT_EQ(check_against(reference_of(f), sch.func(), false), "");
 }
 
 // Rows shorter than two vectors (16 columns, 16 lanes) keep a serial reduction.
