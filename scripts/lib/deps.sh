@@ -1,5 +1,5 @@
 # Shared by setup.sh and test.sh: installs the Debian packages Tessel needs,
-# only those not installed yet, and checks the CUDA toolkit.
+# only those not installed yet, and says whether the CUDA toolkit is there.
 # Usage: source scripts/lib/deps.sh; tessel_install_packages LIST...
 
 TESSEL_BUILD_PACKAGES="cmake g++ ninja-build ccache llvm-19-dev libzstd-dev libxgboost-dev xgboost \
@@ -24,11 +24,15 @@ tessel_install_packages() {
   $sudo apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=600 "${missing[@]}"
 }
 
+# The toolkit is optional: Tessel opens NVRTC at run time, so without it the
+# CPU compiler builds and passes every test and the CUDA target says why it
+# is unavailable.
 tessel_check_cuda() {
   local cuda="${CUDA_HOME:-/usr/local/cuda}"
-  if [ ! -e "$cuda/include/nvrtc.h" ]; then
-    echo "error: the CUDA toolkit (NVRTC) was not found at $cuda; install CUDA 12 or 13 there or set CUDA_HOME" >&2
-    return 1
+  if compgen -G "$cuda/lib64/libnvrtc.so*" >/dev/null; then
+    echo "== CUDA toolkit: NVRTC at $cuda/lib64"
+  else
+    echo "== CUDA toolkit: not found at $cuda (optional: only the CUDA target needs it)"
   fi
 }
 

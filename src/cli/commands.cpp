@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "ir/graph/printer.h"
-#include "src/codegen/cuda/nvrtc_info.h"
+#include "src/codegen/cuda/nvrtc_library.h"
 #include "src/codegen/llvm/host_target.h"
 #include "src/driver/conformance.h"
 #include "src/driver/inspect.h"
@@ -125,12 +125,23 @@ int cmd_lower(Args& args) {
   return 0;
 }
 
+namespace {
+
+std::string cuda_target_line() {
+  std::string why = codegen::cuda_target_unavailable_reason();
+  if (why.empty()) return ", cuda";
+  return "; cuda unavailable: " + why.substr(0, why.find('\n'));
+}
+
+}  // namespace
+
 int cmd_version(Args& args) {
   args.positionals();
   codegen::CpuTarget cpu = codegen::host_cpu_target();
   std::cout << "tessel 0.1.0\n"
             << "LLVM " << codegen::llvm_version() << "\n"
-            << "NVRTC " << codegen::nvrtc_version() << "\n"
+            << "NVRTC " << codegen::nvrtc_description() << "\n"
+            << "targets llvm" << cuda_target_line() << "\n"
             << "XGBoost " << tune::xgboost_version() << "\n"
             << "protobuf " << google::protobuf::internal::VersionString(GOOGLE_PROTOBUF_VERSION) << "\n"
             << "host " << cpu.triple << " cpu " << cpu.cpu << ", "

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "ir/tensor/printer.h"
+#include "src/codegen/cuda/nvrtc_library.h"
 #include "src/cli/commands.h"
 #include "src/driver/check_job.h"
 #include "src/driver/compile_model.h"
@@ -25,7 +26,9 @@ codegen::CpuTarget parse_target(const std::string& spec, const std::vector<std::
   std::istringstream words(spec);
   std::string kind;
   words >> kind;
-  TESSEL_USER_CHECK(kind == "llvm", Span{}) << "unknown target '" << kind << "' (available: llvm)";
+  TESSEL_USER_CHECK(kind != "cuda", Span{}) << "target cuda is unavailable: "
+                                            << codegen::cuda_target_unavailable_reason();
+  TESSEL_USER_CHECK(kind == "llvm", Span{}) << "unknown target '" << kind << "' (available: llvm, cuda)";
   std::vector<std::string> options;
   for (std::string w; words >> w;) options.push_back(w);
   for (const std::string& v : mcpu) options.push_back("-mcpu=" + v);

@@ -36,11 +36,12 @@ inline std::string quote(const std::string& s) {
   return out + "'";
 }
 
-// Runs `tessel ARGS`, where args is already a shell command line.
-inline Result run_tessel_line(const std::string& args) {
+// Runs `tessel ARGS`, where args is already a shell command line; env: shell
+// assignments (NAME=value ...) for that run alone.
+inline Result run_tessel_line(const std::string& args, const std::string& env = "") {
   std::filesystem::path base =
       std::filesystem::temp_directory_path() / ("tessel_cli_run_" + std::to_string(::getpid()));
-  std::string cmd = "ulimit -v 4194304; timeout 120 " + quote(TESSEL_BINARY) + " " + args + " >" +
+  std::string cmd = "ulimit -v 4194304; " + env + " timeout 120 " + quote(TESSEL_BINARY) + " " + args + " >" +
                     quote(base.string() + ".out") + " 2>" + quote(base.string() + ".err") + " </dev/null";
   int status = std::system(cmd.c_str());
   Result r;
