@@ -11,7 +11,9 @@
 
 #include "ir/graph/printer.h"
 #include "src/codegen/cuda/nvrtc_library.h"
+#include "src/codegen/backend.h"
 #include "src/codegen/llvm/host_target.h"
+#include "src/codegen/target.h"
 #include "src/driver/conformance.h"
 #include "src/driver/inspect.h"
 #include "src/driver/lower_job.h"
@@ -31,14 +33,27 @@ std::string single_model(Args& args, const char* command) {
   return pos[0];
 }
 
+driver::StageOptions stage_options(Args& args) {
+  driver::StageOptions o;
+  if (args.flag("--verify")) o.verify = true;
+  for (const std::string& list : args.values("--print-after")) {
+    std::istringstream names(list);
+    for (std::string name; std::getline(names, name, ',');) o.print_after.insert(name);
+  }
+  if (args.flag("--print-after-all")) o.print_after.insert("all");
+  driver::check_stage_names(o.print_after);
+  if (!o.print_after.empty()) o.print_to = &std::cout;
+  if (args.flag("--time-passes")) o.time_to = &std::cerr;
+  return o;
+}
+
 driver::PipelineOptions pipeline_options(Args& args) {
   driver::PipelineOptions o;
   for (const std::string& spec : args.values("--input-shape")) {
     auto [name, dims] = onnx_frontend::parse_input_shape(spec);
     o.import.input_shapes[name] = dims;
   }
-  if (args.flag("--verify")) o.verify = true;
-  if (args.flag("--print-after-all")) o.print_after_all = &std::cout;
+  o.stages = stage_options(args);
   return o;
 }
 
@@ -74,6 +89,7 @@ int cmd_run(Args& args) {
   bool tir = args.flag("--tir");
   if (!reference && !tir) return run_compiled(args, options);
   std::optional<std::string> fusion = args.value("--fusion");
+  lower::FusionPolicy policy = lower::parse_fusion_policy(fusion.value_or("none"));
   auto inputs_dir = args.value("--inputs");
   auto out_dir = args.value("--out");
   uint64_t seed = uint64_t(parse_int(args.value("--seed").value_or("0"), "--seed"));
@@ -86,7 +102,7 @@ int cmd_run(Args& args) {
   std::vector<Tensor> outputs;
   if (tir) {
     driver::bind_shape_inputs(g, inputs);  // shape parameters given as inputs become constants
-    outputs = driver::TirExecutor(g, fusion.value_or("none")).run(inputs);
+    outputs = driver::TirExecutor(g, policy).run(inputs);
   } else {
     outputs = reference::Executor(g).run(inputs);
   }
@@ -99,7 +115,7 @@ int cmd_conformance(Args& args) {
   driver::ConformanceOptions o;
   o.list_file = args.value("--list").value_or("");
   o.target = args.value("--target").value_or("reference");
-  o.fusion = args.value("--fusion").value_or("none");
+  o.fusion = lower::parse_fusion_policy(args.value("--fusion").value_or("none"));
   if (auto t = args.value("--timeout")) {
     int64_t seconds = parse_int(*t, "--timeout");
     TESSEL_USER_CHECK(seconds >= 1 && seconds <= 86400, Span{}) << "--timeout must be 1 to 86400 seconds";
@@ -114,7 +130,7 @@ int cmd_conformance(Args& args) {
 int cmd_lower(Args& args) {
   driver::PipelineOptions options = pipeline_options(args);
   driver::LowerJobOptions o;
-  o.fusion = args.value("--fusion").value_or("none");
+  o.fusion = lower::parse_fusion_policy(args.value("--fusion").value_or("none"));
   o.node = args.value("--node").value_or("");
   o.print = args.flag("--print");
   std::string path = single_model(args, "lower");
@@ -137,7 +153,7 @@ std::string cuda_target_line() {
 
 int cmd_version(Args& args) {
   args.positionals();
-  codegen::CpuTarget cpu = codegen::host_cpu_target();
+  codegen::CpuTarget cpu = codegen::host_target().cpu;
   std::cout << "tessel 0.1.0\n"
             << "LLVM " << codegen::llvm_version() << "\n"
             << "NVRTC " << codegen::nvrtc_description() << "\n"
@@ -146,7 +162,22 @@ int cmd_version(Args& args) {
             << "protobuf " << google::protobuf::internal::VersionString(GOOGLE_PROTOBUF_VERSION) << "\n"
             << "host " << cpu.triple << " cpu " << cpu.cpu << ", "
             << std::count_if(cpu.features.begin(), cpu.features.end(), [](const std::string& f) { return f[0] == '+'; })
-            << " features, " << codegen::vector_register_bits(cpu) << "-bit vectors\n";
+            << " features, " << cpu.vector_bits << "-bit vectors\n";
+  return 0;
+}
+
+int cmd_target(Args& args) {
+  std::vector<std::string> pos = args.positionals();
+  TESSEL_USER_CHECK(pos.size() <= 1, Span{}) << "target takes one spec in quotes, e.g. tessel target \"llvm -mcpu=znver3\"";
+  codegen::Target target = codegen::parse_target(pos.empty() ? "llvm" : pos[0]);
+  codegen::make_backend(target);  // a user error when this build or machine cannot serve it
+  std::vector<std::string> lacking = codegen::features_host_lacks(target);
+  std::string list;
+  for (const std::string& f : lacking) list += (list.empty() ? "" : ", ") + f;
+  TESSEL_USER_CHECK(lacking.empty(), Span{})
+      << "this CPU lacks " << list << ": code for this target cannot run here (tessel compile can still "
+      << "build a library for a machine that has them)";
+  std::cout << codegen::describe(target);
   return 0;
 }
 

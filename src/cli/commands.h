@@ -14,9 +14,11 @@ int cmd_lower(Args& args);
 int cmd_version(Args& args);
 int cmd_compile(Args& args);
 int cmd_check(Args& args);
+int cmd_target(Args& args);
 
 // Shared by the commands.
 std::string single_model(Args& args, const char* command);
+driver::StageOptions stage_options(Args& args);
 driver::PipelineOptions pipeline_options(Args& args);
 void print_output_summary(const std::string& name, const Tensor& t);
 int run_compiled(Args& args, const driver::PipelineOptions& pipeline);
@@ -29,7 +31,8 @@ parameter count and bytes, and the FLOPs of each node and in total.
   --input-shape NAME=1x3x224x224   bind the symbolic dimensions of an input
   --print                          also print the graph IR
   --verify                         run the graph verifier after every pass
-  --print-after-all                print the graph IR after every pass
+  --print-after STAGE[,STAGE]      print the graph IR after those stages (all: every one)
+  --time-passes                    each stage's time, on stderr
 )";
 
 inline constexpr const char* kRunHelp =
@@ -68,7 +71,8 @@ library: its kernels, execution plan (static memory plan) and weights, with
 the C ABI of include/tessel/runtime.h. Load it from C (link it), from Python
 (`tessel.load("OUT.so")`) or run it with `tessel run OUT.so`.
   --target T      llvm (the host CPU as LLVM detects it); -mcpu= and -mattr=
-                  override the CPU and its features (also as separate options)
+                  override the CPU and its features (also as separate options);
+                  `tessel target T` shows what a spec means
   --fusion F      simple (default): an anchor op with its elementwise
                   consumers and the data movement that feeds it; none: one
                   kernel per node
@@ -77,6 +81,14 @@ the C ABI of include/tessel/runtime.h. Load it from C (link it), from Python
   --print-tir     print each kernel's tensor IR as scheduled and flattened
   --print-llvm    print the optimised LLVM IR of the module
   --input-shape NAME=1x3x224x224   bind the symbolic dimensions of an input
+  --verify                         run the IR verifier after every stage
+  --print-after STAGE[,STAGE]      print the IR after those stages (all: every
+                                   stage; `tessel compile --help` lists them)
+  --time-passes                    each stage's time, on stderr
+
+Stages, in order: import, eliminate_dead_code, pretranspose_gemm_weights,
+pack_matmul_weights, fusion, lower, schedule, flatten_blocks, compact_buffers,
+partition_vector_loops, plan, codegen, export.
 )";
 
 inline constexpr const char* kCheckHelp =
@@ -92,6 +104,10 @@ output fails.
   --tolerance T   the largest relative error that passes (default 1e-4)
   --seed S        seed of the random inputs (default 0)
   --input-shape NAME=1x3x224x224   bind the symbolic dimensions of an input
+  --verify                         run the IR verifier after every stage
+  --print-after STAGE[,STAGE]      print the IR after those stages (all: every
+                                   stage; `tessel compile --help` lists them)
+  --time-passes                    each stage's time, on stderr
 )";
 
 inline constexpr const char* kConformanceHelp =
@@ -128,6 +144,19 @@ values crossing the group's boundary) and its blocks.
   --node NAME     only the group that holds node NAME
   --print         also print each PrimFunc
   --verify                         run the graph verifier after every pass
+)";
+
+inline constexpr const char* kTargetHelp =
+    R"(usage: tessel target [SPEC]
+
+Parses and checks a target spec once, as compile, run and check do, and prints
+what every stage reads of it: kind, CPU, features, vector width, cores and
+caches (llvm); architecture, threads per block, shared memory and registers
+(cuda). Exit code 2, with the reason, for a target this build or this machine
+cannot serve: an unknown CPU or feature, a feature this CPU lacks, or cuda
+without NVRTC.
+  SPEC   "llvm" (the default: this CPU), "llvm -mcpu=znver3 -mattr=+avx2,-avx512f",
+         "cuda", "cuda -arch=sm_80"
 )";
 
 inline constexpr const char* kVersionHelp = R"(usage: tessel version

@@ -6,7 +6,8 @@
 #include <sstream>
 
 #include "ir/tensor/printer.h"
-#include "src/codegen/cuda/nvrtc_library.h"
+#include "src/codegen/backend.h"
+#include "src/codegen/target.h"
 #include "src/cli/commands.h"
 #include "src/driver/check_job.h"
 #include "src/driver/compile_model.h"
@@ -18,52 +19,22 @@ namespace tessel::cli {
 
 namespace {
 
-// "llvm", or "llvm -mcpu=NAME -mattr=+a,-b" (TVM's form), plus the -mcpu /
-// -mattr options given separately.
-codegen::CpuTarget parse_target(const std::string& spec, const std::vector<std::string>& mcpu,
-                                const std::vector<std::string>& mattr) {
-  codegen::CpuTarget target = codegen::host_cpu_target();
-  std::istringstream words(spec);
-  std::string kind;
-  words >> kind;
-  TESSEL_USER_CHECK(kind != "cuda", Span{}) << "target cuda is unavailable: "
-                                            << codegen::cuda_target_unavailable_reason();
-  TESSEL_USER_CHECK(kind == "llvm", Span{}) << "unknown target '" << kind << "' (available: llvm, cuda)";
-  std::vector<std::string> options;
-  for (std::string w; words >> w;) options.push_back(w);
-  for (const std::string& v : mcpu) options.push_back("-mcpu=" + v);
-  for (const std::string& v : mattr) options.push_back("-mattr=" + v);
-  for (const std::string& o : options) {
-    if (o.rfind("-mcpu=", 0) == 0) {
-      target.cpu = o.substr(6);
-      target.features.clear();  // the CPU's own features, unless -mattr adds
-    } else if (o.rfind("-mattr=", 0) == 0) {
-      TESSEL_USER_CHECK(o.size() > 7, Span{}) << "-mattr= needs a list of +feature or -feature items";
-      std::istringstream list(o.substr(7));
-      for (std::string f; std::getline(list, f, ',');) {
-        TESSEL_USER_CHECK(f.size() > 1 && (f[0] == '+' || f[0] == '-'), Span{})
-            << "-mattr takes +feature or -feature items, got '" << f << "'";
-        std::erase_if(target.features, [&](const std::string& g) { return g.substr(1) == f.substr(1); });
-        target.features.push_back(f);
-      }
-    } else {
-      TESSEL_USER_CHECK(false, Span{}) << "unknown target option '" << o << "' (available: -mcpu=, -mattr=)";
-    }
-  }
-  codegen::check_cpu_target(target);
-  return target;
-}
-
 // given: whether any compile option was on the command line.
-driver::CompileOptions compile_options(Args& args, bool* given = nullptr) {
+// The stages' options come from the pipeline's (parsed once).
+driver::CompileOptions compile_options(Args& args, const driver::PipelineOptions& pipeline, bool* given = nullptr) {
   driver::CompileOptions o;
   auto fusion = args.value("--fusion"), schedule = args.value("--schedule");
   auto target = args.value("--target");
   std::vector<std::string> mcpu = args.values("-mcpu"), mattr = args.values("-mattr");
   if (given) *given = fusion || schedule || target || !mcpu.empty() || !mattr.empty();
-  o.fusion = fusion.value_or("simple");
-  o.schedule = schedule.value_or("default");
-  o.codegen.target = parse_target(target.value_or("llvm"), mcpu, mattr);
+  o.fusion = lower::parse_fusion_policy(fusion.value_or("simple"));
+  o.schedule = driver::parse_schedule_kind(schedule.value_or("default"));
+  std::vector<std::string> extra;
+  for (const std::string& v : mcpu) extra.push_back("-mcpu=" + v);
+  for (const std::string& v : mattr) extra.push_back("-mattr=" + v);
+  o.target = codegen::parse_target(target.value_or("llvm"), extra);
+  codegen::make_backend(o.target);  // a target this build cannot serve is refused before any work
+  o.stages = pipeline.stages;
   return o;
 }
 
@@ -86,7 +57,7 @@ void check_output_path(const std::string& model, const std::string& output) {
 
 int cmd_compile(Args& args) {
   driver::PipelineOptions pipeline = pipeline_options(args);
-  driver::CompileOptions options = compile_options(args);
+  driver::CompileOptions options = compile_options(args, pipeline);
   auto output = args.value("-o");
   if (!output) output = args.value("--output");
   bool print_tir = args.flag("--print-tir"), print_llvm = args.flag("--print-llvm");
@@ -99,13 +70,14 @@ int cmd_compile(Args& args) {
   if (print_tir)
     for (const driver::CompiledKernel& k : compiled.kernels)
       std::cout << "// kernel " << k.symbol << ": scheduled and flattened\n" << tir::to_string(k.flat) << "\n";
-  if (print_llvm) std::cout << compiled.module.ir_text() << "\n";
+  if (print_llvm) std::cout << compiled.module->source_text() << "\n";
   size_t kernels = compiled.kernels.size();
   uint64_t arena = compiled.plan.arena_bytes, weights = compiled.weights.size();
-  driver::export_shared_library(std::move(compiled), *output);
+  driver::export_shared_library(std::move(compiled), *output, options.stages);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::cout << "compiled " << path << " -> " << *output << ": " << kernels << " kernels (fusion " << options.fusion
-            << ", schedule " << options.schedule << "), target " << options.codegen.target.cpu << ", arena "
+  std::cout << "compiled " << path << " -> " << *output << ": " << kernels << " kernels (fusion "
+            << lower::fusion_policy_name(options.fusion) << ", schedule "
+            << driver::schedule_kind_name(options.schedule) << "), target " << options.target.cpu.cpu << ", arena "
             << arena << " bytes, weights " << weights << " bytes, " << seconds << " s\n";
   return 0;
 }
@@ -113,7 +85,7 @@ int cmd_compile(Args& args) {
 // `tessel run` of a model.so, or of an ONNX model compiled in memory.
 int run_compiled(Args& args, const driver::PipelineOptions& pipeline) {
   bool compile_option_given = false;
-  driver::CompileOptions options = compile_options(args, &compile_option_given);
+  driver::CompileOptions options = compile_options(args, pipeline, &compile_option_given);
   auto inputs_dir = args.value("--inputs");
   auto out_dir = args.value("--out");
   uint64_t seed = uint64_t(parse_int(args.value("--seed").value_or("0"), "--seed"));
@@ -157,7 +129,7 @@ int run_compiled(Args& args, const driver::PipelineOptions& pipeline) {
 int cmd_check(Args& args) {
   driver::PipelineOptions pipeline = pipeline_options(args);
   driver::CheckOptions o;
-  o.compile = compile_options(args);
+  o.compile = compile_options(args, pipeline);
   o.per_kernel = args.flag("--per-kernel");
   o.seed = uint64_t(parse_int(args.value("--seed").value_or("0"), "--seed"));
   if (auto t = args.value("--tolerance")) {

@@ -23,6 +23,7 @@ commands:
   check        compare a compiled model with the reference executor, per output and kernel
   conformance  run ONNX operator conformance cases
   lower        group a model's nodes and lower them to the tensor IR
+  target       the parsed target: CPU, features, vector width, caches; or GPU limits
   version      versions of Tessel and its compiler libraries, and the host CPU
 
 `tessel <command> --help` describes each command.
@@ -41,6 +42,7 @@ const std::map<std::string, Command>& commands() {
       {"check", {cmd_check, kCheckHelp}},
       {"conformance", {cmd_conformance, kConformanceHelp}},
       {"lower", {cmd_lower, kLowerHelp}},
+      {"target", {cmd_target, kTargetHelp}},
       {"version", {cmd_version, kVersionHelp}},
   };
   return table;

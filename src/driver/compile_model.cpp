@@ -1,107 +1,37 @@
-// compile_graph: lowering, schedules and code generation of every group, and
-// the execution plan; the two ways out (model.so, the JIT).
+// The two ways out of compile_graph: model.so and the JIT.
 #include "src/driver/compile_model.h"
 
 #include <cstring>
 #include <filesystem>
-#include <optional>
-#include <thread>
 #include <unistd.h>
 
 #include "ir/core/diagnostics.h"
-#include "ir/graph/op_registry.h"
-#include "ir/tensor/verifier.h"
-#include "schedules/defaults/cpu_defaults.h"
-#include "schedules/schedule.h"
-#include "src/driver/execution_plan.h"
 #include "src/driver/link_library.h"
-#include "src/lower/compact_buffers.h"
-#include "src/lower/flatten_blocks.h"
-#include "src/lower/partition_loops.h"
-#include "src/passes/pack_matmul_weights.h"
 #include "src/runtime/kernel_abi.h"
 #include "src/runtime/plan_executor.h"
 #include "src/runtime/thread_pool.h"
 
 namespace tessel::driver {
 
-namespace {
-
-std::string kernel_symbol(size_t index, const std::string& group_name) {
-  std::string name = lower::identifier_of(group_name);
-  if (name.size() > 48) name.resize(48);
-  return "tessel_k" + std::to_string(index) + "_" + name;
+ScheduleKind parse_schedule_kind(std::string_view name) {
+  if (name == "none") return ScheduleKind::kNone;
+  TESSEL_USER_CHECK(name == "default", Span{}) << "unknown schedule '" << name << "' (available: default, none)";
+  return ScheduleKind::kDefault;
 }
 
-double group_flops(const lower::NodeGroup& group) {
-  double flops = 0;
-  for (const graph::Node* n : group.nodes) flops += double(graph::node_flops(*n));
-  return flops;
+std::string_view schedule_kind_name(ScheduleKind kind) {
+  return kind == ScheduleKind::kNone ? "none" : "default";
 }
 
-double param_bytes(const tir::PrimFunc& f) {
-  double bytes = 0;
-  for (const tir::Buffer& b : f->params()) bytes += double(b->num_elements()) * double(dtype_size(b->dtype));
-  return bytes;
-}
-
-// The default schedule's options for the target (nullopt: schedule "none"),
-// worked out once per compile: the vector width asks LLVM for a target machine.
-std::optional<sched::CpuScheduleOptions> cpu_schedule_options(const CompileOptions& options) {
-  if (options.schedule == "none") return std::nullopt;
-  TESSEL_USER_CHECK(options.schedule == "default", Span{})
-      << "unknown schedule '" << options.schedule << "' (available: default, none)";
-  sched::CpuScheduleOptions cpu;
-  cpu.num_threads = int(std::max(1u, std::thread::hardware_concurrency()));
-  cpu.vector_lanes = codegen::vector_register_bits(options.codegen.target) / 32;
-  return cpu;
-}
-
-tir::PrimFunc schedule_group(const tir::PrimFunc& func, const std::optional<sched::CpuScheduleOptions>& cpu) {
-  sched::Schedule sch(func);
-  if (cpu) sched::apply_default_cpu_schedule(sch, *cpu);
-  return sch.func();
-}
-
-}  // namespace
-
-CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
-  std::optional<sched::CpuScheduleOptions> cpu = cpu_schedule_options(options);
-  // B's panels as wide as the default matmul tile. Not without fusion, where
-  // the unpacking would be kernels of their own.
-  if (cpu && options.fusion != "none")
-    passes::pack_matmul_weights(g, [lanes = cpu->vector_lanes](int64_t rows, int64_t columns) {
-      return sched::matmul_tile_columns(rows, columns, lanes);
-    });
-  std::vector<lower::LoweredGroup> groups = lower::lower_graph(g, *lower::make_grouping_policy(options.fusion));
-  std::vector<CompiledKernel> kernels;
-  std::vector<codegen::KernelSource> sources;
-  for (size_t i = 0; i < groups.size(); ++i) {
-    CompiledKernel k;
-    k.symbol = kernel_symbol(i, groups[i].group.name);
-    k.scheduled = schedule_group(groups[i].func, cpu);
-    k.flat = lower::partition_vector_loops(lower::compact_buffers(lower::flatten_blocks(k.scheduled)));
-    tir::verify(k.flat);
-    k.flops = group_flops(groups[i].group);
-    k.bytes = param_bytes(k.flat);
-    k.group = std::move(groups[i]);
-    sources.push_back({k.symbol, k.flat});
-    kernels.push_back(std::move(k));
-  }
-  ExecutionPlan plan = build_execution_plan(g, kernels);
-  codegen::LlvmModule module = codegen::LlvmModule::build(sources, options.codegen);
-  return CompiledGraph{std::move(kernels), std::move(plan.plan), std::move(plan.weights), std::move(module)};
-}
-
-void export_shared_library(CompiledGraph compiled, const std::string& output_path) {
+void export_shared_library(CompiledGraph compiled, const std::string& output_path, const StageOptions& stages) {
+  StageTimer timer("export", stages);
   std::vector<uint8_t> plan_bytes = rt::serialize_plan(compiled.plan);
-  std::vector<std::string> order;
-  for (const CompiledKernel& k : compiled.kernels) order.push_back(k.symbol);
-  compiled.module.add_model_data(plan_bytes, compiled.weights, order);
+  codegen::ModelData data{plan_bytes, compiled.weights, {}};
+  for (const CompiledKernel& k : compiled.kernels) data.kernel_order.push_back(k.symbol);
   namespace fs = std::filesystem;
   fs::path object = fs::temp_directory_path() / ("tessel_" + std::to_string(getpid()) + "_" +
                                                  fs::path(output_path).filename().string() + ".o");
-  compiled.module.write_object(object.string());
+  compiled.module->export_object(data, object.string());
   try {
     link_model_library({object.string()}, output_path);
   } catch (...) {
@@ -115,14 +45,28 @@ struct JitModel::Executor {
   rt::PlanExecutor executor;
 };
 
+namespace {
+
+// Code for features this CPU lacks would stop on an illegal instruction.
+void check_runnable_here(const codegen::Target& target) {
+  std::vector<std::string> lacking = codegen::features_host_lacks(target);
+  std::string list;
+  for (const std::string& f : lacking) list += (list.empty() ? "" : ", ") + f;
+  TESSEL_USER_CHECK(lacking.empty(), Span{})
+      << "this CPU lacks " << list << ", which the target's code uses: it cannot run here "
+      << "(tessel compile can still build a library for a machine that has them)";
+}
+
+}  // namespace
+
 JitModel::JitModel(CompiledGraph compiled)
     : plan_(std::move(compiled.plan)),
       weights_(DType::kU8, {int64_t(compiled.weights.size())}),
       kernels_(std::move(compiled.kernels)) {
+  check_runnable_here(compiled.target);
   if (!compiled.weights.empty()) std::memcpy(weights_.raw(), compiled.weights.data(), compiled.weights.size());
-  jit_ = codegen::JitModule::create(std::move(compiled.module),
-                                    {{"tessel_rt_parallel_for", reinterpret_cast<void*>(&tessel_rt_parallel_for)}});
-  for (const CompiledKernel& k : kernels_) table_.push_back(jit_->lookup(k.symbol));
+  code_ = compiled.module->load({{"tessel_rt_parallel_for", reinterpret_cast<void*>(&tessel_rt_parallel_for)}});
+  for (const CompiledKernel& k : kernels_) table_.push_back(code_->lookup(k.symbol));
   executor_ = std::make_unique<Executor>(Executor{rt::PlanExecutor(plan_, table_, weights_.raw())});
   arena_storage_.resize(size_t(plan_.arena_bytes) + 64);
 }

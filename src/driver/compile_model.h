@@ -1,62 +1,76 @@
-// The CPU compiler, end to end: a graph grouped by a fusion policy, each group
-// lowered, scheduled (default CPU schedules), flattened and compacted, all
-// kernels compiled by LLVM into one module, and the execution plan (kernel
-// order, buffers, static memory plan, weights). The result either becomes a
-// model.so (export_shared_library) or runs in this process (JitModel).
+// A compiled graph and its two ways out: a model.so (export_shared_library)
+// or a run in this process (JitModel). compile_graph, the pipeline from a
+// graph to kernels, execution plan and module, is in pipeline.cpp: a graph
+// grouped by a fusion policy, each group lowered, scheduled (default CPU
+// schedules), flattened and compacted, all kernels built by the target's
+// backend into one module, and the plan (kernel order, buffers, static memory
+// plan, weights).
 //
-//   CompiledGraph c = compile_graph(g, {.fusion = "simple"});
+//   CompiledGraph c = compile_graph(g, {.fusion = lower::FusionPolicy::kSimple});
 //   export_shared_library(std::move(c), "model.so");
 #pragma once
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ir/core/tensor.h"
 #include "ir/graph/graph.h"
-#include "src/codegen/llvm/llvm_module.h"
+#include "src/codegen/backend.h"
 #include "src/driver/compiled_model.h"
+#include "src/driver/pipeline.h"
 #include "src/lower/lower_group.h"
 #include "src/runtime/kernel_abi.h"
 #include "src/runtime/plan.h"
 
 namespace tessel::driver {
 
+// default: hand-written CPU schedules; none: the loops as lowered.
+enum class ScheduleKind { kDefault, kNone };
+ScheduleKind parse_schedule_kind(std::string_view name);  // a user error listing the kinds
+std::string_view schedule_kind_name(ScheduleKind kind);
+
 struct CompileOptions {
-  std::string fusion = "simple";  // the grouping policy: "none" | "simple"
-  std::string schedule = "default";  // "default": hand-written CPU schedules; "none": as lowered
-  codegen::CodegenOptions codegen;
+  lower::FusionPolicy fusion = lower::FusionPolicy::kSimple;
+  ScheduleKind schedule = ScheduleKind::kDefault;
+  codegen::Target target = codegen::host_target();
+  StageOptions stages;
 };
 
 struct CompiledKernel {
   std::string symbol;
   lower::LoweredGroup group;
   tir::PrimFunc scheduled;  // after the schedule, before flattening
-  tir::PrimFunc flat;       // what the backend compiled
+  tir::PrimFunc flat;       // what the backend built
   double flops = 0;
   double bytes = 0;         // of its parameters, each once
 };
 
 struct CompiledGraph {
+  codegen::Target target;
   std::vector<CompiledKernel> kernels;  // in plan order
   rt::Plan plan;
   std::vector<uint8_t> weights;  // the plan's weight slots point into this
-  codegen::LlvmModule module;
+  std::unique_ptr<codegen::Module> module;
 };
 
 // First runs the graph passes that depend on the target and schedule on g
 // itself (pack_matmul_weights): its outputs stay the same, its constants and
-// nodes may not, and the kernels' groups point into it.
+// nodes may not, and the kernels' groups point into it. A target the
+// backends cannot serve is a user error.
 CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options);
 
 // Writes model.so: the module with the plan and weights embedded, as an
 // object file linked with the model runtime (src/runtime/).
-void export_shared_library(CompiledGraph compiled, const std::string& output_path);
+// The pipeline's last stage, "export" (timed with stages.time_to).
+void export_shared_library(CompiledGraph compiled, const std::string& output_path, const StageOptions& stages = {});
 
 // A compiled graph run in this process: the JIT's kernels driven by the
 // runtime's PlanExecutor and thread pool, as model.so would run them.
 class JitModel final : public CompiledModel {
  public:
+  // A user error when this CPU lacks a feature the target's code uses.
   explicit JitModel(CompiledGraph compiled);
   ~JitModel() override;
 
@@ -78,7 +92,7 @@ class JitModel final : public CompiledModel {
   rt::Plan plan_;
   Tensor weights_;  // u8, 64-byte aligned as kernels assume
   std::vector<CompiledKernel> kernels_;
-  std::unique_ptr<codegen::JitModule> jit_;
+  std::unique_ptr<codegen::LoadedModule> code_;
   std::vector<tessel_kernel_fn> table_;
   struct Executor;
   std::unique_ptr<Executor> executor_;

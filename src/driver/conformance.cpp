@@ -119,24 +119,24 @@ std::string run_isolated(const std::string& case_dir, const ConformanceOptions& 
 // The outputs of one test data set on the chosen target. The graph is
 // loaded for each set, since the tir target specialises it on the inputs.
 std::vector<Tensor> run_on_target(const fs::path& model, const std::vector<Tensor>& inputs,
-                                  const std::string& target, const std::string& fusion) {
+                                  const std::string& target, lower::FusionPolicy fusion) {
   PipelineOptions options;
-  options.verify = true;  // every case doubles as a test of the passes' invariants
+  options.stages.verify = true;  // every case doubles as a test of the passes' invariants
   graph::Graph g = load_graph(model.string(), options);
   if (target == "reference") return reference::Executor(g).run(inputs);
   bind_shape_inputs(g, inputs);
   if (target == "llvm") {
-    CompileOptions options;
-    options.fusion = fusion;
-    return JitModel(compile_graph(g, options)).run(inputs);
+    CompileOptions compile;
+    compile.fusion = fusion;
+    compile.stages.verify = true;
+    return JitModel(compile_graph(g, compile)).run(inputs);
   }
   return TirExecutor(g, fusion).run(inputs);
 }
 
-void check_target(const std::string& target, const std::string& fusion) {
+void check_target(const std::string& target) {
   TESSEL_USER_CHECK(target == "reference" || target == "tir" || target == "llvm", Span{})
       << "unknown conformance target '" << target << "' (available: reference, tir, llvm)";
-  lower::make_grouping_policy(fusion);  // a user error for an unknown policy
 }
 
 }  // namespace
@@ -167,8 +167,8 @@ std::string compare_tensors(const Tensor& got, const Tensor& want, Tolerance tol
 }
 
 std::string run_conformance_case(const std::string& case_dir, const std::string& target,
-                                 const std::string& fusion) {
-  check_target(target, fusion);
+                                 lower::FusionPolicy fusion) {
+  check_target(target);
   fs::path dir(case_dir);
   Tolerance tol;
   if (auto it = looser_tolerances().find(dir.filename().string()); it != looser_tolerances().end())
@@ -196,7 +196,7 @@ std::string run_conformance_case(const std::string& case_dir, const std::string&
 
 int run_conformance(const ConformanceOptions& o, std::ostream& out) {
   TESSEL_USER_CHECK(fs::is_directory(o.dir), Span{}) << o.dir << ": not a folder";
-  check_target(o.target, o.fusion);
+  check_target(o.target);
   int passed = 0, failed = 0;
   for (const std::string& name : case_names(o)) {
     fs::path case_dir = fs::path(o.dir) / name;

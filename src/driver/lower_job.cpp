@@ -49,7 +49,7 @@ void print_group(const lower::LoweredGroup& lowered, bool print_ir, std::ostream
 
 void run_lower_job(const graph::Graph& g, const LowerJobOptions& o, std::ostream& out) {
   std::vector<lower::NodeGroup> groups = lower::make_grouping_policy(o.fusion)->group(g);
-  out << "fusion " << o.fusion << ": " << groups.size() << " groups of " << g.num_nodes() << " nodes\n";
+  out << "fusion " << lower::fusion_policy_name(o.fusion) << ": " << groups.size() << " groups of " << g.num_nodes() << " nodes\n";
   if (!o.node.empty()) {
     auto holds_node = [&](const lower::NodeGroup& group) {
       for (const graph::Node* n : group.nodes)

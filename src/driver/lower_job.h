@@ -6,11 +6,12 @@
 #include <string>
 
 #include "ir/graph/graph.h"
+#include "src/lower/grouping.h"
 
 namespace tessel::driver {
 
 struct LowerJobOptions {
-  std::string fusion = "none";  // grouping policy: "none" | "simple"
+  lower::FusionPolicy fusion = lower::FusionPolicy::kNone;
   std::string node;             // non-empty: only the group holding this node
   bool print = false;           // also print each PrimFunc
 };

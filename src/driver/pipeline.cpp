@@ -1,35 +1,229 @@
-// The ordered list of passes. Read it top to bottom.
+// The ordered list of stages. Read it top to bottom: load_graph (import and
+// the target-independent graph passes), then compile_graph (the rest).
 #include "src/driver/pipeline.h"
 
+#include <iomanip>
+
+#include <optional>
+
+#include "ir/core/diagnostics.h"
+#include "ir/graph/op_registry.h"
 #include "ir/graph/printer.h"
 #include "ir/graph/verifier.h"
+#include "ir/tensor/printer.h"
+#include "ir/tensor/verifier.h"
+#include "schedules/defaults/cpu_defaults.h"
+#include "schedules/schedule.h"
+#include "src/driver/compile_model.h"
+#include "src/driver/execution_plan.h"
+#include "src/lower/compact_buffers.h"
+#include "src/lower/flatten_blocks.h"
+#include "src/lower/lower_group.h"
+#include "src/lower/partition_loops.h"
 #include "src/passes/dead_code.h"
+#include "src/passes/pack_matmul_weights.h"
 #include "src/passes/pretranspose_gemm_weights.h"
 
 namespace tessel::driver {
 
 namespace {
 
-void after_pass(const char* pass, const graph::Graph& g, const PipelineOptions& o) {
+void after_graph_stage(const char* stage, const graph::Graph& g, const StageOptions& o) {
   if (o.verify) graph::verify_graph(g);
-  if (o.print_after_all) *o.print_after_all << "// after " << pass << "\n" << graph::print_graph(g) << "\n";
+  if (o.prints(stage)) *o.print_to << "// after " << stage << "\n" << graph::print_graph(g) << "\n";
+}
+
+// After a stage that rewrote the kernels' functions (lowered, scheduled or
+// flattened): each verified and printed.
+template <typename Get>
+void after_tir_stage(const char* stage, const std::vector<CompiledKernel>& kernels, Get func,
+                     const StageOptions& o) {
+  for (const CompiledKernel& k : kernels) {
+    if (o.verify) tir::verify(func(k));
+    if (o.prints(stage)) *o.print_to << "// after " << stage << ": kernel " << k.symbol << "\n"
+                                     << tir::to_string(func(k)) << "\n";
+  }
+}
+
+void print_groups(const std::vector<lower::NodeGroup>& groups, std::ostream& os) {
+  os << "// after fusion: " << groups.size() << " groups\n";
+  for (const lower::NodeGroup& group : groups) {
+    os << "group " << group.name << ":";
+    for (const graph::Node* n : group.nodes) os << " " << n->name << " (" << n->op << ")";
+    os << "\n";
+  }
+}
+
+std::string kernel_symbol(size_t index, const std::string& group_name) {
+  std::string name = lower::identifier_of(group_name);
+  if (name.size() > 48) name.resize(48);
+  return "tessel_k" + std::to_string(index) + "_" + name;
+}
+
+double param_bytes(const tir::PrimFunc& f) {
+  double bytes = 0;
+  for (const tir::Buffer& b : f->params()) bytes += double(b->num_elements()) * double(dtype_size(b->dtype));
+  return bytes;
+}
+
+// The default schedule's options for the target (nullopt: schedule none).
+std::optional<sched::CpuScheduleOptions> cpu_schedule_options(const CompileOptions& options) {
+  if (options.schedule == ScheduleKind::kNone) return std::nullopt;
+  sched::CpuScheduleOptions cpu;
+  cpu.num_threads = std::max(1, options.target.cpu.cores);
+  cpu.vector_lanes = options.target.cpu.vector_bits / 32;
+  return cpu;
+}
+
+std::vector<CompiledKernel> lower_groups(const graph::Graph& g, const std::vector<lower::NodeGroup>& groups) {
+  std::vector<CompiledKernel> kernels;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    TESSEL_ICHECK(lower::is_convex(g, groups[i])) << "group " << groups[i].name << " is not convex";
+    CompiledKernel k;
+    k.symbol = kernel_symbol(i, groups[i].name);
+    k.group = lower::lower_group_with_bindings(g, groups[i]);
+    for (const graph::Node* n : groups[i].nodes) k.flops += double(graph::node_flops(*n));
+    kernels.push_back(std::move(k));
+  }
+  return kernels;
+}
+
+// Rewrites each kernel's `flat` function with pass, as one timed stage.
+template <typename Pass>
+void run_tir_pass(const char* stage, std::vector<CompiledKernel>& kernels, Pass pass, const StageOptions& o) {
+  {
+    StageTimer t(stage, o);
+    for (CompiledKernel& k : kernels) k.flat = pass(k.flat);
+  }
+  after_tir_stage(stage, kernels, [](const CompiledKernel& k) { return k.flat; }, o);
 }
 
 }  // namespace
 
+const std::vector<std::string>& pipeline_stages() {
+  static const std::vector<std::string> stages = {
+      "import", "eliminate_dead_code", "pretranspose_gemm_weights",   // load_graph
+      "pack_matmul_weights", "fusion", "lower", "schedule",            // compile_graph: graph, groups
+      "flatten_blocks", "compact_buffers", "partition_vector_loops",  // tensor-IR passes
+      "plan", "codegen", "export"};
+  return stages;
+}
+
+void check_stage_names(const std::set<std::string>& names) {
+  const std::vector<std::string>& stages = pipeline_stages();
+  for (const std::string& name : names) {
+    if (name == "all" || std::find(stages.begin(), stages.end(), name) != stages.end()) continue;
+    std::string list;
+    for (const std::string& s : stages) list += (list.empty() ? "" : ", ") + s;
+    TESSEL_USER_CHECK(false, Span{}) << "unknown stage '" << name << "' (stages: all, " << list << ")";
+  }
+}
+
+StageTimer::StageTimer(const std::string& stage, const StageOptions& options)
+    : stage_(stage), options_(options), start_(std::chrono::steady_clock::now()) {}
+
+StageTimer::~StageTimer() {
+  if (!options_.time_to) return;
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
+  *options_.time_to << "time " << std::left << std::setw(26) << stage_ << std::right << std::fixed
+                    << std::setprecision(2) << std::setw(10) << ms << " ms\n"
+                    << std::defaultfloat;
+}
+
 graph::Graph load_graph(const std::string& path, const PipelineOptions& options) {
+  const StageOptions& o = options.stages;
   // Import infers every shape and folds constant subgraphs as it goes, so the
   // passes below see static shapes wherever the model allows them.
-  graph::Graph g = onnx_frontend::import_model(path, options.import);
-  after_pass("import", g, options);
+  graph::Graph g = [&] {
+    StageTimer t("import", o);
+    return onnx_frontend::import_model(path, options.import);
+  }();
+  after_graph_stage("import", g, o);
 
-  passes::eliminate_dead_code(g);
-  after_pass("eliminate_dead_code", g, options);
+  {
+    StageTimer t("eliminate_dead_code", o);
+    passes::eliminate_dead_code(g);
+  }
+  after_graph_stage("eliminate_dead_code", g, o);
 
   // After import's constant folding, so a B computed from constants counts too.
-  passes::pretranspose_gemm_weights(g);
-  after_pass("pretranspose_gemm_weights", g, options);
+  {
+    StageTimer t("pretranspose_gemm_weights", o);
+    passes::pretranspose_gemm_weights(g);
+  }
+  after_graph_stage("pretranspose_gemm_weights", g, o);
   return g;
+}
+
+CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
+  const StageOptions& o = options.stages;
+  std::unique_ptr<codegen::Backend> backend = codegen::make_backend(options.target);  // refuses what it cannot serve
+  std::optional<sched::CpuScheduleOptions> cpu = cpu_schedule_options(options);
+
+  // Target graph passes. B's panels as wide as the default matmul tile; not
+  // without fusion, where the unpacking would be kernels of their own.
+  if (cpu && options.fusion != lower::FusionPolicy::kNone) {
+    StageTimer t("pack_matmul_weights", o);
+    passes::pack_matmul_weights(g, [lanes = cpu->vector_lanes](int64_t rows, int64_t columns) {
+      return sched::matmul_tile_columns(rows, columns, lanes);
+    });
+  }
+  after_graph_stage("pack_matmul_weights", g, o);
+
+  std::vector<lower::NodeGroup> groups;
+  {
+    StageTimer t("fusion", o);
+    groups = lower::make_grouping_policy(options.fusion)->group(g);
+  }
+  if (o.prints("fusion")) print_groups(groups, *o.print_to);
+
+  std::vector<CompiledKernel> kernels;
+  {
+    StageTimer t("lower", o);
+    kernels = lower_groups(g, groups);
+  }
+  after_tir_stage("lower", kernels, [](const CompiledKernel& k) { return k.group.func; }, o);
+
+  {
+    StageTimer t("schedule", o);
+    for (CompiledKernel& k : kernels) {
+      sched::Schedule sch(k.group.func);
+      if (cpu) sched::apply_default_cpu_schedule(sch, *cpu);
+      k.scheduled = k.flat = sch.func();
+    }
+  }
+  after_tir_stage("schedule", kernels, [](const CompiledKernel& k) { return k.scheduled; }, o);
+
+  // Tensor-IR passes: blocks become plain loops, buffers shrink to what is
+  // accessed, then vector loops split where their guards change (after
+  // compaction, which rewrites the guards' indices).
+  run_tir_pass("flatten_blocks", kernels, lower::flatten_blocks, o);
+  run_tir_pass("compact_buffers", kernels, lower::compact_buffers, o);
+  run_tir_pass("partition_vector_loops", kernels, [](const tir::PrimFunc& f) { return lower::partition_vector_loops(f); }, o);
+  for (CompiledKernel& k : kernels) {
+    tir::verify(k.flat);  // always: the backend assumes a valid function
+    k.bytes = param_bytes(k.flat);
+  }
+
+  ExecutionPlan plan = [&] {
+    StageTimer t("plan", o);
+    return build_execution_plan(g, kernels);
+  }();
+  if (o.prints("plan"))
+    *o.print_to << "// after plan: " << plan.plan.steps.size() << " steps, arena " << plan.plan.arena_bytes
+                << " bytes (" << plan.unshared_arena_bytes << " unshared), weights " << plan.weights.size()
+                << " bytes\n";
+
+  std::unique_ptr<codegen::Module> module = [&] {
+    StageTimer t("codegen", o);
+    std::vector<codegen::KernelSource> sources;
+    for (const CompiledKernel& k : kernels) sources.push_back({k.symbol, k.flat});
+    return backend->build(sources);
+  }();
+  if (o.prints("codegen")) *o.print_to << "// after codegen\n" << module->source_text() << "\n";
+  // export, when asked for, is export_shared_library's (compile_model.h).
+  return CompiledGraph{options.target, std::move(kernels), std::move(plan.plan), std::move(plan.weights),
+                       std::move(module)};
 }
 
 }  // namespace tessel::driver

@@ -13,7 +13,7 @@
 
 namespace tessel::driver {
 
-TirExecutor::TirExecutor(const graph::Graph& g, std::string_view fusion)
+TirExecutor::TirExecutor(const graph::Graph& g, lower::FusionPolicy fusion)
     : graph_(g), groups_(lower::lower_graph(g, *lower::make_grouping_policy(fusion))) {}
 
 std::vector<Tensor> TirExecutor::run(const std::vector<Tensor>& inputs) const {

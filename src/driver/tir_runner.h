@@ -13,9 +13,8 @@ namespace tessel::driver {
 
 class TirExecutor {
  public:
-  // Lowers g once, grouped by the named policy ("none" | "simple"); the graph
-  // must outlive the executor.
-  TirExecutor(const graph::Graph& g, std::string_view fusion);
+  // Lowers g once, grouped by the policy; the graph must outlive the executor.
+  TirExecutor(const graph::Graph& g, lower::FusionPolicy fusion);
 
   // Inputs in graph-input order, checked like the reference executor's.
   // An interpreter failure is a tir::InterpreterError naming the group.

@@ -203,11 +203,19 @@ class SimpleGrouping final : public GroupingPolicy {
 
 GroupingPolicy::~GroupingPolicy() = default;
 
-std::unique_ptr<GroupingPolicy> make_grouping_policy(std::string_view name) {
-  if (name == "none") return std::make_unique<NoGrouping>();
-  if (name == "simple") return std::make_unique<SimpleGrouping>();
-  TESSEL_USER_CHECK(false, Span{}) << "unknown fusion policy '" << name << "' (available: none, simple)";
-  return nullptr;
+FusionPolicy parse_fusion_policy(std::string_view name) {
+  if (name == "none") return FusionPolicy::kNone;
+  TESSEL_USER_CHECK(name == "simple", Span{}) << "unknown fusion policy '" << name << "' (available: none, simple)";
+  return FusionPolicy::kSimple;
+}
+
+std::string_view fusion_policy_name(FusionPolicy policy) {
+  return policy == FusionPolicy::kNone ? "none" : "simple";
+}
+
+std::unique_ptr<GroupingPolicy> make_grouping_policy(FusionPolicy policy) {
+  if (policy == FusionPolicy::kNone) return std::make_unique<NoGrouping>();
+  return std::make_unique<SimpleGrouping>();
 }
 
 bool is_convex(const graph::Graph& g, const NodeGroup& group) {

@@ -27,9 +27,12 @@ class GroupingPolicy {
   virtual std::vector<NodeGroup> group(const graph::Graph& g) const = 0;
 };
 
-// "none": one group per node. "simple": see grouping.cpp. Any other name is a
-// user error.
-std::unique_ptr<GroupingPolicy> make_grouping_policy(std::string_view name);
+// "none": one group per node. "simple": see grouping.cpp.
+enum class FusionPolicy { kNone, kSimple };
+// A user error listing the policies for any other name.
+FusionPolicy parse_fusion_policy(std::string_view name);
+std::string_view fusion_policy_name(FusionPolicy policy);
+std::unique_ptr<GroupingPolicy> make_grouping_policy(FusionPolicy policy);
 
 // Whether no path of g leaves the group and comes back into it.
 bool is_convex(const graph::Graph& g, const NodeGroup& group);

@@ -130,7 +130,7 @@ TEST(PackMatmulWeights, ThePanelWidthIsAskedForTheTileRowsOfABatchedProduct) {
 // one kernel per product, reading B as [N / panel, K, panel], equal to the
 // reference. Rows 8 take the 4-row tile of three vectors, rows 12 the 6 x 2.
 TEST(PackMatmulWeights, CompiledProductsReadPanelsAsWideAsTheirTileAndMatchTheReference) {
-  int64_t lanes = codegen::vector_register_bits(codegen::host_cpu_target()) / 32;
+  int64_t lanes = codegen::host_target().cpu.vector_bits / 32;
   for (int64_t rows : {8, 12}) {
     int64_t columns = 12 * lanes, depth = 40;
     int64_t panel = sched::matmul_tile_columns(rows, columns, lanes);

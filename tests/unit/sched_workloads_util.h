@@ -150,7 +150,7 @@ inline void build_graph(graph::Graph& g, Workload w, const Shapes& s = {}) {
 inline tir::PrimFunc lower_workload(Workload w, const Shapes& shapes = {}) {
   graph::Graph g;
   build_graph(g, w, shapes);
-  std::vector<lower::NodeGroup> groups = lower::make_grouping_policy("simple")->group(g);
+  std::vector<lower::NodeGroup> groups = lower::make_grouping_policy(lower::FusionPolicy::kSimple)->group(g);
   EXPECT_EQ(groups.size(), 1u) << workload_name(w) << " should lower to one group";
   return lower::lower_group(g, groups.at(0));
 }

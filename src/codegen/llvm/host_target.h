@@ -5,14 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "src/codegen/target.h"
+
 namespace tessel::codegen {
 
-struct CpuTarget {
-  std::string triple;
-  std::string cpu;                    // "znver5"
-  std::vector<std::string> features;  // "+avx2", "-avx512f", ...: enabled and disabled
-};
-
+// The host CPU: name, features, vector width, cores and cache sizes.
 CpuTarget host_cpu_target();
 // A user error naming the CPU or feature when LLVM does not know it for the
 // triple (LLVM itself would only warn, then fail or ignore it).

@@ -16,17 +16,10 @@
 #include <vector>
 
 #include "ir/tensor/function.h"
+#include "src/codegen/backend.h"
 #include "src/codegen/llvm/host_target.h"
 
 namespace tessel::codegen {
-
-// One kernel: `func` has been through flatten_blocks (no blocks remain);
-// `symbol` is the exported name of its entry `int32_t symbol(void* const* args)`,
-// args[i] the i-th parameter buffer (inputs, then outputs).
-struct KernelSource {
-  std::string symbol;
-  tir::PrimFunc func;
-};
 
 struct CodegenOptions {
   CpuTarget target = host_cpu_target();
@@ -61,16 +54,9 @@ class LlvmModule {
   friend class JitModule;
 };
 
-using KernelFn = int32_t (*)(void* const* args);
-
 // Code compiled in this process. Generated code finds the C math library in
 // the process and the runtime's functions (tessel_rt_parallel_for) in
 // `runtime_symbols`, which the caller fills from its own runtime.
-struct RuntimeSymbol {
-  std::string name;
-  void* address;
-};
-
 class JitModule {
  public:
   static std::unique_ptr<JitModule> create(LlvmModule module,

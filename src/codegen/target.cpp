@@ -1,0 +1,156 @@
+// Parsing and describing targets; the llvm kind asks LLVM (host_target.h),
+// the cuda kind NVRTC (nvrtc_library.h).
+#include "src/codegen/target.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "ir/core/diagnostics.h"
+#include "src/codegen/cuda/nvrtc_library.h"
+#include "src/codegen/llvm/cpu_features.h"
+#include "src/codegen/llvm/host_target.h"
+
+namespace tessel::codegen {
+
+namespace {
+
+int64_t sysconf_bytes(int name) {
+  long v = sysconf(name);
+  return v > 0 ? int64_t(v) : 0;
+}
+
+// -mattr=+a,-b: each item replaces an earlier item for the same feature.
+void apply_mattr(CpuTarget& cpu, const std::string& list_text) {
+  TESSEL_USER_CHECK(!list_text.empty(), Span{}) << "-mattr= needs a list of +feature or -feature items";
+  std::istringstream list(list_text);
+  for (std::string f; std::getline(list, f, ',');) {
+    TESSEL_USER_CHECK(f.size() > 1 && (f[0] == '+' || f[0] == '-'), Span{})
+        << "-mattr takes +feature or -feature items, got '" << f << "'";
+    std::erase_if(cpu.features, [&](const std::string& g) { return g.substr(1) == f.substr(1); });
+    cpu.features.push_back(f);
+  }
+}
+
+// Shared memory per SM by architecture (the CUDA programming guide's table).
+int64_t shared_bytes_per_sm(int sm) {
+  if (sm >= 90) return 228 * 1024;
+  if (sm == 80 || sm == 87) return 164 * 1024;
+  if (sm >= 86) return 100 * 1024;
+  return 64 * 1024;
+}
+
+void apply_arch(GpuTarget& gpu, const std::string& arch) {
+  bool digits = arch.size() >= 5 && arch.rfind("sm_", 0) == 0 &&
+                std::all_of(arch.begin() + 3, arch.end(), [](char c) { return c >= '0' && c <= '9'; });
+  TESSEL_USER_CHECK(digits && arch.size() <= 6, Span{})
+      << "-arch takes sm_NN (sm_80, sm_90, ...), got '" << arch << "'";
+  gpu.sm = std::stoi(arch.substr(3));
+  std::vector<int> known = nvrtc_architectures();
+  if (known.empty()) {
+    TESSEL_USER_CHECK(gpu.sm >= 75, Span{}) << "-arch=" << arch << ": CUDA 13 compiles for sm_75 and newer";
+  } else {
+    std::ostringstream list;
+    for (int a : known) list << (a == known.front() ? "" : ", ") << "sm_" << a;
+    TESSEL_USER_CHECK(std::find(known.begin(), known.end(), gpu.sm) != known.end(), Span{})
+        << "-arch=" << arch << ": NVRTC compiles for " << list.str();
+  }
+  gpu.shared_bytes_per_sm = shared_bytes_per_sm(gpu.sm);
+}
+
+}  // namespace
+
+Target host_target() {
+  Target t;
+  t.cpu = host_cpu_target();
+  t.cpu.vector_bits = vector_register_bits(t.cpu);
+  t.cpu.cores = int(std::max(1u, std::thread::hardware_concurrency()));
+  t.cpu.l1d_bytes = sysconf_bytes(_SC_LEVEL1_DCACHE_SIZE);
+  t.cpu.l2_bytes = sysconf_bytes(_SC_LEVEL2_CACHE_SIZE);
+  t.cpu.l3_bytes = sysconf_bytes(_SC_LEVEL3_CACHE_SIZE);
+  return t;
+}
+
+Target parse_target(std::string_view spec, const std::vector<std::string>& extra_options) {
+  std::istringstream words{std::string(spec)};
+  std::string kind;
+  words >> kind;
+  TESSEL_USER_CHECK(kind == "llvm" || kind == "cuda", Span{})
+      << "unknown target '" << kind << "' (available: llvm, cuda)";
+  std::vector<std::string> options;
+  for (std::string w; words >> w;) options.push_back(w);
+  options.insert(options.end(), extra_options.begin(), extra_options.end());
+  Target t = host_target();
+  bool cpu_named = false;
+  if (kind == "cuda") {
+    t.kind = TargetKind::kCuda;
+    t.gpu.shared_bytes_per_sm = shared_bytes_per_sm(t.gpu.sm);
+  }
+  for (const std::string& o : options) {
+    if (o.rfind("-arch=", 0) == 0 && t.kind == TargetKind::kCuda) {
+      apply_arch(t.gpu, o.substr(6));
+    } else if (o.rfind("-mcpu=", 0) == 0 && t.kind == TargetKind::kLlvm) {
+      t.cpu.cpu = o.substr(6);
+      t.cpu.features.clear();  // the CPU's own features, unless -mattr adds
+      cpu_named = true;
+    } else if (o.rfind("-mattr=", 0) == 0 && t.kind == TargetKind::kLlvm) {
+      apply_mattr(t.cpu, o.substr(7));
+    } else {
+      TESSEL_USER_CHECK(false, Span{}) << "unknown option '" << o << "' for target " << kind << " (available: "
+                                       << (t.kind == TargetKind::kCuda ? "-arch=sm_NN" : "-mcpu=, -mattr=") << ")";
+    }
+  }
+  check_cpu_target(t.cpu);
+  if (!options.empty()) t.cpu.features = resolved_cpu_features(t.cpu);
+  t.cpu.vector_bits = vector_register_bits(t.cpu);
+  if (cpu_named) t.cpu.l1d_bytes = t.cpu.l2_bytes = t.cpu.l3_bytes = 0;  // not this host's
+  return t;
+}
+
+std::vector<std::string> features_host_lacks(const Target& target) {
+  if (target.kind != TargetKind::kLlvm) return {};
+  // The host's list names its instruction-set features only, each + or -;
+  // LLVM's tuning flags (fast-..., slow-...) are in neither and need nothing.
+  std::set<std::string> host_lacks;
+  for (const std::string& f : host_cpu_target().features)
+    if (f[0] == '-') host_lacks.insert(f.substr(1));
+  std::vector<std::string> lacking;
+  for (const std::string& f : target.cpu.features)
+    if (f[0] == '+' && host_lacks.count(f.substr(1))) lacking.push_back(f.substr(1));
+  return lacking;
+}
+
+const char* target_kind_name(TargetKind kind) {
+  return kind == TargetKind::kCuda ? "cuda" : "llvm";
+}
+
+std::string describe(const Target& t) {
+  std::ostringstream os;
+  auto kib = [](int64_t b) { return b > 0 ? std::to_string(b / 1024) + " KiB" : std::string("unknown"); };
+  os << "kind " << target_kind_name(t.kind) << "\n";
+  if (t.kind == TargetKind::kCuda) {
+    os << "arch sm_" << t.gpu.sm << "\n"
+       << "max threads per block " << t.gpu.max_threads_per_block << "\n"
+       << "shared memory " << kib(t.gpu.shared_bytes_per_block) << " per block, " << kib(t.gpu.shared_bytes_per_sm)
+       << " per SM\n"
+       << "registers per SM " << t.gpu.registers_per_sm << "\n"
+       << "host ";
+  }
+  size_t enabled = std::count_if(t.cpu.features.begin(), t.cpu.features.end(), [](auto& f) { return f[0] == '+'; });
+  os << "triple " << t.cpu.triple << "\n"
+     << "cpu " << t.cpu.cpu << "\n"
+     << "vector registers " << t.cpu.vector_bits << " bits (" << t.cpu.vector_bits / 32 << " f32 lanes)\n"
+     << "cores " << (t.cpu.cores > 0 ? std::to_string(t.cpu.cores) : std::string("unknown")) << "\n"
+     << "caches L1d " << kib(t.cpu.l1d_bytes) << ", L2 " << kib(t.cpu.l2_bytes) << ", L3 " << kib(t.cpu.l3_bytes)
+     << "\n"
+     << "features " << enabled << " enabled:";
+  for (const std::string& f : t.cpu.features)
+    if (f[0] == '+') os << " " << f.substr(1);
+  os << "\n";
+  return os.str();
+}
+
+}  // namespace tessel::codegen
