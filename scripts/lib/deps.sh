@@ -3,7 +3,8 @@
 # Usage: source scripts/lib/deps.sh; tessel_install_packages LIST...
 
 TESSEL_BUILD_PACKAGES="cmake g++ ninja-build ccache llvm-19-dev libzstd-dev libxgboost-dev xgboost \
-nlohmann-json3-dev libgtest-dev libonnx-dev libprotobuf-dev protobuf-compiler python3-onnx python3-numpy"
+nlohmann-json3-dev libgtest-dev libonnx-dev libprotobuf-dev protobuf-compiler python3-onnx python3-numpy \
+pybind11-dev python3-dev"
 # Tests also export real models with Debian's torch, fuzz with clang and run ONNX Runtime in a venv.
 TESSEL_TEST_PACKAGES="python3-torch python3-torchvision python3-venv clang-14 libclang-rt-14-dev"
 

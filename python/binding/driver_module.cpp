@@ -1,0 +1,187 @@
+// tessel._driver: the compiler driver for Python (pybind11). The same driver
+// functions the `tessel` command calls: load_graph and compile_graph, the JIT
+// model, export_shared_library, print_inspection and run_check. The Python
+// side (python/tessel/driver.py) wraps these in the documented API.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+#include <memory>
+#include <sstream>
+
+#include "ir/core/diagnostics.h"
+#include "src/driver/check_job.h"
+#include "src/driver/compile_model.h"
+#include "src/driver/inspect.h"
+#include "src/driver/pipeline.h"
+#include "tessel/error.h"
+
+namespace py = pybind11;
+
+namespace tessel::python {
+
+namespace {
+
+using Shapes = std::map<std::string, std::vector<int64_t>>;
+
+driver::PipelineOptions pipeline_options(const Shapes& input_shapes) {
+  driver::PipelineOptions o;
+  for (const auto& [name, dims] : input_shapes) o.import.input_shapes[name] = Dims(dims.begin(), dims.end());
+  return o;
+}
+
+driver::CompileOptions compile_options(const std::string& target, const std::string& fusion,
+                                       const std::string& schedule) {
+  driver::CompileOptions o;
+  o.fusion = lower::parse_fusion_policy(fusion);
+  o.schedule = driver::parse_schedule_kind(schedule);
+  o.target = codegen::parse_target(target);
+  codegen::make_backend(o.target);  // refused before any work, as the CLI does
+  return o;
+}
+
+// numpy's name for a dtype; bf16 has none.
+std::string numpy_dtype(DType t) {
+  switch (t) {
+    case DType::kF32: return "float32";
+    case DType::kF16: return "float16";
+    case DType::kF64: return "float64";
+    case DType::kI8: return "int8";
+    case DType::kU8: return "uint8";
+    case DType::kI32: return "int32";
+    case DType::kI64: return "int64";
+    case DType::kBool: return "bool";
+    case DType::kBF16: break;
+  }
+  TESSEL_USER_CHECK(false, Span{}) << "bf16 tensors have no numpy type";
+  return "";
+}
+
+Tensor to_tensor(const rt::TensorSpec& spec, const py::handle& value) {
+  DType dtype = DType(spec.dtype);
+  py::array array = py::array::ensure(value, py::array::c_style);
+  TESSEL_USER_CHECK(array, Span{}) << "input '" << spec.name << "' is not an array";
+  TESSEL_USER_CHECK(array.dtype().is(py::dtype(numpy_dtype(dtype))), Span{})
+      << "input '" << spec.name << "': expected dtype " << numpy_dtype(dtype) << ", got "
+      << std::string(py::str(array.dtype())) << " (convert with .astype)";
+  Dims shape(array.shape(), array.shape() + array.ndim());
+  Tensor t(dtype, shape);
+  std::memcpy(t.raw(), array.data(), t.nbytes());
+  return t;
+}
+
+py::array to_array(const Tensor& t) {
+  py::array array(py::dtype(numpy_dtype(t.dtype())), std::vector<py::ssize_t>(t.shape().begin(), t.shape().end()));
+  std::memcpy(array.mutable_data(), t.raw(), t.nbytes());
+  return array;
+}
+
+py::list specs(const std::vector<rt::TensorSpec>& list) {
+  py::list out;
+  for (const rt::TensorSpec& s : list)
+    out.append(py::make_tuple(s.name, numpy_dtype(DType(s.dtype)), py::tuple(py::cast(s.shape))));
+  return out;
+}
+
+// A model compiled in this process: the graph outlives the JIT model, and
+// export compiles the file again (compile_graph rewrites its graph).
+class Compiled {
+ public:
+  Compiled(std::string path, const Shapes& shapes, const std::string& target, const std::string& fusion,
+           const std::string& schedule)
+      : path_(std::move(path)), pipeline_(pipeline_options(shapes)), options_(compile_options(target, fusion, schedule)) {
+    graph_ = std::make_unique<graph::Graph>(driver::load_graph(path_, pipeline_));
+    model_ = std::make_unique<driver::JitModel>(driver::compile_graph(*graph_, options_));
+  }
+
+  py::list inputs() const { return specs(model_->inputs()); }
+  py::list outputs() const { return specs(model_->outputs()); }
+
+  py::dict run(const py::dict& feeds) {
+    std::vector<Tensor> inputs;
+    for (const rt::TensorSpec& spec : model_->inputs()) {
+      TESSEL_USER_CHECK(feeds.contains(spec.name), Span{}) << "no value for input '" << spec.name << "'";
+      inputs.push_back(to_tensor(spec, feeds[py::str(spec.name)]));
+    }
+    TESSEL_USER_CHECK(feeds.size() == inputs.size(), Span{})
+        << "the model takes " << inputs.size() << " inputs, got " << feeds.size() << " (an unknown name?)";
+    std::vector<Tensor> outputs;
+    {
+      py::gil_scoped_release release;
+      outputs = model_->run(inputs);
+    }
+    py::dict result;
+    for (size_t i = 0; i < outputs.size(); ++i) result[py::str(model_->outputs()[i].name)] = to_array(outputs[i]);
+    return result;
+  }
+
+  py::list kernels() const {
+    py::list out;
+    for (const driver::KernelInfo& k : model_->kernels()) out.append(py::make_tuple(k.name, k.flops, k.bytes));
+    return out;
+  }
+
+  void export_library(const std::string& output) {
+    py::gil_scoped_release release;
+    graph::Graph g = driver::load_graph(path_, pipeline_);
+    driver::export_shared_library(driver::compile_graph(g, options_), output);
+  }
+
+ private:
+  std::string path_;
+  driver::PipelineOptions pipeline_;
+  driver::CompileOptions options_;
+  std::unique_ptr<graph::Graph> graph_;
+  std::unique_ptr<driver::JitModel> model_;
+};
+
+std::string inspect(const std::string& path, const Shapes& shapes) {
+  graph::Graph g = driver::load_graph(path, pipeline_options(shapes));
+  std::ostringstream os;
+  driver::print_inspection(g, os);
+  return os.str();
+}
+
+// (failures, report): the report `tessel check` prints.
+py::tuple check(const std::string& path, const Shapes& shapes, const std::string& target, const std::string& fusion,
+                const std::string& schedule, bool per_kernel, uint64_t seed, double tolerance) {
+  driver::CheckOptions o;
+  o.compile = compile_options(target, fusion, schedule);
+  o.per_kernel = per_kernel;
+  o.seed = seed;
+  o.tolerance = tolerance;
+  graph::Graph g = driver::load_graph(path, pipeline_options(shapes));
+  std::ostringstream os;
+  int failures = driver::run_check(g, o, os);
+  return py::make_tuple(failures, os.str());
+}
+
+}  // namespace
+
+}  // namespace tessel::python
+
+PYBIND11_MODULE(_driver, m) {
+  using namespace tessel::python;
+  m.doc() = "Tessel's compiler driver (use the tessel package's functions, not this module)";
+  static py::exception<tessel::UserError> user_error(m, "UserError", PyExc_ValueError);
+  static py::exception<tessel::InternalError> internal_error(m, "InternalError", PyExc_RuntimeError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const tessel::UserError& e) {
+      user_error(e.what());
+    } catch (const tessel::InternalError& e) {
+      internal_error(e.what());
+    }
+  });
+  py::class_<Compiled>(m, "Compiled")
+      .def(py::init<std::string, const Shapes&, std::string, std::string, std::string>())
+      .def_property_readonly("inputs", &Compiled::inputs)
+      .def_property_readonly("outputs", &Compiled::outputs)
+      .def_property_readonly("kernels", &Compiled::kernels)
+      .def("run", &Compiled::run)
+      .def("export_library", &Compiled::export_library);
+  m.def("inspect", &inspect);
+  m.def("check", &check);
+}

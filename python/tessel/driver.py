@@ -1,0 +1,111 @@
+"""The compiler in this process (the driver, through the pybind11 module tessel._driver):
+compile an ONNX model and run it on numpy arrays or export it to a model.so, inspect a model,
+check it against the reference executor. The `tessel` command calls the same driver functions.
+
+    import numpy as np, tessel
+    m = tessel.compile("model.onnx", target="llvm", input_shapes={"x": (1, 3, 224, 224)})
+    out = m.run({"x": np.zeros((1, 3, 224, 224), np.float32)})
+    m.export("model.so")                     # then tessel.load("model.so") anywhere
+"""
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import os
+from pathlib import Path
+from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence
+
+import numpy as np
+
+from .errors import TesselError
+from .model import KernelInfo, TensorInfo
+
+_DTYPE_NAMES = {"float32": "f32", "float16": "f16", "float64": "f64", "int8": "i8", "uint8": "u8",
+                "int32": "i32", "int64": "i64", "bool": "bool"}
+
+
+def _load_driver():
+    try:
+        from . import _driver
+        return _driver
+    except ImportError:
+        pass
+    # A source checkout used through PYTHONPATH=python: the module in the build tree.
+    build = Path(os.environ.get("TESSEL_BUILD_DIR", Path(__file__).resolve().parents[2] / "build"))
+    for path in sorted((build / "python" / "tessel").glob("_driver*.so")):
+        spec = importlib.util.spec_from_file_location("tessel._driver", path)
+        if spec and spec.loader and importlib.machinery.EXTENSION_SUFFIXES[0] in path.name:
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            return module
+    raise TesselError("the compiler driver (tessel._driver) is not in this installation: `pip install ./python` "
+                      "from a Tessel checkout builds it; tessel.load() of a model.so works without it")
+
+
+def _call(fn, *args):
+    driver = _load_driver()
+    try:
+        return fn(driver)(*args)
+    except driver.UserError as e:
+        raise TesselError(str(e)) from None
+
+
+def _shapes(input_shapes: Optional[Mapping[str, Sequence[int]]]) -> Dict[str, List[int]]:
+    return {name: [int(d) for d in dims] for name, dims in (input_shapes or {}).items()}
+
+
+def _info(spec) -> TensorInfo:
+    name, dtype, shape = spec
+    return TensorInfo(name, np.dtype(dtype), tuple(shape), _DTYPE_NAMES[dtype])
+
+
+class CompiledModel:
+    """A model compiled in this process for the target, ready to run on numpy arrays."""
+
+    def __init__(self, compiled, path: str):
+        self._compiled = compiled
+        self.path = path
+        self.inputs: List[TensorInfo] = [_info(s) for s in compiled.inputs]
+        self.outputs: List[TensorInfo] = [_info(s) for s in compiled.outputs]
+        self.kernels: List[KernelInfo] = [KernelInfo(*k) for k in compiled.kernels]
+
+    def run(self, feeds: Mapping[str, np.ndarray]) -> Dict[str, np.ndarray]:
+        """Runs the model: feeds maps every input name to an array of its dtype and shape."""
+        return _call(lambda d: self._compiled.run, dict(feeds))
+
+    def export(self, path: str) -> str:
+        """Writes the model as a self-contained shared library (what `tessel compile` writes)."""
+        if str(path).endswith(".onnx"):
+            raise TesselError(f"{path}: export writes a shared library, not an ONNX model (use a .so name)")
+        _call(lambda d: self._compiled.export_library, str(path))
+        return str(path)
+
+    def __repr__(self) -> str:
+        return f"CompiledModel({self.path!r}, {len(self.kernels)} kernels)"
+
+
+def compile(model: str, target: str = "llvm", fusion: str = "simple", schedule: str = "default",
+            input_shapes: Optional[Mapping[str, Sequence[int]]] = None) -> CompiledModel:
+    """Compiles an ONNX model in this process (target "llvm", "llvm -mcpu=znver3", ...)."""
+    compiled = _call(lambda d: d.Compiled, str(model), _shapes(input_shapes), target, fusion, schedule)
+    return CompiledModel(compiled, str(model))
+
+
+def inspect(model: str, input_shapes: Optional[Mapping[str, Sequence[int]]] = None) -> str:
+    """What `tessel inspect` prints: ops, inputs and outputs, parameters and FLOPs."""
+    return _call(lambda d: d.inspect, str(model), _shapes(input_shapes))
+
+
+class CheckResult(NamedTuple):
+    passed: bool
+    failures: int  # outputs (and, with per_kernel, kernels) that failed
+    report: str    # what `tessel check` prints
+
+
+def check(model: str, target: str = "llvm", fusion: str = "simple", schedule: str = "default",
+          per_kernel: bool = False, seed: int = 0, tolerance: float = 1e-4,
+          input_shapes: Optional[Mapping[str, Sequence[int]]] = None) -> CheckResult:
+    """Compiles the model, runs it and the reference executor on the same seeded inputs, compares."""
+    failures, report = _call(lambda d: d.check, str(model), _shapes(input_shapes), target, fusion, schedule,
+                             per_kernel, int(seed), float(tolerance))
+    return CheckResult(failures == 0, failures, report)

@@ -1,0 +1,48 @@
+#!/bin/bash
+# pip-installs the package ($1) into a fresh venv (no network: Debian's numpy and setuptools through
+# --system-site-packages), which builds the compiler driver in the build tree ($2, TESSEL_BUILD_DIR),
+# then compiles, runs, exports, loads, inspects and checks the example model ($3) from outside the
+# source tree, and makes the mistakes a user makes.
+set -euo pipefail
+package=$1 build=$2 model=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+/usr/bin/python3 -m venv --system-site-packages "$tmp/venv"
+TESSEL_BUILD_DIR=$build "$tmp/venv/bin/pip" install --quiet --no-deps --no-build-isolation "$package"
+cd "$tmp"
+env -u PYTHONPATH "$tmp/venv/bin/python" - "$model" "$tmp" <<'PY'
+import sys
+import numpy as np
+import tessel
+model, tmp = sys.argv[1], sys.argv[2]
+assert "site-packages" in tessel.__file__, tessel.__file__
+m = tessel.compile(model, target="llvm", fusion="simple", input_shapes={"image": (1, 1, 28, 28)})
+assert [i.name for i in m.inputs] == ["image"] and m.inputs[0].shape == (1, 1, 28, 28), m.inputs
+image = np.random.default_rng(7).standard_normal((1, 1, 28, 28)).astype(np.float32)
+probs = m.run({"image": image})["probs"]
+assert probs.shape == (1, 10) and abs(float(probs.sum()) - 1) < 1e-5, probs
+unfused = tessel.compile(model, fusion="none", input_shapes={"image": (1, 1, 28, 28)})
+assert len(unfused.kernels) > len(m.kernels), (unfused.kernels, m.kernels)
+np.testing.assert_allclose(unfused.run({"image": image})["probs"], probs, rtol=1e-5, atol=1e-7)
+with tessel.load(m.export(tmp + "/tiny.so")) as lib:
+    np.testing.assert_allclose(lib.run({"image": image})["probs"], probs, rtol=1e-6, atol=1e-8)
+assert "Conv" in tessel.inspect(model)
+result = tessel.check(model, per_kernel=True, input_shapes={"image": (1, 1, 28, 28)})
+assert result.passed and result.failures == 0 and "check passed" in result.report, result.report
+def fails(fn, message):
+    try:
+        fn()
+    except tessel.TesselError as e:
+        assert message in str(e), (message, str(e))
+        return
+    raise AssertionError("no error: " + message)
+fails(lambda: tessel.compile(tmp + "/none.onnx"), "none.onnx")
+fails(lambda: tessel.compile(model, fusion="greedy", input_shapes={"image": (1, 1, 28, 28)}), "unknown fusion policy")
+fails(lambda: tessel.compile(model, target="llvm -mcpu=nocpu"), "unknown CPU 'nocpu'")
+fails(lambda: tessel.compile(model), "lowering needs static shapes")
+fails(lambda: m.run({"image": image.astype(np.float64)}), "expected dtype float32, got float64")
+fails(lambda: m.run({}), "no value for input 'image'")
+fails(lambda: m.run({"image": image, "extra": image}), "takes 1 inputs, got 2")
+fails(lambda: m.export(tmp + "/m.onnx"), "not an ONNX model")
+print("driver from", tessel.__file__, "compiled, ran, exported, loaded and checked", model)
+PY
