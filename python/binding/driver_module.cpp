@@ -34,7 +34,7 @@ driver::PipelineOptions pipeline_options(const Shapes& input_shapes) {
 driver::CompileOptions compile_options(const std::string& target, const std::string& fusion,
                                        const std::string& schedule) {
   driver::CompileOptions o;
-  o.fusion = lower::parse_fusion_policy(fusion);
+  o.fusion = passes::parse_fusion_policy(fusion);
   o.schedule = driver::parse_schedule_kind(schedule);
   o.target = codegen::parse_target(target);
   codegen::make_backend(o.target);  // refused before any work, as the CLI does

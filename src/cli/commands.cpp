@@ -89,7 +89,7 @@ int cmd_run(Args& args) {
   bool tir = args.flag("--tir");
   if (!reference && !tir) return run_compiled(args, options);
   std::optional<std::string> fusion = args.value("--fusion");
-  lower::FusionPolicy policy = lower::parse_fusion_policy(fusion.value_or("none"));
+  passes::FusionPolicy policy = passes::parse_fusion_policy(fusion.value_or("none"));
   auto inputs_dir = args.value("--inputs");
   auto out_dir = args.value("--out");
   uint64_t seed = uint64_t(parse_int(args.value("--seed").value_or("0"), "--seed"));
@@ -115,7 +115,7 @@ int cmd_conformance(Args& args) {
   driver::ConformanceOptions o;
   o.list_file = args.value("--list").value_or("");
   o.target = args.value("--target").value_or("reference");
-  o.fusion = lower::parse_fusion_policy(args.value("--fusion").value_or("none"));
+  o.fusion = passes::parse_fusion_policy(args.value("--fusion").value_or("none"));
   if (auto t = args.value("--timeout")) {
     int64_t seconds = parse_int(*t, "--timeout");
     TESSEL_USER_CHECK(seconds >= 1 && seconds <= 86400, Span{}) << "--timeout must be 1 to 86400 seconds";
@@ -130,7 +130,7 @@ int cmd_conformance(Args& args) {
 int cmd_lower(Args& args) {
   driver::PipelineOptions options = pipeline_options(args);
   driver::LowerJobOptions o;
-  o.fusion = lower::parse_fusion_policy(args.value("--fusion").value_or("none"));
+  o.fusion = passes::parse_fusion_policy(args.value("--fusion").value_or("none"));
   o.node = args.value("--node").value_or("");
   o.print = args.flag("--print");
   std::string path = single_model(args, "lower");

@@ -27,7 +27,7 @@ driver::CompileOptions compile_options(Args& args, const driver::PipelineOptions
   auto target = args.value("--target");
   std::vector<std::string> mcpu = args.values("-mcpu"), mattr = args.values("-mattr");
   if (given) *given = fusion || schedule || target || !mcpu.empty() || !mattr.empty();
-  o.fusion = lower::parse_fusion_policy(fusion.value_or("simple"));
+  o.fusion = passes::parse_fusion_policy(fusion.value_or("simple"));
   o.schedule = driver::parse_schedule_kind(schedule.value_or("default"));
   std::vector<std::string> extra;
   for (const std::string& v : mcpu) extra.push_back("-mcpu=" + v);
@@ -76,7 +76,7 @@ int cmd_compile(Args& args) {
   driver::export_shared_library(std::move(compiled), *output, options.stages);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::cout << "compiled " << path << " -> " << *output << ": " << kernels << " kernels (fusion "
-            << lower::fusion_policy_name(options.fusion) << ", schedule "
+            << passes::fusion_policy_name(options.fusion) << ", schedule "
             << driver::schedule_kind_name(options.schedule) << "), target " << options.target.cpu.cpu << ", arena "
             << arena << " bytes, weights " << weights << " bytes, " << seconds << " s\n";
   return 0;

@@ -92,7 +92,7 @@ int run_check(graph::Graph& g, const CheckOptions& options, std::ostream& out) {
   std::vector<Tensor> inputs = random_inputs(g, options.seed);
   JitModel model(compile_graph(g, options.compile));
   out << "compiled " << model.compiled_kernels().size() << " kernels (fusion "
-      << lower::fusion_policy_name(options.compile.fusion) << ", schedule "
+      << passes::fusion_policy_name(options.compile.fusion) << ", schedule "
       << schedule_kind_name(options.compile.schedule) << "); inputs seeded with " << options.seed << "\n";
   std::unordered_map<const graph::Value*, Tensor> env = reference_values(g, inputs);
   std::vector<Tensor> got = model.run(inputs);

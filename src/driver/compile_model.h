@@ -6,7 +6,7 @@
 // backend into one module, and the plan (kernel order, buffers, static memory
 // plan, weights).
 //
-//   CompiledGraph c = compile_graph(g, {.fusion = lower::FusionPolicy::kSimple});
+//   CompiledGraph c = compile_graph(g, {.fusion = passes::FusionPolicy::kSimple});
 //   export_shared_library(std::move(c), "model.so");
 #pragma once
 
@@ -32,7 +32,7 @@ ScheduleKind parse_schedule_kind(std::string_view name);  // a user error listin
 std::string_view schedule_kind_name(ScheduleKind kind);
 
 struct CompileOptions {
-  lower::FusionPolicy fusion = lower::FusionPolicy::kSimple;
+  passes::FusionPolicy fusion = passes::FusionPolicy::kSimple;
   ScheduleKind schedule = ScheduleKind::kDefault;
   codegen::Target target = codegen::host_target();
   StageOptions stages;

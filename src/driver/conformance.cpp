@@ -119,7 +119,7 @@ std::string run_isolated(const std::string& case_dir, const ConformanceOptions& 
 // The outputs of one test data set on the chosen target. The graph is
 // loaded for each set, since the tir target specialises it on the inputs.
 std::vector<Tensor> run_on_target(const fs::path& model, const std::vector<Tensor>& inputs,
-                                  const std::string& target, lower::FusionPolicy fusion) {
+                                  const std::string& target, passes::FusionPolicy fusion) {
   PipelineOptions options;
   options.stages.verify = true;  // every case doubles as a test of the passes' invariants
   graph::Graph g = load_graph(model.string(), options);
@@ -167,7 +167,7 @@ std::string compare_tensors(const Tensor& got, const Tensor& want, Tolerance tol
 }
 
 std::string run_conformance_case(const std::string& case_dir, const std::string& target,
-                                 lower::FusionPolicy fusion) {
+                                 passes::FusionPolicy fusion) {
   check_target(target);
   fs::path dir(case_dir);
   Tolerance tol;

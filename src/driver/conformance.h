@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "ir/core/tensor.h"
-#include "src/lower/grouping.h"
+#include "src/passes/fusion.h"
 
 namespace tessel::driver {
 
@@ -15,7 +15,7 @@ struct ConformanceOptions {
   std::string dir;                   // the folder of case folders
   std::string list_file;             // one case name a line; empty: every case in dir
   std::string target = "reference";  // "reference" | "tir" | "llvm"
-  lower::FusionPolicy fusion = lower::FusionPolicy::kNone;  // grouping of the tir and llvm targets
+  passes::FusionPolicy fusion = passes::FusionPolicy::kNone;  // grouping of the tir and llvm targets
   double case_timeout_s = 120;
 };
 
@@ -37,6 +37,6 @@ int run_conformance(const ConformanceOptions& options, std::ostream& out);
 // "reference" runs the reference executor; "tir" lowers the graph to the
 // tensor IR (grouped by `fusion`) and interprets it.
 std::string run_conformance_case(const std::string& case_dir, const std::string& target,
-                                 lower::FusionPolicy fusion = lower::FusionPolicy::kNone);
+                                 passes::FusionPolicy fusion = passes::FusionPolicy::kNone);
 
 }  // namespace tessel::driver

@@ -48,10 +48,10 @@ void print_group(const lower::LoweredGroup& lowered, bool print_ir, std::ostream
 }  // namespace
 
 void run_lower_job(const graph::Graph& g, const LowerJobOptions& o, std::ostream& out) {
-  std::vector<lower::NodeGroup> groups = lower::make_grouping_policy(o.fusion)->group(g);
-  out << "fusion " << lower::fusion_policy_name(o.fusion) << ": " << groups.size() << " groups of " << g.num_nodes() << " nodes\n";
+  std::vector<passes::NodeGroup> groups = passes::make_grouping_policy(o.fusion)->group(g);
+  out << "fusion " << passes::fusion_policy_name(o.fusion) << ": " << groups.size() << " groups of " << g.num_nodes() << " nodes\n";
   if (!o.node.empty()) {
-    auto holds_node = [&](const lower::NodeGroup& group) {
+    auto holds_node = [&](const passes::NodeGroup& group) {
       for (const graph::Node* n : group.nodes)
         if (n->name == o.node) return true;
       return false;
@@ -60,7 +60,7 @@ void run_lower_job(const graph::Graph& g, const LowerJobOptions& o, std::ostream
     TESSEL_USER_CHECK(it != groups.end(), Span{}) << "no node named '" << o.node << "' in the model";
     groups = {*it};
   }
-  for (const lower::NodeGroup& group : groups)
+  for (const passes::NodeGroup& group : groups)
     print_group(lower::lower_group_with_bindings(g, group), o.print, out);
 }
 

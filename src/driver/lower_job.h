@@ -6,12 +6,12 @@
 #include <string>
 
 #include "ir/graph/graph.h"
-#include "src/lower/grouping.h"
+#include "src/passes/fusion.h"
 
 namespace tessel::driver {
 
 struct LowerJobOptions {
-  lower::FusionPolicy fusion = lower::FusionPolicy::kNone;
+  passes::FusionPolicy fusion = passes::FusionPolicy::kNone;
   std::string node;             // non-empty: only the group holding this node
   bool print = false;           // also print each PrimFunc
 };

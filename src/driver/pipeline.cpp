@@ -16,10 +16,10 @@
 #include "schedules/schedule.h"
 #include "src/driver/compile_model.h"
 #include "src/driver/execution_plan.h"
-#include "src/lower/compact_buffers.h"
-#include "src/lower/flatten_blocks.h"
+#include "src/tir_passes/compact_buffers.h"
+#include "src/tir_passes/flatten_blocks.h"
 #include "src/lower/lower_group.h"
-#include "src/lower/partition_loops.h"
+#include "src/tir_passes/partition_loops.h"
 #include "src/passes/dead_code.h"
 #include "src/passes/pack_matmul_weights.h"
 #include "src/passes/pretranspose_gemm_weights.h"
@@ -45,9 +45,9 @@ void after_tir_stage(const char* stage, const std::vector<CompiledKernel>& kerne
   }
 }
 
-void print_groups(const std::vector<lower::NodeGroup>& groups, std::ostream& os) {
+void print_groups(const std::vector<passes::NodeGroup>& groups, std::ostream& os) {
   os << "// after fusion: " << groups.size() << " groups\n";
-  for (const lower::NodeGroup& group : groups) {
+  for (const passes::NodeGroup& group : groups) {
     os << "group " << group.name << ":";
     for (const graph::Node* n : group.nodes) os << " " << n->name << " (" << n->op << ")";
     os << "\n";
@@ -75,10 +75,10 @@ std::optional<sched::CpuScheduleOptions> cpu_schedule_options(const CompileOptio
   return cpu;
 }
 
-std::vector<CompiledKernel> lower_groups(const graph::Graph& g, const std::vector<lower::NodeGroup>& groups) {
+std::vector<CompiledKernel> lower_groups(const graph::Graph& g, const std::vector<passes::NodeGroup>& groups) {
   std::vector<CompiledKernel> kernels;
   for (size_t i = 0; i < groups.size(); ++i) {
-    TESSEL_ICHECK(lower::is_convex(g, groups[i])) << "group " << groups[i].name << " is not convex";
+    TESSEL_ICHECK(passes::is_convex(g, groups[i])) << "group " << groups[i].name << " is not convex";
     CompiledKernel k;
     k.symbol = kernel_symbol(i, groups[i].name);
     k.group = lower::lower_group_with_bindings(g, groups[i]);
@@ -162,7 +162,7 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
 
   // Target graph passes. B's panels as wide as the default matmul tile; not
   // without fusion, where the unpacking would be kernels of their own.
-  if (cpu && options.fusion != lower::FusionPolicy::kNone) {
+  if (cpu && options.fusion != passes::FusionPolicy::kNone) {
     StageTimer t("pack_matmul_weights", o);
     passes::pack_matmul_weights(g, [lanes = cpu->vector_lanes](int64_t rows, int64_t columns) {
       return sched::matmul_tile_columns(rows, columns, lanes);
@@ -170,10 +170,10 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
   }
   after_graph_stage("pack_matmul_weights", g, o);
 
-  std::vector<lower::NodeGroup> groups;
+  std::vector<passes::NodeGroup> groups;
   {
     StageTimer t("fusion", o);
-    groups = lower::make_grouping_policy(options.fusion)->group(g);
+    groups = passes::make_grouping_policy(options.fusion)->group(g);
   }
   if (o.prints("fusion")) print_groups(groups, *o.print_to);
 
@@ -197,9 +197,9 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
   // Tensor-IR passes: blocks become plain loops, buffers shrink to what is
   // accessed, then vector loops split where their guards change (after
   // compaction, which rewrites the guards' indices).
-  run_tir_pass("flatten_blocks", kernels, lower::flatten_blocks, o);
-  run_tir_pass("compact_buffers", kernels, lower::compact_buffers, o);
-  run_tir_pass("partition_vector_loops", kernels, [](const tir::PrimFunc& f) { return lower::partition_vector_loops(f); }, o);
+  run_tir_pass("flatten_blocks", kernels, tir_passes::flatten_blocks, o);
+  run_tir_pass("compact_buffers", kernels, tir_passes::compact_buffers, o);
+  run_tir_pass("partition_vector_loops", kernels, [](const tir::PrimFunc& f) { return tir_passes::partition_vector_loops(f); }, o);
   for (CompiledKernel& k : kernels) {
     tir::verify(k.flat);  // always: the backend assumes a valid function
     k.bytes = param_bytes(k.flat);

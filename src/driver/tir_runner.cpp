@@ -13,8 +13,8 @@
 
 namespace tessel::driver {
 
-TirExecutor::TirExecutor(const graph::Graph& g, lower::FusionPolicy fusion)
-    : graph_(g), groups_(lower::lower_graph(g, *lower::make_grouping_policy(fusion))) {}
+TirExecutor::TirExecutor(const graph::Graph& g, passes::FusionPolicy fusion)
+    : graph_(g), groups_(lower::lower_graph(g, *passes::make_grouping_policy(fusion))) {}
 
 std::vector<Tensor> TirExecutor::run(const std::vector<Tensor>& inputs) const {
   const auto& graph_inputs = graph_.inputs();

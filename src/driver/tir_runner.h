@@ -14,7 +14,7 @@ namespace tessel::driver {
 class TirExecutor {
  public:
   // Lowers g once, grouped by the policy; the graph must outlive the executor.
-  TirExecutor(const graph::Graph& g, lower::FusionPolicy fusion);
+  TirExecutor(const graph::Graph& g, passes::FusionPolicy fusion);
 
   // Inputs in graph-input order, checked like the reference executor's.
   // An interpreter failure is a tir::InterpreterError naming the group.

@@ -12,9 +12,12 @@
 #include <vector>
 
 #include "ir/tensor/function.h"
-#include "src/lower/grouping.h"
+#include "src/passes/fusion.h"
 
 namespace tessel::lower {
+
+using passes::GroupingPolicy;
+using passes::NodeGroup;
 
 // A lowered group and the graph values its parameters stand for:
 // func->inputs[i] holds inputs[i], func->outputs[i] computes outputs[i].

@@ -9,7 +9,7 @@
 
 #include "ir/tensor/scalar_semantics.h"
 #include "src/codegen/llvm/llvm_module.h"
-#include "src/lower/flatten_blocks.h"
+#include "src/tir_passes/flatten_blocks.h"
 #include "tests/unit/sched_workloads_util.h"
 
 namespace tessel {
@@ -31,7 +31,7 @@ std::vector<codegen::RuntimeSymbol> test_runtime() {
 // Compiles func (scheduled, not flattened) and runs it on inputs.
 std::vector<Tensor> run_compiled(const tir::PrimFunc& func, const std::vector<Tensor>& inputs,
                                  std::string* ir = nullptr) {
-  tir::PrimFunc flat = lower::flatten_blocks(func);
+  tir::PrimFunc flat = tir_passes::flatten_blocks(func);
   codegen::LlvmModule m = codegen::LlvmModule::build({{"kernel", flat}}, codegen::CodegenOptions{});
   if (ir) *ir = m.ir_text();
   auto jit = codegen::JitModule::create(std::move(m), test_runtime());

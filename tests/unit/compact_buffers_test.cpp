@@ -2,15 +2,15 @@
 // tile is computed; the result computes what the scheduled function computes
 // (interpreter, every thread order) on every workload, hand CPU/GPU schedules
 // and random ones.
-#include "src/lower/compact_buffers.h"
+#include "src/tir_passes/compact_buffers.h"
 
 #include <gtest/gtest.h>
 
 #include <functional>
 #include <optional>
 
-#include "src/lower/flatten_blocks.h"
-#include "src/lower/insert_barriers.h"
+#include "src/tir_passes/flatten_blocks.h"
+#include "src/tir_passes/insert_barriers.h"
 #include "tests/unit/sched_workloads_util.h"
 
 namespace tessel {
@@ -55,7 +55,7 @@ std::optional<Allocation> find_allocation(const tir::PrimFunc& f, const std::str
 }
 
 tir::PrimFunc flatten_and_compact(const tir::PrimFunc& scheduled, bool gpu) {
-  return lower::compact_buffers(lower::flatten_blocks(gpu ? lower::insert_barriers(scheduled) : scheduled));
+  return tir_passes::compact_buffers(tir_passes::flatten_blocks(gpu ? tir_passes::insert_barriers(scheduled) : scheduled));
 }
 
 void expect_compacted_equal(Workload w, const tir::PrimFunc& scheduled, bool gpu) {
@@ -172,7 +172,7 @@ TEST(CompactBuffers, IndexWithoutConstantBoundKeepsTheFullExtent) {
                 make_for(j2, int_imm(0), int_imm(4), ForKind::kSerial,
                          make_store(out, load(tmp, {row, i * 4 + j2}) * float_imm(2.0), {i, j2}))}));
   PrimFunc f = make_prim_func("gather", {x, idx}, {out}, make_allocate(tmp, body));
-  PrimFunc compact = lower::compact_buffers(f);
+  PrimFunc compact = tir_passes::compact_buffers(f);
   std::optional<Allocation> t = find_allocation(compact, "tmp");
   ASSERT_TRUE(t) << compact;
   EXPECT_EQ(t->shape, (std::vector<int64_t>{4, 4})) << compact;
@@ -201,7 +201,7 @@ TEST(CompactBuffers, SymbolicExtentUsesItsConstantBound) {
                 make_for(j2, int_imm(0), i + 1, ForKind::kSerial,
                          make_store(out, load(out, {i}) + load(tmp, {i, j2}), {i}))}));
   PrimFunc f = make_prim_func("prefix", {x}, {out}, make_allocate(tmp, body));
-  PrimFunc compact = lower::compact_buffers(f);
+  PrimFunc compact = tir_passes::compact_buffers(f);
   std::optional<Allocation> t = find_allocation(compact, "tmp");
   ASSERT_TRUE(t) << compact;
   EXPECT_EQ(t->shape, (std::vector<int64_t>{1, 8})) << compact;
@@ -233,7 +233,7 @@ tir::PrimFunc fused_tile_copy(int64_t channel_step) {
 
 TEST(CompactBuffers, FusedParallelLoopOfDisjointTilesTakesTheAllocation) {
   tir::PrimFunc f = fused_tile_copy(2);
-  tir::PrimFunc compact = lower::compact_buffers(f);
+  tir::PrimFunc compact = tir_passes::compact_buffers(f);
   std::optional<Allocation> t = find_allocation(compact, "tmp");
   ASSERT_TRUE(t) << compact;
   EXPECT_EQ(t->shape, (std::vector<int64_t>{2, 1, 4})) << compact;
@@ -241,7 +241,7 @@ TEST(CompactBuffers, FusedParallelLoopOfDisjointTilesTakesTheAllocation) {
   std::vector<Tensor> inputs = random_inputs(f, 5), got;
   ASSERT_NO_THROW(got = interpret(compact, inputs));
   EXPECT_EQ(compare_outputs(got, interpret(f, inputs)), "");
-  std::optional<Allocation> overlapping = find_allocation(lower::compact_buffers(fused_tile_copy(1)), "tmp");
+  std::optional<Allocation> overlapping = find_allocation(tir_passes::compact_buffers(fused_tile_copy(1)), "tmp");
   ASSERT_TRUE(overlapping);
   EXPECT_TRUE(overlapping->loops_above.empty()) << "tiles that overlap keep one allocation for all iterations";
 }
@@ -253,7 +253,7 @@ TEST(CompactBuffers, UnusedBufferIsDropped) {
   Buffer unused = make_buffer("unused", DType::kF32, {1024});
   Var i = var("i");
   Stmt body = make_for(i, int_imm(0), int_imm(4), ForKind::kSerial, make_store(out, load(x, {i}), {i}));
-  PrimFunc compact = lower::compact_buffers(make_prim_func("copy", {x}, {out}, make_allocate(unused, body)));
+  PrimFunc compact = tir_passes::compact_buffers(make_prim_func("copy", {x}, {out}, make_allocate(unused, body)));
   EXPECT_FALSE(find_allocation(compact, "unused")) << compact;
 }
 

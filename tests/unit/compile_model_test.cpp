@@ -57,7 +57,7 @@ TEST(CompileModel, TinyCnnInMemoryMatchesTheReferenceWithEveryFusionAndSchedule)
   for (const char* fusion : {"none", "simple"}) {
     for (const char* schedule : {"none", "default"}) {
       driver::CompileOptions options;
-      options.fusion = lower::parse_fusion_policy(fusion);
+      options.fusion = passes::parse_fusion_policy(fusion);
       options.schedule = driver::parse_schedule_kind(schedule);
       driver::JitModel model(driver::compile_graph(g, options));
       SCOPED_TRACE(std::string(fusion) + " " + schedule);
@@ -69,7 +69,7 @@ TEST(CompileModel, TinyCnnInMemoryMatchesTheReferenceWithEveryFusionAndSchedule)
 TEST(CompileModel, ThePlanSharesArenaMemoryAndAlignsWeights) {
   graph::Graph g = tiny_cnn();
   driver::CompileOptions options;
-  options.fusion = lower::FusionPolicy::kNone;  // many intermediates
+  options.fusion = passes::FusionPolicy::kNone;  // many intermediates
   driver::CompiledGraph c = driver::compile_graph(g, options);
   driver::ExecutionPlan p = driver::build_execution_plan(g, c.kernels);
   EXPECT_GT(p.unshared_arena_bytes, 0u);

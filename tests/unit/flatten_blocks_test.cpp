@@ -1,10 +1,10 @@
 // flatten_blocks: scheduled functions without blocks compute what they did
 // with them (interpreter), on every workload and on CPU and GPU schedules.
-#include "src/lower/flatten_blocks.h"
+#include "src/tir_passes/flatten_blocks.h"
 
 #include <gtest/gtest.h>
 
-#include "src/lower/insert_barriers.h"
+#include "src/tir_passes/insert_barriers.h"
 #include "tests/unit/sched_workloads_util.h"
 
 namespace tessel {
@@ -22,7 +22,7 @@ bool has_blocks(const tir::PrimFunc& f) {
 }
 
 void expect_flattened_equal(Workload w, const tir::PrimFunc& scheduled, bool gpu) {
-  tir::PrimFunc flat = lower::flatten_blocks(gpu ? lower::insert_barriers(scheduled) : scheduled);
+  tir::PrimFunc flat = tir_passes::flatten_blocks(gpu ? tir_passes::insert_barriers(scheduled) : scheduled);
   EXPECT_FALSE(has_blocks(flat)) << flat;
   EXPECT_EQ(check_against(reference(w), flat, gpu, kAllOrders), "") << workload_name(w) << "\n" << flat;
 }
@@ -40,7 +40,7 @@ TEST(FlattenBlocks, InitRunsAtTheFirstIterationOfEveryReductionLoop) {
   std::vector<LoopRV> l = sch.get_loops(sch.get_block("mm"));
   std::vector<LoopRV> k = sch.split(l[2], {4, 6});
   sch.reorder({k[0], l[0], l[1], k[1]});
-  tir::PrimFunc flat = lower::flatten_blocks(sch.func());
+  tir::PrimFunc flat = tir_passes::flatten_blocks(sch.func());
   std::string text = tir::to_string(flat);
   EXPECT_NE(text.find("if k2_0 * 6 + k2_1 == 0:\n            mm_out[i0, i1] = 0.0f"), std::string::npos)
       << text;
@@ -51,7 +51,7 @@ TEST(FlattenBlocks, PredicatesOfInexactSplitsBecomeIfs) {
   Schedule sch(lower_workload(Workload::kConv2d));
   std::vector<LoopRV> l = sch.get_loops(sch.get_block(main_block(Workload::kConv2d)));
   sch.split(l[3], {-1, 4});  // 10 columns in tiles of 4
-  tir::PrimFunc flat = lower::flatten_blocks(sch.func());
+  tir::PrimFunc flat = tir_passes::flatten_blocks(sch.func());
   EXPECT_NE(tir::to_string(flat).find("if "), std::string::npos) << flat;
   expect_flattened_equal(Workload::kConv2d, sch.func(), false);
 }
@@ -85,7 +85,7 @@ TEST(FlattenBlocks, GpuScheduleWithSharedCopiesAndBarriers) {
   std::vector<LoopRV> parts = sch.split(fused, {-1, 8, 8});
   sch.bind(parts[1], "threadIdx.y");
   sch.bind(parts[2], "threadIdx.x");
-  tir::PrimFunc flat = lower::flatten_blocks(lower::insert_barriers(sch.func()));
+  tir::PrimFunc flat = tir_passes::flatten_blocks(tir_passes::insert_barriers(sch.func()));
   EXPECT_NE(tir::to_string(flat).find("barrier()"), std::string::npos) << flat;
   expect_flattened_equal(Workload::kMatmul, sch.func(), true);
 }

@@ -4,7 +4,7 @@
 
 #include "ir/tensor/interpreter.h"
 #include "ir/tensor/printer.h"
-#include "src/lower/insert_barriers.h"
+#include "src/tir_passes/insert_barriers.h"
 #include "tests/unit/tir_test_util.h"
 
 namespace tessel::tir {
@@ -47,7 +47,7 @@ std::vector<double> expected_sums(const Tensor& a) {
 }
 
 TEST(InsertBarriers, RawAndWarBarriersInTheSteppingLoop) {
-  std::string text = to_string(lower::insert_barriers(mirror_sum(false)));
+  std::string text = to_string(tir_passes::insert_barriers(mirror_sum(false)));
   // One barrier between the store to A_s and the read of it, and one at the end
   // of the loop body, before the next step overwrites A_s.
   EXPECT_NE(text.find("A_s[tx] = A[k0 * 32 + tx]\n      barrier()\n      out[tx] = out[tx] + A_s[31 - tx]\n"
@@ -65,7 +65,7 @@ TEST(InsertBarriers, TheInterpreterNeedsThem) {
   for (bool grid : {false, true}) {
     PrimFunc without = mirror_sum(grid);
     EXPECT_THROW(interpret(without, {a}), InterpreterError) << "grid " << grid;
-    PrimFunc with = lower::insert_barriers(without);
+    PrimFunc with = tir_passes::insert_barriers(without);
     for (ThreadOrder order : {ThreadOrder::kForward, ThreadOrder::kReverse, ThreadOrder::kShuffled}) {
       Tensor out = interpret(with, {a}, {order, 7})[0];
       EXPECT_EQ(out.to_f64_vector(), expected_sums(a)) << "grid " << grid << " order " << int(order);
@@ -79,9 +79,9 @@ TEST(InsertBarriers, LeavesFunctionsWithoutSharedExchangeAlone) {
   Stmt body = make_for(tx, int_imm(0), int_imm(kThreads), ForKind::kThreadBound,
                        make_store(y, load(x, {tx}) * int64_t{2}, {tx}), "threadIdx.x");
   PrimFunc f = make_prim_func("scale", {x}, {y}, make_root_block(body, {}));
-  EXPECT_TRUE(lower::insert_barriers(f).same_as(f));
+  EXPECT_TRUE(tir_passes::insert_barriers(f).same_as(f));
   PrimFunc cpu = make_matmul_func(4, 4, 4);
-  EXPECT_TRUE(lower::insert_barriers(cpu).same_as(cpu));
+  EXPECT_TRUE(tir_passes::insert_barriers(cpu).same_as(cpu));
 }
 
 }  // namespace

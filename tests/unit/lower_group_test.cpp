@@ -61,9 +61,9 @@ struct ConvNet {
   }
 };
 
-std::vector<std::vector<std::string>> members(const std::vector<lower::NodeGroup>& groups) {
+std::vector<std::vector<std::string>> members(const std::vector<passes::NodeGroup>& groups) {
   std::vector<std::vector<std::string>> out;
-  for (const lower::NodeGroup& group : groups) {
+  for (const passes::NodeGroup& group : groups) {
     out.emplace_back();
     for (const Node* n : group.nodes) out.back().push_back(n->name);
   }
@@ -74,24 +74,24 @@ using Members = std::vector<std::vector<std::string>>;
 
 TEST(LowerGroupingTest, NoneMakesOneGroupPerNode) {
   ConvNet net;
-  std::vector<lower::NodeGroup> groups = lower::make_grouping_policy(lower::FusionPolicy::kNone)->group(net.g);
+  std::vector<passes::NodeGroup> groups = passes::make_grouping_policy(passes::FusionPolicy::kNone)->group(net.g);
   EXPECT_EQ(members(groups), (Members{{"conv"}, {"bias_add"}, {"relu"}, {"pool"}}));
   EXPECT_EQ(groups[0].name, "conv");
 }
 
 TEST(LowerGroupingTest, SimpleFusesAnAnchorWithItsElementwiseChain) {
   ConvNet net;
-  std::vector<lower::NodeGroup> groups = lower::make_grouping_policy(lower::FusionPolicy::kSimple)->group(net.g);
+  std::vector<passes::NodeGroup> groups = passes::make_grouping_policy(passes::FusionPolicy::kSimple)->group(net.g);
   // relu feeds another anchor, so the chain stops there; pool is its own group.
   EXPECT_EQ(members(groups), (Members{{"conv", "bias_add", "relu"}, {"pool"}}));
   EXPECT_EQ(groups[0].name, "fused_conv");
-  for (const lower::NodeGroup& group : groups) EXPECT_TRUE(lower::is_convex(net.g, group)) << group.name;
+  for (const passes::NodeGroup& group : groups) EXPECT_TRUE(passes::is_convex(net.g, group)) << group.name;
 }
 
 TEST(LowerGroupingTest, ChainStopsAtAValueUsedTwice) {
   ConvNet net;
   net.g.set_outputs({net.pool->outputs[0], net.bias_add->outputs[0]});  // bias_add is read outside too
-  EXPECT_EQ(members(lower::make_grouping_policy(lower::FusionPolicy::kSimple)->group(net.g)),
+  EXPECT_EQ(members(passes::make_grouping_policy(passes::FusionPolicy::kSimple)->group(net.g)),
             (Members{{"conv", "bias_add"}, {"relu"}, {"pool"}}));
 }
 
@@ -104,11 +104,11 @@ TEST(LowerGroupingTest, LeadingDataMovementJoinsOnlyWhenNothingElseReadsIt) {
   Node* t = add(g, "Transpose", "t", {x}, perm);
   Node* mm = add(g, "MatMul", "mm", {t->outputs[0], w});
   g.set_outputs({mm->outputs[0]});
-  EXPECT_EQ(members(lower::make_grouping_policy(lower::FusionPolicy::kSimple)->group(g)), (Members{{"t", "mm"}}));
+  EXPECT_EQ(members(passes::make_grouping_policy(passes::FusionPolicy::kSimple)->group(g)), (Members{{"t", "mm"}}));
 
   Node* neg = add(g, "Neg", "neg", {t->outputs[0]});  // a second reader of t
   g.set_outputs({mm->outputs[0], neg->outputs[0]});
-  EXPECT_EQ(members(lower::make_grouping_policy(lower::FusionPolicy::kSimple)->group(g)), (Members{{"t"}, {"mm"}, {"neg"}}));
+  EXPECT_EQ(members(passes::make_grouping_policy(passes::FusionPolicy::kSimple)->group(g)), (Members{{"t"}, {"mm"}, {"neg"}}));
 }
 
 TEST(LowerGroupingTest, GroupsRunAfterTheGroupsTheyRead) {
@@ -121,19 +121,19 @@ TEST(LowerGroupingTest, GroupsRunAfterTheGroupsTheyRead) {
   Node* conv_b = add(g, "Conv", "conv_b", {x, w});
   Node* sum = add(g, "Add", "sum", {conv_a->outputs[0], conv_b->outputs[0]});
   g.set_outputs({sum->outputs[0]});
-  EXPECT_EQ(members(lower::make_grouping_policy(lower::FusionPolicy::kSimple)->group(g)),
+  EXPECT_EQ(members(passes::make_grouping_policy(passes::FusionPolicy::kSimple)->group(g)),
             (Members{{"conv_b"}, {"conv_a", "sum"}}));
 }
 
 TEST(LowerGroupingTest, ConvexityFindsAPathThatLeavesAndReenters) {
   ConvNet net;
-  EXPECT_FALSE(lower::is_convex(net.g, {"conv_and_relu", {net.conv, net.relu}}));  // via bias_add
-  EXPECT_TRUE(lower::is_convex(net.g, {"add_and_relu", {net.bias_add, net.relu}}));
+  EXPECT_FALSE(passes::is_convex(net.g, {"conv_and_relu", {net.conv, net.relu}}));  // via bias_add
+  EXPECT_TRUE(passes::is_convex(net.g, {"add_and_relu", {net.bias_add, net.relu}}));
 }
 
 TEST(LowerGroupingTest, UnknownPolicyIsAUserError) {
   try {
-    lower::parse_fusion_policy("greedy");
+    passes::parse_fusion_policy("greedy");
     FAIL() << "no error";
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find("unknown fusion policy 'greedy' (available: none, simple)"),
@@ -159,7 +159,7 @@ std::vector<std::string> names_of(const std::vector<tir::Buffer>& buffers) {
 
 TEST(LowerGroupTest, FusedConvBiasReluIsAReductionAndAnOutputBlock) {
   ConvNet net;
-  lower::NodeGroup group{"fused_conv", {net.conv, net.bias_add, net.relu}};
+  passes::NodeGroup group{"fused_conv", {net.conv, net.bias_add, net.relu}};
   lower::LoweredGroup lowered = lower::lower_group_with_bindings(net.g, group);
   const tir::PrimFunc& f = lowered.func;
   EXPECT_EQ(f->name, "fused_conv");
@@ -191,7 +191,7 @@ TEST(LowerGroupTest, InterpretedGraphMatchesTheReferenceExecutor) {
   std::vector<Tensor> want = reference::Executor(net.g).run(inputs);
   for (const char* fusion : {"none", "simple"}) {
     SCOPED_TRACE(fusion);
-    driver::TirExecutor exec(net.g, lower::parse_fusion_policy(fusion));
+    driver::TirExecutor exec(net.g, passes::parse_fusion_policy(fusion));
     EXPECT_EQ(exec.groups().size(), std::string(fusion) == "none" ? 4u : 2u);
     expect_same(exec.run(inputs), want);
   }
@@ -203,11 +203,11 @@ TEST(LowerGroupTest, InputsThatNoStageReadsAreNoParameters) {
   Value* shape = g.add_constant("shape", Tensor::from_i64({3, 4}));
   Node* reshape = add(g, "Reshape", "reshape", {x, shape});
   g.set_outputs({reshape->outputs[0]});
-  lower::LoweredGroup lowered = lower::lower_graph(g, *lower::make_grouping_policy(lower::FusionPolicy::kNone)).at(0);
+  lower::LoweredGroup lowered = lower::lower_graph(g, *passes::make_grouping_policy(passes::FusionPolicy::kNone)).at(0);
   EXPECT_EQ(names_of(lowered.func->inputs), (std::vector<std::string>{"x"}));
   EXPECT_EQ(lowered.inputs, (std::vector<const Value*>{x}));
   std::vector<Tensor> inputs{random_tensor({2, 6}, 8)};
-  expect_same(driver::TirExecutor(g, lower::FusionPolicy::kNone).run(inputs), reference::Executor(g).run(inputs));
+  expect_same(driver::TirExecutor(g, passes::FusionPolicy::kNone).run(inputs), reference::Executor(g).run(inputs));
 }
 
 TEST(LowerGroupTest, TwoOutputsBackedByOneBuffer) {
@@ -228,7 +228,7 @@ TEST(LowerGroupTest, GraphInputsAndConstantsPassStraightThrough) {
   Value* w = net.conv->inputs[1];
   net.g.set_outputs({net.g.inputs()[0], net.pool->outputs[0], w});
   std::vector<Tensor> inputs{random_tensor({1, 2, 6, 6}, 10)};
-  std::vector<Tensor> got = driver::TirExecutor(net.g, lower::FusionPolicy::kSimple).run(inputs);
+  std::vector<Tensor> got = driver::TirExecutor(net.g, passes::FusionPolicy::kSimple).run(inputs);
   expect_same(got, reference::Executor(net.g).run(inputs));
 }
 

@@ -1,7 +1,7 @@
 // partition_vector_loops: a vectorized loop split where its guards change;
 // the middle reads without guard or clamp, and the whole still computes the
 // same (interpreter).
-#include "src/lower/partition_loops.h"
+#include "src/tir_passes/partition_loops.h"
 
 #include <gtest/gtest.h>
 
@@ -35,7 +35,7 @@ std::vector<Tensor> run(const PrimFunc& f, int64_t width = 10) {
 }
 
 TEST(PartitionVectorLoops, TheMiddleOfAGuardedRowReadsWithoutGuardOrClamp) {
-  PrimFunc f = lower::partition_vector_loops(pad_rows(ForKind::kVectorized));
+  PrimFunc f = tir_passes::partition_vector_loops(pad_rows(ForKind::kVectorized));
   std::string text = to_string(f);
   EXPECT_NE(text.find("P[r, 0] = 0.0f"), std::string::npos) << text;
   EXPECT_NE(text.find("for i in 1..11 vectorized:\n"
@@ -49,10 +49,10 @@ TEST(PartitionVectorLoops, TheMiddleOfAGuardedRowReadsWithoutGuardOrClamp) {
 
 TEST(PartitionVectorLoops, LoopsWithoutVectorizedTestsAndShortMiddlesAreLeftWhole) {
   PrimFunc serial = pad_rows(ForKind::kSerial);
-  EXPECT_EQ(to_string(lower::partition_vector_loops(serial)), to_string(serial));
+  EXPECT_EQ(to_string(tir_passes::partition_vector_loops(serial)), to_string(serial));
   PrimFunc narrow = pad_rows(ForKind::kVectorized, 3);  // a middle of 3 iterations
-  EXPECT_EQ(to_string(lower::partition_vector_loops(narrow, 4)), to_string(narrow));
-  std::string split = to_string(lower::partition_vector_loops(narrow, 3));
+  EXPECT_EQ(to_string(tir_passes::partition_vector_loops(narrow, 4)), to_string(narrow));
+  std::string split = to_string(tir_passes::partition_vector_loops(narrow, 3));
   EXPECT_NE(split.find("for i in 1..4 vectorized"), std::string::npos) << split;
 }
 
@@ -68,7 +68,7 @@ TEST(PartitionVectorLoops, ReversedIndicesAndFloatConditions) {
   value = select(value < float_imm(0.0), float_imm(0.0), value);
   PrimFunc f = make_prim_func(
       "rev", {x}, {y}, make_for(i, int_imm(0), int_imm(16), ForKind::kVectorized, make_store(y, value, {i})));
-  PrimFunc split = lower::partition_vector_loops(f);
+  PrimFunc split = tir_passes::partition_vector_loops(f);
   std::string text = to_string(split);
   EXPECT_NE(text.find("for i in 1..13 vectorized"), std::string::npos) << text;
   Tensor in(DType::kF32, {16});
@@ -90,7 +90,7 @@ TEST(PartitionVectorLoops, ASerialLoopSplitsWhereAVectorLoopInsideTestsIt) {
   Stmt body = make_seq({init, make_for(k, int_imm(0), int_imm(5), ForKind::kSerial,
                                        make_for(j, int_imm(0), int_imm(8), ForKind::kVectorized, update))});
   PrimFunc f = make_prim_func("concat_sum", {a, b}, {acc}, body);
-  PrimFunc split = lower::partition_vector_loops(f, 2);
+  PrimFunc split = tir_passes::partition_vector_loops(f, 2);
   std::string text = to_string(split);
   EXPECT_EQ(text.find("select"), std::string::npos) << text;
   EXPECT_NE(text.find("in 0..3:"), std::string::npos) << text;

@@ -7,9 +7,9 @@
 
 #include "schedules/defaults/block_kind.h"
 #include "schedules/defaults/cpu_defaults.h"
-#include "src/lower/compact_buffers.h"
+#include "src/tir_passes/compact_buffers.h"
 #include "src/lower/compute.h"
-#include "src/lower/flatten_blocks.h"
+#include "src/tir_passes/flatten_blocks.h"
 #include "tests/unit/sched_workloads_util.h"
 
 namespace tessel::sched_workloads {
@@ -135,7 +135,7 @@ TEST(SchedDefaults, TheParallelLoopFusesTheFewestLoopsThatFillTheThreads) {
     ASSERT_FALSE(loops.empty());
     EXPECT_EQ(loops[0]->for_kind, tir::ForKind::kParallel) << sch.func();
     EXPECT_EQ(extent(loops[0]), threads == 1 ? 4 : 40) << sch.func();
-    std::string flat = tir::to_string(lower::compact_buffers(lower::flatten_blocks(sch.func())));
+    std::string flat = tir::to_string(tir_passes::compact_buffers(tir_passes::flatten_blocks(sch.func())));
     EXPECT_NE(flat.find("alloc conv: f32[1, 2, 1, 40]"), std::string::npos) << flat;
   }
 }

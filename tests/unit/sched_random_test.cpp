@@ -16,9 +16,9 @@
 
 #include "ir/tensor/structural.h"
 #include "schedules/primitives/loop_primitives.h"
-#include "src/lower/compact_buffers.h"
-#include "src/lower/flatten_blocks.h"
-#include "src/lower/insert_barriers.h"
+#include "src/tir_passes/compact_buffers.h"
+#include "src/tir_passes/flatten_blocks.h"
+#include "src/tir_passes/insert_barriers.h"
 #include "tests/unit/sched_workloads_util.h"
 
 namespace tessel::sched_workloads {
@@ -384,7 +384,7 @@ std::string first_bad_step(Workload w, Style style, const sched::Trace& trace, c
     prefix.append(inst);
     Schedule fresh(lower_workload(w, Shapes::small()));
     prefix.apply(fresh);
-    tir::PrimFunc f = style == Style::kGpu ? lower::insert_barriers(fresh.func()) : fresh.func();
+    tir::PrimFunc f = style == Style::kGpu ? tir_passes::insert_barriers(fresh.func()) : fresh.func();
     std::string problem = check_against(ref, f, style == Style::kGpu, kAllOrders);
     if (problem.empty()) {
       before = fresh.func();
@@ -413,7 +413,7 @@ void run_one(Workload w, Style style, uint64_t seed, const Reference& ref, RunRe
   std::string json = sch.trace().to_json();
   std::string repro = std::string(workload_name(w)) + (style == Style::kCpu ? " cpu" : " gpu") + " seed " +
                       std::to_string(seed) + "\ntrace " + json + "\n";
-  tir::PrimFunc scheduled = style == Style::kGpu ? lower::insert_barriers(sch.func()) : sch.func();
+  tir::PrimFunc scheduled = style == Style::kGpu ? tir_passes::insert_barriers(sch.func()) : sch.func();
   if (style == Style::kGpu && uses_shared_memory(sch.func())) {
     EXPECT_GT(barrier_count(scheduled), 0) << "no barrier around the shared copies\n" << repro << scheduled;
   }
@@ -423,13 +423,13 @@ void run_one(Workload w, Style style, uint64_t seed, const Reference& ref, RunRe
     return;
   }
   // The first lowering pass after scheduling keeps the result.
-  tir::PrimFunc flat = lower::flatten_blocks(scheduled);
+  tir::PrimFunc flat = tir_passes::flatten_blocks(scheduled);
   problem = check_against(ref, flat, style == Style::kGpu, kAllOrders);
   if (!problem.empty()) {
     ADD_FAILURE() << "after flatten_blocks: " << problem << "\n" << repro << scheduled << "\n" << flat;
     return;
   }
-  tir::PrimFunc compact = lower::compact_buffers(flat);
+  tir::PrimFunc compact = tir_passes::compact_buffers(flat);
   problem = check_against(ref, compact, style == Style::kGpu, kAllOrders);
   if (!problem.empty()) {
     ADD_FAILURE() << "after compact_buffers: " << problem << "\n" << repro << flat << "\n" << compact;
@@ -456,7 +456,7 @@ void run_one(Workload w, Style style, uint64_t seed, const Reference& ref, RunRe
     ++result.mutated_rejected;
     return;
   }
-  tir::PrimFunc f = style == Style::kGpu ? lower::insert_barriers(other.func()) : other.func();
+  tir::PrimFunc f = style == Style::kGpu ? tir_passes::insert_barriers(other.func()) : other.func();
   std::string mutated_problem = check_against(ref, f, style == Style::kGpu, kAllOrders);
   if (!mutated_problem.empty())
     ADD_FAILURE() << "mutated replay: " << mutated_problem << "\n"

@@ -23,7 +23,7 @@
 #include "schedules/primitives/block_primitives.h"
 #include "schedules/schedule.h"
 #include "schedules/tree_query.h"
-#include "src/lower/grouping.h"
+#include "src/passes/fusion.h"
 #include "src/lower/lower_group.h"
 
 namespace tessel::sched_workloads {
@@ -150,7 +150,7 @@ inline void build_graph(graph::Graph& g, Workload w, const Shapes& s = {}) {
 inline tir::PrimFunc lower_workload(Workload w, const Shapes& shapes = {}) {
   graph::Graph g;
   build_graph(g, w, shapes);
-  std::vector<lower::NodeGroup> groups = lower::make_grouping_policy(lower::FusionPolicy::kSimple)->group(g);
+  std::vector<passes::NodeGroup> groups = passes::make_grouping_policy(passes::FusionPolicy::kSimple)->group(g);
   EXPECT_EQ(groups.size(), 1u) << workload_name(w) << " should lower to one group";
   return lower::lower_group(g, groups.at(0));
 }

@@ -8,7 +8,7 @@
 #include "src/codegen/backend.h"
 #include "src/codegen/llvm/host_target.h"
 #include "src/codegen/target.h"
-#include "src/lower/flatten_blocks.h"
+#include "src/tir_passes/flatten_blocks.h"
 #include "tests/unit/cli_runner.h"
 #include "tests/unit/tir_test_util.h"
 
@@ -88,7 +88,7 @@ TEST(Target, MistakesAreUserErrorsNamingThePart) {
 }
 
 TEST(Backend, TheLlvmBackendBuildsLoadsAndTimesAFunction) {
-  tir::PrimFunc matmul = lower::flatten_blocks(tir::make_matmul_func(2, 2, 2));
+  tir::PrimFunc matmul = tir_passes::flatten_blocks(tir::make_matmul_func(2, 2, 2));
   std::unique_ptr<codegen::Backend> backend = codegen::make_backend(parse_target("llvm"));
   std::unique_ptr<codegen::Module> module = backend->build({{"k_matmul", matmul}});
   EXPECT_NE(module->source_text().find("k_matmul"), std::string::npos);

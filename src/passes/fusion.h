@@ -10,7 +10,7 @@
 
 #include "ir/graph/graph.h"
 
-namespace tessel::lower {
+namespace tessel::passes {
 
 // Nodes that lower to one PrimFunc. `nodes` is in topological (graph) order;
 // the set is convex: no path leaves the group and re-enters it.
@@ -37,4 +37,4 @@ std::unique_ptr<GroupingPolicy> make_grouping_policy(FusionPolicy policy);
 // Whether no path of g leaves the group and comes back into it.
 bool is_convex(const graph::Graph& g, const NodeGroup& group);
 
-}  // namespace tessel::lower
+}  // namespace tessel::passes

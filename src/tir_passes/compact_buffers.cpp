@@ -1,6 +1,6 @@
 // Allocations moved to the lowest common ancestor of their accesses, buffers
 // shrunk to the region accessed below it, indices shifted by the region's min.
-#include "src/lower/compact_buffers.h"
+#include "src/tir_passes/compact_buffers.h"
 
 #include <optional>
 #include <unordered_set>
@@ -9,9 +9,9 @@
 #include "ir/tensor/functor.h"
 #include "ir/tensor/int_set.h"
 #include "ir/tensor/simplify.h"
-#include "src/lower/disjoint_iterations.h"
+#include "src/tir_passes/disjoint_iterations.h"
 
-namespace tessel::lower {
+namespace tessel::tir_passes {
 
 using namespace tir;
 
@@ -339,4 +339,4 @@ PrimFunc compact_buffers(const PrimFunc& func) {
   return simplify(with_body(*func, body));
 }
 
-}  // namespace tessel::lower
+}  // namespace tessel::tir_passes

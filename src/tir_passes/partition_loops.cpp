@@ -1,12 +1,12 @@
 // partition_vector_loops: vectorized loops split where their guards change.
-#include "src/lower/partition_loops.h"
+#include "src/tir_passes/partition_loops.h"
 
 #include <algorithm>
 
 #include "ir/tensor/functor.h"
 #include "ir/tensor/simplify.h"
 
-namespace tessel::lower {
+namespace tessel::tir_passes {
 
 using namespace tir;
 
@@ -115,4 +115,4 @@ PrimFunc partition_vector_loops(const PrimFunc& func, int64_t min_middle) {
   return with_body(*func, VectorLoopPartitioner(min_middle).mutate(func->body));
 }
 
-}  // namespace tessel::lower
+}  // namespace tessel::tir_passes

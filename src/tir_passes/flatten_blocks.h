@@ -16,8 +16,8 @@
 
 #include "ir/tensor/function.h"
 
-namespace tessel::lower {
+namespace tessel::tir_passes {
 
 tir::PrimFunc flatten_blocks(const tir::PrimFunc& func);
 
-}  // namespace tessel::lower
+}  // namespace tessel::tir_passes

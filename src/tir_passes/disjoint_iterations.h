@@ -10,7 +10,7 @@
 #include "ir/tensor/simplify.h"
 #include "ir/tensor/stmt.h"
 
-namespace tessel::lower {
+namespace tessel::tir_passes {
 
 // One dimension of the region one iteration touches: [min, min + extent),
 // min an expression of the loop's variable and the loops around it.
@@ -27,4 +27,4 @@ struct IterationRegionDim {
 bool iterations_disjoint(const tir::ForNode& loop, const std::vector<IterationRegionDim>& region,
                          const tir::Analyzer& outer);
 
-}  // namespace tessel::lower
+}  // namespace tessel::tir_passes

@@ -26,8 +26,8 @@
 
 #include "ir/tensor/function.h"
 
-namespace tessel::lower {
+namespace tessel::tir_passes {
 
 tir::PrimFunc compact_buffers(const tir::PrimFunc& func);
 
-}  // namespace tessel::lower
+}  // namespace tessel::tir_passes

@@ -1,10 +1,10 @@
 // Blocks to plain statements: bindings, init conditions, predicates, allocations.
-#include "src/lower/flatten_blocks.h"
+#include "src/tir_passes/flatten_blocks.h"
 
 #include "ir/tensor/functor.h"
 #include "ir/tensor/simplify.h"
 
-namespace tessel::lower {
+namespace tessel::tir_passes {
 
 using namespace tir;
 
@@ -52,4 +52,4 @@ PrimFunc flatten_blocks(const PrimFunc& func) {
   return simplify(with_body(*func, body));
 }
 
-}  // namespace tessel::lower
+}  // namespace tessel::tir_passes

@@ -16,7 +16,7 @@
 // chain's last is used only inside it, so the only path out starts at the
 // end, and nothing inside depends on the end. Groups are then ordered
 // topologically (ties in graph order).
-#include "src/lower/grouping.h"
+#include "src/passes/fusion.h"
 
 #include <set>
 #include <unordered_map>
@@ -25,7 +25,7 @@
 #include "ir/core/diagnostics.h"
 #include "ir/graph/op_registry.h"
 
-namespace tessel::lower {
+namespace tessel::passes {
 
 namespace {
 
@@ -249,4 +249,4 @@ bool is_convex(const graph::Graph& g, const NodeGroup& group) {
   return true;
 }
 
-}  // namespace tessel::lower
+}  // namespace tessel::passes

@@ -28,8 +28,8 @@
 
 #include "ir/tensor/function.h"
 
-namespace tessel::lower {
+namespace tessel::tir_passes {
 
 tir::PrimFunc partition_vector_loops(const tir::PrimFunc& func, int64_t min_middle = 4);
 
-}  // namespace tessel::lower
+}  // namespace tessel::tir_passes

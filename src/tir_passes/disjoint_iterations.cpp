@@ -1,12 +1,12 @@
 // iterations_disjoint: the per-iteration regions of a loop, apart or not.
-#include "src/lower/disjoint_iterations.h"
+#include "src/tir_passes/disjoint_iterations.h"
 
 #include <optional>
 #include <utility>
 
 #include "ir/tensor/functor.h"
 
-namespace tessel::lower {
+namespace tessel::tir_passes {
 
 using namespace tir;
 
@@ -81,4 +81,4 @@ bool iterations_disjoint(const ForNode& loop, const std::vector<IterationRegionD
   return separated_by(region, loop.var, {}, outer) || fused_iterations_disjoint(loop, region, outer);
 }
 
-}  // namespace tessel::lower
+}  // namespace tessel::tir_passes

@@ -1,5 +1,5 @@
 // Barrier insertion for shared-memory exchange inside GPU thread blocks.
-#include "src/lower/insert_barriers.h"
+#include "src/tir_passes/insert_barriers.h"
 
 #include <algorithm>
 #include <string_view>
@@ -7,7 +7,7 @@
 
 #include "ir/tensor/functor.h"
 
-namespace tessel::lower {
+namespace tessel::tir_passes {
 
 using namespace tir;
 
@@ -121,4 +121,4 @@ PrimFunc insert_barriers(const PrimFunc& func) {
   return body.same_as(func->body) ? func : with_body(*func, body);
 }
 
-}  // namespace tessel::lower
+}  // namespace tessel::tir_passes

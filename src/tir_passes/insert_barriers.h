@@ -23,8 +23,8 @@
 
 #include "ir/tensor/function.h"
 
-namespace tessel::lower {
+namespace tessel::tir_passes {
 
 tir::PrimFunc insert_barriers(const tir::PrimFunc& func);
 
-}  // namespace tessel::lower
+}  // namespace tessel::tir_passes
