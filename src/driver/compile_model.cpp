@@ -19,6 +19,8 @@
 #include "src/lower/flatten_blocks.h"
 #include "src/lower/partition_loops.h"
 #include "src/passes/pack_matmul_weights.h"
+#include "src/runtime/checksum.h"
+#include "src/runtime/cpu_features.h"
 #include "src/runtime/kernel_abi.h"
 #include "src/runtime/plan_executor.h"
 #include "src/runtime/thread_pool.h"
@@ -94,6 +96,9 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
 }
 
 void export_shared_library(CompiledGraph compiled, const std::string& output_path) {
+  // What tessel_model_load checks: the weights' checksum, the CPU features the kernels need.
+  compiled.plan.weights_checksum = rt::checksum64(compiled.weights.data(), compiled.weights.size());
+  compiled.plan.cpu_features = rt::required_cpu_features(compiled.module.options().target.features);
   std::vector<uint8_t> plan_bytes = rt::serialize_plan(compiled.plan);
   std::vector<std::string> order;
   for (const CompiledKernel& k : compiled.kernels) order.push_back(k.symbol);
