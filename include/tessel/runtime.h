@@ -48,8 +48,9 @@ typedef enum tessel_status {
   TESSEL_ERR_SHAPE_MISMATCH = 2,   /* a tensor's rank or dimensions differ from the model's */
   TESSEL_ERR_DTYPE_MISMATCH = 3,   /* a tensor's dtype differs from the model's */
   TESSEL_ERR_OUT_OF_MEMORY = 4,
-  TESSEL_ERR_CORRUPT_MODEL = 5,    /* the embedded plan or weights fail their checks */
-  TESSEL_ERR_KERNEL_FAILED = 6     /* a kernel returned an error */
+  TESSEL_ERR_CORRUPT_MODEL = 5,    /* the embedded plan or weights fail their checks or checksums */
+  TESSEL_ERR_KERNEL_FAILED = 6,    /* a kernel returned an error */
+  TESSEL_ERR_UNSUPPORTED_CPU = 7   /* the model was compiled for CPU features this CPU lacks */
 } tessel_status;
 
 /* A dense, row-major tensor owned by the caller. */
@@ -83,8 +84,15 @@ uint32_t tessel_abi_version(void);   /* TESSEL_ABI_VERSION of the library */
 const char* tessel_version(void);    /* the Tessel release that compiled it, "0.1.0" */
 /* The message of the calling thread's last failure ("" if none). */
 const char* tessel_last_error(void);
+/* The TESSEL_ERR_* code of the calling thread's last failure (TESSEL_OK if
+ * none): how a caller tells why a function returning NULL failed. */
+int32_t tessel_last_status(void);
 
-/* Checks and loads the model embedded in this library. */
+/* Checks and loads the model embedded in this library: the plan's structure,
+ * the checksums of the plan and the weights (TESSEL_ERR_CORRUPT_MODEL), the
+ * CPU features the kernels were compiled for (TESSEL_ERR_UNSUPPORTED_CPU) and
+ * TESSEL_NUM_THREADS when set (TESSEL_ERR_INVALID_ARGUMENT unless a whole
+ * number from 1 to 1024). */
 tessel_model* tessel_model_load(void);
 void tessel_model_unload(tessel_model* model); /* NULL is ignored */
 
@@ -110,8 +118,10 @@ int tessel_context_run_profiled(tessel_context* context, const tessel_tensor* in
                                 int32_t num_inputs, tessel_tensor* outputs, int32_t num_outputs,
                                 double* kernel_seconds);
 
-/* The worker threads of the library's thread pool (default: TESSEL_NUM_THREADS
- * from the environment, else the machine's cores). Takes effect for the next run. */
+/* The worker threads of the library's thread pool, 1 to 1024 (default:
+ * TESSEL_NUM_THREADS from the environment, else the cores this process may
+ * run on). Takes effect for the next run. More threads than cores are
+ * honoured: the pool's threads then block instead of spinning while they wait. */
 int tessel_set_num_threads(int32_t num_threads);
 int32_t tessel_get_num_threads(void);
 

@@ -7,6 +7,8 @@
 
 #include "ir/core/diagnostics.h"
 #include "src/driver/link_library.h"
+#include "src/runtime/checksum.h"
+#include "src/runtime/cpu_features.h"
 #include "src/runtime/kernel_abi.h"
 #include "src/runtime/plan_executor.h"
 #include "src/runtime/thread_pool.h"
@@ -25,6 +27,9 @@ std::string_view schedule_kind_name(ScheduleKind kind) {
 
 void export_shared_library(CompiledGraph compiled, const std::string& output_path, const StageOptions& stages) {
   StageTimer timer("export", stages);
+  // What tessel_model_load checks: the weights' checksum, the CPU features the kernels need.
+  compiled.plan.weights_checksum = rt::checksum64(compiled.weights.data(), compiled.weights.size());
+  compiled.plan.cpu_features = rt::required_cpu_features(compiled.target.cpu.features);
   std::vector<uint8_t> plan_bytes = rt::serialize_plan(compiled.plan);
   codegen::ModelData data{plan_bytes, compiled.weights, {}};
   for (const CompiledKernel& k : compiled.kernels) data.kernel_order.push_back(k.symbol);

@@ -30,6 +30,7 @@ namespace {
 // The functions of include/tessel/runtime.h: all a model library exports.
 constexpr const char* kAbiSymbols[] = {
     "tessel_abi_version",          "tessel_version",           "tessel_last_error",
+    "tessel_last_status",
     "tessel_model_load",           "tessel_model_unload",      "tessel_model_num_inputs",
     "tessel_model_num_outputs",    "tessel_model_input_info",  "tessel_model_output_info",
     "tessel_model_num_kernels",    "tessel_model_kernel_info", "tessel_model_arena_bytes",

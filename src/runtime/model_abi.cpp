@@ -14,6 +14,7 @@
 #include <new>
 #include <string>
 
+#include "src/runtime/cpu_features.h"
 #include "src/runtime/kernel_abi.h"
 #include "src/runtime/plan_executor.h"
 #include "src/runtime/thread_pool.h"
@@ -37,9 +38,11 @@ namespace {
 using tessel::rt::StatusError;
 
 thread_local std::string t_last_error;
+thread_local int32_t t_last_status = TESSEL_OK;
 
 int fail(int status, const std::string& message) {
   t_last_error = message;
+  t_last_status = status;
   return status;
 }
 
@@ -105,11 +108,20 @@ const char* tessel_last_error(void) {
   return t_last_error.c_str();
 }
 
+int32_t tessel_last_status(void) {
+  return t_last_status;
+}
+
+// Corruption first (plan checksum and structure, weights checksum), then
+// whether this CPU can run the kernels, then the environment's thread count.
 tessel_model* tessel_model_load(void) {
   tessel_model* model = nullptr;
   int status = guarded([&] {
     tessel::rt::Plan plan = tessel::rt::deserialize_plan(tessel_model_plan, size_t(tessel_model_plan_size));
     tessel::rt::validate_plan(plan, tessel_model_kernel_count, tessel_model_weights_size);
+    tessel::rt::verify_weights_checksum(plan, tessel_model_weights, tessel_model_weights_size);
+    tessel::rt::check_cpu_features(plan.cpu_features);
+    tessel::rt::threads_from_environment();
     std::vector<tessel_kernel_fn> kernels(tessel_model_kernels,
                                           tessel_model_kernels + tessel_model_kernel_count);
     auto m = std::unique_ptr<tessel_model>(new tessel_model{

@@ -1,14 +1,18 @@
-// The plan's binary form and its checks. Every read is bounds-checked and
-// every count is bounded by the bytes left, so a corrupt blob is a PlanError,
-// never a crash or a huge allocation.
+// The plan's binary form and its checks. The trailing checksum catches any
+// corruption; beyond it every read is bounds-checked, every count is bounded
+// by the bytes left and every field is validated, so that even a corrupt plan
+// with a matching checksum is a PlanError, never a crash or a huge allocation.
 #include "src/runtime/plan.h"
 
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 
+#include "src/runtime/checksum.h"
 #include "tessel/runtime.h"
 
 namespace tessel::rt {
@@ -18,6 +22,8 @@ PlanError::PlanError(const std::string& message) : StatusError(TESSEL_ERR_CORRUP
 namespace {
 
 constexpr char kMagic[8] = {'T', 'S', 'L', 'P', 'L', 'A', 'N', '\0'};
+constexpr size_t kChecksumBytes = 8;
+constexpr size_t kMaxFeatureName = 64;
 
 class Writer {
  public:
@@ -95,6 +101,9 @@ TensorSpec get_spec(Reader& r) {
   spec.name = r.get_string("tensor name");
   spec.dtype = r.get<uint8_t>("tensor dtype");
   uint32_t rank = r.get_count("tensor rank", sizeof(int64_t));
+  if (rank > kMaxRank)
+    throw PlanError("corrupt model plan: tensor '" + spec.name + "' of rank " + std::to_string(rank) +
+                    " (at most " + std::to_string(kMaxRank) + ")");
   for (uint32_t i = 0; i < rank; ++i) spec.shape.push_back(r.get<int64_t>("tensor dimension"));
   return spec;
 }
@@ -151,6 +160,47 @@ void validate_slot(const Plan& plan, size_t id, uint64_t weights_size) {
       return;
   }
   fail(name + ": storage kind " + std::to_string(int(b.storage)) + " is not input/output/weight/arena");
+}
+
+std::string hex(uint64_t v) {
+  char buf[19];
+  std::snprintf(buf, sizeof(buf), "0x%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+void validate_step(const Plan& plan, size_t i, uint32_t kernel_count) {
+  const Step& s = plan.steps[i];
+  std::string name = "step " + std::to_string(i) + " '" + s.name + "'";
+  if (s.kernel >= kernel_count)
+    fail(name + ": kernel " + std::to_string(s.kernel) + " out of range (" + std::to_string(kernel_count) +
+         " kernels)");
+  if (s.args.empty()) fail(name + ": no arguments (a kernel writes at least one output)");
+  for (uint32_t a : s.args)
+    if (a >= plan.buffers.size())
+      fail(name + ": argument buffer id " + std::to_string(a) + " out of range (" +
+           std::to_string(plan.buffers.size()) + " buffers)");
+  if (!std::isfinite(s.flops) || s.flops < 0 || !std::isfinite(s.bytes) || s.bytes < 0)
+    fail(name + ": flops " + std::to_string(s.flops) + " and bytes " + std::to_string(s.bytes) +
+         " must be finite and not negative");
+  // Every call of one kernel passes buffers of the same sizes: its parameters are fixed.
+  for (size_t j = 0; j < i; ++j) {
+    const Step& t = plan.steps[j];
+    if (t.kernel != s.kernel) continue;
+    bool same = t.args.size() == s.args.size();
+    for (size_t k = 0; same && k < s.args.size(); ++k)
+      same = plan.buffers[t.args[k]].bytes == plan.buffers[s.args[k]].bytes;
+    if (!same)
+      fail(name + ": calls kernel " + std::to_string(s.kernel) + " with other arguments than step " +
+           std::to_string(j) + " (count or sizes differ)");
+  }
+}
+
+void validate_features(const Plan& plan) {
+  for (const std::string& f : plan.cpu_features) {
+    bool printable = std::all_of(f.begin(), f.end(), [](char c) { return c > ' ' && c < 0x7f; });
+    if (f.empty() || f.size() > kMaxFeatureName || !printable)
+      fail("CPU feature name of " + std::to_string(f.size()) + " bytes is not a feature name");
+  }
 }
 
 // An output copied from another output must copy from one that is final
@@ -229,7 +279,15 @@ std::vector<uint8_t> serialize_plan(const Plan& plan) {
   for (uint32_t id : plan.output_buffers) w.put(id);
   w.put(plan.arena_bytes);
   w.put(plan.weights_bytes);
-  return w.take();
+  w.put(plan.weights_checksum);
+  w.put(uint32_t(plan.cpu_features.size()));
+  for (const std::string& f : plan.cpu_features) w.put_string(f);
+  std::vector<uint8_t> out = w.take();
+  Writer tail;
+  tail.put(checksum64(out.data(), out.size()));
+  std::vector<uint8_t> sum = tail.take();
+  out.insert(out.end(), sum.begin(), sum.end());
+  return out;
 }
 
 Plan deserialize_plan(const uint8_t* data, size_t size) {
@@ -243,6 +301,15 @@ Plan deserialize_plan(const uint8_t* data, size_t size) {
   if (version != kPlanFormatVersion)
     throw PlanError("corrupt model plan: format version " + std::to_string(version) +
                     ", this runtime reads " + std::to_string(kPlanFormatVersion));
+  r.need(kChecksumBytes, "the checksum");
+  size_t body = size - kChecksumBytes;
+  uint64_t stored = Reader(data + body, kChecksumBytes).get<uint64_t>("the checksum");
+  uint64_t actual = checksum64(data, body);
+  if (stored != actual)
+    throw PlanError("model data corrupt: checksum mismatch in the plan (stored " + hex(stored) +
+                    ", computed " + hex(actual) + ")");
+  r = Reader(data, body);
+  for (size_t i = 0; i < sizeof(kMagic) + sizeof(version); ++i) r.get<uint8_t>("the header");
   Plan plan;
   plan.model_name = r.get_string("the model name");
   plan.inputs = get_specs(r, "input count");
@@ -267,6 +334,9 @@ Plan deserialize_plan(const uint8_t* data, size_t size) {
   for (uint32_t& id : plan.output_buffers) id = r.get<uint32_t>("output buffer");
   plan.arena_bytes = r.get<uint64_t>("arena bytes");
   plan.weights_bytes = r.get<uint64_t>("weights bytes");
+  plan.weights_checksum = r.get<uint64_t>("weights checksum");
+  plan.cpu_features.resize(r.get_count("CPU feature count", 4));
+  for (std::string& f : plan.cpu_features) f = r.get_string("CPU feature");
   if (r.pos() != r.size())
     throw PlanError("corrupt model plan: " + std::to_string(r.size() - r.pos()) + " trailing bytes");
   return plan;
@@ -274,23 +344,29 @@ Plan deserialize_plan(const uint8_t* data, size_t size) {
 
 void validate_plan(const Plan& plan, uint32_t kernel_count, uint64_t weights_size) {
   for (const auto* specs : {&plan.inputs, &plan.outputs})
-    for (const TensorSpec& s : *specs) tensor_bytes(s);
+    for (const TensorSpec& s : *specs) {
+      if (s.shape.size() > kMaxRank)
+        fail("tensor '" + s.name + "' of rank " + std::to_string(s.shape.size()) + " (at most " +
+             std::to_string(kMaxRank) + ")");
+      tensor_bytes(s);
+    }
   if (plan.weights_bytes > weights_size)
     fail("the plan needs " + std::to_string(plan.weights_bytes) + " bytes of weights, the library holds " +
          std::to_string(weights_size));
+  if (plan.arena_bytes > kMaxPlanBytes)
+    fail("an arena of " + std::to_string(plan.arena_bytes) + " bytes (at most 2^40)");
   for (size_t id = 0; id < plan.buffers.size(); ++id) validate_slot(plan, id, plan.weights_bytes);
-  for (size_t i = 0; i < plan.steps.size(); ++i) {
-    const Step& s = plan.steps[i];
-    std::string name = "step " + std::to_string(i) + " '" + s.name + "'";
-    if (s.kernel >= kernel_count)
-      fail(name + ": kernel " + std::to_string(s.kernel) + " out of range (" + std::to_string(kernel_count) +
-           " kernels)");
-    for (uint32_t a : s.args)
-      if (a >= plan.buffers.size())
-        fail(name + ": argument buffer id " + std::to_string(a) + " out of range (" +
-             std::to_string(plan.buffers.size()) + " buffers)");
-  }
+  for (size_t i = 0; i < plan.steps.size(); ++i) validate_step(plan, i, kernel_count);
   validate_outputs(plan);
+  validate_features(plan);
+}
+
+void verify_weights_checksum(const Plan& plan, const void* weights, uint64_t weights_size) {
+  if (weights_size > 0 && !weights) throw PlanError("model data corrupt: the weights are missing");
+  uint64_t actual = weights_size > 0 ? checksum64(weights, size_t(weights_size)) : checksum64("", 0);
+  if (actual != plan.weights_checksum)
+    throw PlanError("model data corrupt: checksum mismatch in the weights (" + std::to_string(weights_size) +
+                    " bytes; stored " + hex(plan.weights_checksum) + ", computed " + hex(actual) + ")");
 }
 
 }  // namespace tessel::rt

@@ -1,6 +1,8 @@
 // The execution plan a model library carries: its inputs and outputs, the
 // buffer slots (inputs, outputs, weights, arena), the kernel steps in order,
-// and a checked binary form ("TSLPLAN\0", little-endian) embedded in model.so.
+// the weights' checksum and the CPU features its kernels need, and a checked
+// binary form ("TSLPLAN\0", little-endian, ending in its own checksum)
+// embedded in model.so.
 #pragma once
 
 #include <cstddef>
@@ -60,9 +62,20 @@ struct Plan {
   // second name of another output), the runtime copies it.
   std::vector<uint32_t> output_buffers;
   uint64_t arena_bytes = 0, weights_bytes = 0;
+  // Written at export: checksum64 of the library's weights_bytes of weights,
+  // and the checkable CPU features (cpu_features.h) the kernels were compiled
+  // for. A plan that is never exported (the JIT's) leaves them empty.
+  uint64_t weights_checksum = 0;
+  std::vector<std::string> cpu_features;
 };
 
-constexpr uint32_t kPlanFormatVersion = 1;
+// 2: the weights' checksum, the CPU features and the trailing checksum.
+constexpr uint32_t kPlanFormatVersion = 2;
+// The largest arena or weights a plan may claim (1 TiB): well beyond any
+// model, far from the overflow of rounding sizes up to 64 bytes.
+constexpr uint64_t kMaxPlanBytes = uint64_t(1) << 40;
+// The most dimensions a tensor of a plan may have (ONNX's practical limit is far below).
+constexpr size_t kMaxRank = 64;
 
 // Bytes of one element of a tessel_dtype, 0 for a value outside 0..8.
 size_t dtype_bytes(uint8_t dtype);
@@ -72,11 +85,16 @@ const char* dtype_name(uint8_t dtype);
 // negative dimension or a size over 2^63.
 uint64_t tensor_bytes(const TensorSpec& spec);
 
+// The plan's bytes, its checksum64 appended as the last 8.
 std::vector<uint8_t> serialize_plan(const Plan& plan);
-// Throws PlanError on anything short, corrupt or trailing.
+// Throws PlanError on anything short, corrupt or trailing, a checksum
+// mismatch included (after the magic and the version, so that those are named).
 Plan deserialize_plan(const uint8_t* data, size_t size);
 // The plan's internal consistency, against a kernel table and weights of the
 // given sizes; throws PlanError naming the first inconsistency.
 void validate_plan(const Plan& plan, uint32_t kernel_count, uint64_t weights_size);
+// Throws PlanError ("model data corrupt: checksum mismatch ...") unless the
+// weights' checksum64 is the plan's weights_checksum.
+void verify_weights_checksum(const Plan& plan, const void* weights, uint64_t weights_size);
 
 }  // namespace tessel::rt

@@ -1,11 +1,17 @@
 // ThreadPool: workers spin briefly on a generation counter, then sleep on a
 // condition variable; the caller runs chunk 0 and waits for the rest the same way.
+// An oversubscribed pool (threads > cores) skips the spin.
 #include "src/runtime/thread_pool.h"
+
+#include <sched.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <system_error>
+
+#include "src/runtime/plan.h"
+#include "tessel/runtime.h"
 
 namespace tessel::rt {
 
@@ -16,7 +22,7 @@ namespace {
 // reduction, its epilogue, the next kernel) never pay a futex wake-up, which
 // costs tens of microseconds on a virtual machine (4000 iterations: SqueezeNet
 // on 2 threads 14.6 ms; 40000: 10-13 ms; 1 thread: 17-24 ms on this VM).
-constexpr int kSpinIterations = 40000;
+// ThreadPool::kSpinIterations; spin_budget says when not to spin at all.
 
 // True on pool workers, and on a caller while it runs its own chunk: a
 // parallel_for from there runs inline.
@@ -34,24 +40,20 @@ int clamp_threads(int n) {
   return std::clamp(n, 1, ThreadPool::kMaxThreads);
 }
 
+// An invalid TESSEL_NUM_THREADS is reported where the environment is read at
+// a boundary (tessel_model_load, the command line); the pool itself, started
+// from inside a kernel's first loop, cannot throw and takes the cores.
 int default_num_threads() {
-  if (const char* env = std::getenv("TESSEL_NUM_THREADS")) {
-    char* end = nullptr;
-    long n = std::strtol(env, &end, 10);
-    if (end != env && *end == '\0' && n >= 1)
-      return clamp_threads(int(std::min<long>(n, ThreadPool::kMaxThreads)));
+  try {
+    if (int n = threads_from_environment()) return n;
+  } catch (const StatusError&) {
   }
-  return clamp_threads(int(std::thread::hardware_concurrency()));
-}
-
-template <typename Done>
-void spin_until(Done done) {
-  for (int i = 0; i < kSpinIterations && !done(); ++i) cpu_relax();
+  return clamp_threads(ThreadPool::available_cores());
 }
 
 }  // namespace
 
-ThreadPool::ThreadPool(int num_threads) {
+ThreadPool::ThreadPool(int num_threads, int cores) : cores_(cores > 0 ? cores : available_cores()) {
   start_workers(clamp_threads(num_threads));
 }
 
@@ -64,10 +66,37 @@ ThreadPool& ThreadPool::global() {
   return pool;
 }
 
+int ThreadPool::available_cores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+  return std::max(1, int(std::thread::hardware_concurrency()));
+}
+
+int ThreadPool::spin_budget(int threads, int cores) {
+  return threads <= cores ? kSpinIterations : 0;
+}
+
 std::pair<int64_t, int64_t> ThreadPool::chunk(int64_t n, int threads, int index) {
   int64_t q = n / threads, r = n % threads;
   int64_t begin = index * q + std::min<int64_t>(index, r);
   return {begin, begin + q + (index < r ? 1 : 0)};
+}
+
+// Polls done() up to the spin budget, yielding the core every kYieldEvery
+// polls: on a machine busy with other processes the thread waited for may be
+// runnable on this very core. The caller blocks afterwards if done() is still false.
+template <typename Done>
+void ThreadPool::spin_until(Done done) {
+  constexpr int kYieldEvery = 64;
+  int budget = spin_iterations(), i = 0;
+  if (budget == 0) return;
+  for (; i < budget && !done(); ++i) {
+    if (i % kYieldEvery == kYieldEvery - 1)
+      sched_yield();
+    else
+      cpu_relax();
+  }
+  spin_polls_.fetch_add(uint64_t(i), std::memory_order_relaxed);
 }
 
 void ThreadPool::run_chunk(int index) {
@@ -131,6 +160,7 @@ void ThreadPool::worker_main(int index, uint64_t seen) {
 void ThreadPool::start_workers(int num_threads) {
   stop_ = false;
   num_threads_.store(num_threads, std::memory_order_relaxed);
+  spin_iterations_.store(spin_budget(num_threads, cores_), std::memory_order_relaxed);
   workers_.reserve(size_t(num_threads - 1));
   // The generation the workers start from is read here, not by each new thread:
   // a thread that started late would take the first loop's bump for its start
@@ -144,6 +174,8 @@ void ThreadPool::start_workers(int num_threads) {
     }
   }
   num_threads_.store(int(workers_.size()) + 1, std::memory_order_relaxed);
+  // Fewer threads than asked: they may spin after all.
+  spin_iterations_.store(spin_budget(this->num_threads(), cores_), std::memory_order_relaxed);
 }
 
 void ThreadPool::stop_workers() {
@@ -171,6 +203,23 @@ void set_num_threads(int num_threads) {
 
 int get_num_threads() {
   return ThreadPool::global().num_threads();
+}
+
+int parse_num_threads(const char* value) {
+  if (!value || !*value) return 0;
+  std::string text(value);
+  bool digits =
+      text.size() <= 9 && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  long n = digits ? std::strtol(value, nullptr, 10) : 0;
+  if (n < 1 || n > ThreadPool::kMaxThreads)
+    throw StatusError(TESSEL_ERR_INVALID_ARGUMENT, "TESSEL_NUM_THREADS='" + text +
+                                                       "' is not a thread count: a whole number from 1 to " +
+                                                       std::to_string(ThreadPool::kMaxThreads));
+  return int(n);
+}
+
+int threads_from_environment() {
+  return parse_num_threads(std::getenv("TESSEL_NUM_THREADS"));
 }
 
 }  // namespace tessel::rt

@@ -1,5 +1,6 @@
 // The execution plan's binary form and its validation: round trip, every
-// truncation, and a must-fail case per check.
+// truncation, and a must-fail case per check (runtime_plan_mutation_test.cpp
+// corrupts it systematically).
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -34,6 +35,8 @@ void expect_invalid(const Plan& p, const std::string& substring) {
 TEST(RuntimePlan, RoundTripIsEqual) {
   Plan p = add_relu_plan();
   p.steps[1].flops = 1.5e9;
+  p.weights_checksum = 0xfedcba9876543210ull;
+  p.cpu_features = {"avx2", "fma"};
   std::vector<uint8_t> blob = serialize_plan(p);
   EXPECT_EQ(std::memcmp(blob.data(), "TSLPLAN\0", 8), 0);
   Plan q = deserialize_plan(blob.data(), blob.size());
@@ -54,6 +57,8 @@ TEST(RuntimePlan, RoundTripIsEqual) {
   EXPECT_EQ(q.output_buffers, (std::vector<uint32_t>{3}));
   EXPECT_EQ(q.arena_bytes, 64u);
   EXPECT_EQ(q.weights_bytes, 24u);
+  EXPECT_EQ(q.weights_checksum, 0xfedcba9876543210ull);
+  EXPECT_EQ(q.cpu_features, (std::vector<std::string>{"avx2", "fma"}));
   EXPECT_EQ(serialize_plan(q), blob);
 }
 
@@ -64,24 +69,10 @@ TEST(RuntimePlan, EveryTruncationIsAPlanError) {
     EXPECT_THROW(deserialize_plan(prefix.data(), prefix.size()), PlanError) << "prefix of " << n << " bytes";
   }
   std::vector<uint8_t> longer = blob;
-  longer.push_back(0);
+  longer.insert(longer.end() - 8, 0);  // before the checksum
+  reseal(longer);
   expect_plan_error(longer, "trailing");
   EXPECT_THROW(deserialize_plan(nullptr, 0), PlanError);
-}
-
-TEST(RuntimePlan, CorruptBytesAreErrorsNotCrashes) {
-  // Every single-byte corruption either parses and validates, or is a PlanError.
-  std::vector<uint8_t> blob = serialize_plan(add_relu_plan());
-  for (size_t i = 0; i < blob.size(); ++i) {
-    for (uint8_t v : {uint8_t(0), uint8_t(0xff), uint8_t(blob[i] ^ 0x80)}) {
-      std::vector<uint8_t> bad = blob;
-      bad[i] = v;
-      try {
-        validate_plan(deserialize_plan(bad.data(), bad.size()), 2, 24);
-      } catch (const PlanError&) {
-      }
-    }
-  }
 }
 
 TEST(RuntimePlan, HugeCountIsRefusedBeforeAllocating) {
@@ -90,6 +81,7 @@ TEST(RuntimePlan, HugeCountIsRefusedBeforeAllocating) {
   size_t at = 8 + 4 + 4 + 4;
   uint32_t huge = 0xfffffff0u;
   std::memcpy(blob.data() + at, &huge, 4);
+  reseal(blob);
   expect_plan_error(blob, "input count");
 }
 

@@ -1,5 +1,6 @@
 // The runtime's thread pool: coverage, static contiguous chunks, nesting,
-// concurrent callers and resizing.
+// concurrent callers, resizing, no spinning when oversubscribed, and the
+// check of TESSEL_NUM_THREADS.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,7 +10,9 @@
 #include <tuple>
 #include <vector>
 
+#include "src/runtime/plan.h"
 #include "src/runtime/thread_pool.h"
+#include "tessel/runtime.h"
 
 namespace tessel::rt {
 namespace {
@@ -173,6 +176,62 @@ TEST(RuntimeThreadPool, CEntryPointUsesTheGlobalPool) {
   EXPECT_EQ(sum.load(), 999 * 1000 / 2);
   tessel_rt_parallel_for(-5, body, &sum);  // n <= 0: nothing
   EXPECT_EQ(sum.load(), 999 * 1000 / 2);
+}
+
+// More threads than cores: a spinning waiter held the core of the thread it
+// waited for (8 threads on 2 cores: 0.03 ms -> 34-96 ms a run of the tiny CNN,
+// seconds at 64). Such a pool never polls; its threads block until woken.
+TEST(RuntimeThreadPool, AnOversubscribedPoolNeverSpins) {
+  EXPECT_EQ(ThreadPool::spin_budget(8, 2), 0);
+  EXPECT_EQ(ThreadPool::spin_budget(3, 2), 0);
+  EXPECT_EQ(ThreadPool::spin_budget(2, 2), ThreadPool::kSpinIterations);
+  EXPECT_EQ(ThreadPool::spin_budget(1, 1), ThreadPool::kSpinIterations);
+
+  ThreadPool pool(8, /*cores=*/2);
+  EXPECT_EQ(pool.spin_iterations(), 0);
+  for (int round = 0; round < 200; ++round) {
+    std::atomic<int64_t> sum{0};
+    pool.parallel_for(1000, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) sum.fetch_add(i, std::memory_order_relaxed);
+    });
+    ASSERT_EQ(sum.load(), 999 * 1000 / 2) << "round " << round;
+  }
+  EXPECT_EQ(pool.spin_polls(), 0u);
+
+  pool.set_num_threads(2);  // fits the cores again: may spin
+  EXPECT_EQ(pool.spin_iterations(), ThreadPool::kSpinIterations);
+  pool.set_num_threads(3);
+  EXPECT_EQ(pool.spin_iterations(), 0);
+}
+
+TEST(RuntimeThreadPool, TheDefaultCoreCountIsTheAffinityMask) {
+  int cores = ThreadPool::available_cores();
+  EXPECT_GE(cores, 1);
+  EXPECT_LE(cores, int(std::max(1u, std::thread::hardware_concurrency())));
+  ThreadPool fits(cores), over(cores + 1);
+  EXPECT_EQ(fits.spin_iterations(), ThreadPool::kSpinIterations);
+  EXPECT_EQ(over.spin_iterations(), 0);
+}
+
+TEST(RuntimeThreadPool, NumThreadsFromTheEnvironmentIsCheckedNotIgnored) {
+  EXPECT_EQ(parse_num_threads(nullptr), 0);
+  EXPECT_EQ(parse_num_threads(""), 0);
+  EXPECT_EQ(parse_num_threads("1"), 1);
+  EXPECT_EQ(parse_num_threads("8"), 8);
+  EXPECT_EQ(parse_num_threads("1024"), 1024);
+  for (const char* bad :
+       {"0", "-1", "+4", " 4", "4 ", "4x", "abc", "1025", "2048", "99999999999999999999", "1e3", "0x10"}) {
+    try {
+      parse_num_threads(bad);
+      ADD_FAILURE() << "'" << bad << "' accepted";
+    } catch (const StatusError& e) {
+      EXPECT_EQ(e.status(), TESSEL_ERR_INVALID_ARGUMENT);
+      EXPECT_NE(std::string(e.what()).find("TESSEL_NUM_THREADS='" + std::string(bad) + "'"),
+                std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find("1 to 1024"), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace
