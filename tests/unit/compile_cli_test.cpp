@@ -269,7 +269,7 @@ TEST(CompileCli, InputFilesThatDoNotFitTheModel) {
   EXPECT_EQ(tessel({"run", so, "--inputs", right}).code, 0);
   std::string shape = inputs_folder(dir, "shape", Tensor(DType::kF32, {1, 1, 28, 27}));
   expect_user_error(tessel({"run", so, "--inputs", shape}),
-                    "input 'image': the model takes f32[1, 1, 28, 28], the file holds f32[1, 1, 28, 27]");
+                    shape + "/image.npy: input 'image': the model takes f32[1, 1, 28, 28], the file holds f32[1, 1, 28, 27]");
   std::string dtype = inputs_folder(dir, "dtype", Tensor(DType::kF64, {1, 1, 28, 28}));
   expect_user_error(tessel({"run", so, "--inputs", dtype}),
                     "input 'image': the model takes f32[1, 1, 28, 28], the file holds f64[1, 1, 28, 28]");
