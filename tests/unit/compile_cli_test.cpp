@@ -227,6 +227,26 @@ TEST(CompileCli, CompileRefusesToWriteOverTheModelOrAnOnnxFile) {
   EXPECT_FALSE(fs::exists(dir / "x.onnx"));
 }
 
+// -o takes the next argument whatever it looks like (as getopt does): "-lfoo.so"
+// was passed to the linker as a library to link ("--library=foo.so" written,
+// "-lfoo.so" reported), "-mcpu=x.so" was taken as the CPU option.
+TEST(CompileCli, AnOutputNameThatLooksLikeAnOptionIsTheOutput) {
+  TempDir dir;
+  fs::path cwd = fs::current_path();
+  fs::current_path(dir.path());
+  for (std::string out : {"-lfoo.so", "-mcpu=x.so", "--print-llvm"}) {
+    Result r = tessel({"compile", kTinyCnn, "-o", out, "--input-shape", kImageShape});
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_TRUE(contains(r.out, " -> " + out + ": ")) << r.out;
+    EXPECT_TRUE(fs::is_regular_file(dir / out)) << out;
+  }
+  std::vector<std::string> written;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir.path())) written.push_back(e.path().filename());
+  std::sort(written.begin(), written.end());
+  EXPECT_EQ(written, (std::vector<std::string>{"--print-llvm", "-lfoo.so", "-mcpu=x.so"}));
+  fs::current_path(cwd);
+}
+
 // Builds `source` into a shared library with the C compiler `tessel compile` links with.
 fs::path build_c_library(const TempDir& dir, const std::string& name, const std::string& source) {
   fs::path c = dir / (name + ".c"), so = dir / (name + ".so");
