@@ -120,7 +120,8 @@ Tensor read_npy(const std::string& path) {
   // Versions 1.0, 2.0 (a 4-byte header length) and 3.0 (the header in UTF-8) differ only there.
   int major = static_cast<unsigned char>(magic[6]), minor = static_cast<unsigned char>(magic[7]);
   TESSEL_USER_CHECK(major >= 1 && major <= 3 && minor == 0, Span{})
-      << path << ": unsupported .npy format version " << major << "." << minor << " (1.0, 2.0 and 3.0 are read)";
+      << path << ": unsupported .npy format version " << major << "." << minor
+      << " (1.0, 2.0 and 3.0 are read)";
   unsigned char len[4] = {};
   in.read(reinterpret_cast<char*>(len), major == 1 ? 2 : 4);
   uint32_t header_len = major == 1 ? uint32_t(len[0] | len[1] << 8)
@@ -150,13 +151,14 @@ Tensor read_npy(const std::string& path) {
       << path << ": .npy data is truncated (" << in.gcount() << " of " << t.nbytes() << " bytes)";
   // A bool byte other than 0 or 1 is not a valid C++ bool.
   if (h.dtype == DType::kBool)
-    for (int64_t i = 0; i < h.numel; ++i) static_cast<uint8_t*>(t.raw())[i] = static_cast<uint8_t*>(t.raw())[i] != 0;
+    for (int64_t i = 0; i < h.numel; ++i)
+      static_cast<uint8_t*>(t.raw())[i] = static_cast<uint8_t*>(t.raw())[i] != 0;
   return t;
 }
 
 void write_npy(const std::string& path, const Tensor& t) {
-  std::string header =
-      "{'descr': '" + descr_of(t.dtype()) + "', 'fortran_order': False, 'shape': " + shape_text(t.shape()) + ", }";
+  std::string header = "{'descr': '" + descr_of(t.dtype()) +
+                       "', 'fortran_order': False, 'shape': " + shape_text(t.shape()) + ", }";
   size_t total = 10 + header.size() + 1;
   header += std::string((64 - total % 64) % 64, ' ') + "\n";
   std::ofstream out(path, std::ios::binary);

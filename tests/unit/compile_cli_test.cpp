@@ -241,7 +241,8 @@ TEST(CompileCli, AnOutputNameThatLooksLikeAnOptionIsTheOutput) {
     EXPECT_TRUE(fs::is_regular_file(dir / out)) << out;
   }
   std::vector<std::string> written;
-  for (const fs::directory_entry& e : fs::directory_iterator(dir.path())) written.push_back(e.path().filename());
+  for (const fs::directory_entry& e : fs::directory_iterator(dir.path()))
+    written.push_back(e.path().filename());
   std::sort(written.begin(), written.end());
   EXPECT_EQ(written, (std::vector<std::string>{"--print-llvm", "-lfoo.so", "-mcpu=x.so"}));
   fs::current_path(cwd);

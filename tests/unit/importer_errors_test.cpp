@@ -636,9 +636,11 @@ TEST(ImporterErrors, PoolPadsAsLargeAsTheKernel) {
   };
   fs::path path = pool("MaxPool", {2, 0, 0, 0}, 1);
   expect_error(import_error(path), path,
-               {"node 'pool1' (MaxPool): ", "'pads' (2, 0) of spatial dimension 0 must be smaller than its kernel size 2"});
+               {"node 'pool1' (MaxPool): ",
+                "'pads' (2, 0) of spatial dimension 0 must be smaller than its kernel size 2"});
   path = pool("MaxPool", {1, 1, 1, 3}, 2);  // dilated extent 5, kernel 3
-  expect_error(import_error(path), path, {"node 'pool1' (MaxPool): ", "'pads' (1, 3) of spatial dimension 1"});
+  expect_error(import_error(path), path,
+               {"node 'pool1' (MaxPool): ", "'pads' (1, 3) of spatial dimension 1"});
   path = pool("AveragePool", {0, 3, 0, 0}, 1);
   expect_error(import_error(path), path, {"node 'pool1' (AveragePool): ", "kernel size 3"});
   EXPECT_EQ(import_model(pool("MaxPool", {1, 2, 1, 2}, 1).string()).num_nodes(), 1u);

@@ -24,8 +24,8 @@ void expect_same(const Tensor& got, const Tensor& want, const std::string& what)
   ASSERT_EQ(got.shape(), want.shape()) << what;
   for (int64_t i = 0; i < want.numel(); ++i) {
     double g = got.get_f64(i), w = want.get_f64(i);
-    EXPECT_TRUE((std::isnan(g) && std::isnan(w)) || g == w) << what << ": element " << i << " is " << g
-                                                            << ", expected " << w;
+    EXPECT_TRUE((std::isnan(g) && std::isnan(w)) || g == w)
+        << what << ": element " << i << " is " << g << ", expected " << w;
   }
 }
 
@@ -99,7 +99,8 @@ TEST(NanExtremes, ArgMaxAndArgMinPointAtTheNaN) {
   x.data<float>()[4 * 37 + 35] = kNaN;  // row 4 has two: 33 and 35
   for (int64_t last : {0, 1}) {
     vector<int64_t> want;
-    for (size_t r = 0; r < kNanAt.size(); ++r) want.push_back(kNanAt[r] < 0 ? 36 : (r == 4 && last) ? 35 : kNanAt[r]);
+    for (size_t r = 0; r < kNanAt.size(); ++r)
+      want.push_back(kNanAt[r] < 0 ? 36 : (r == 4 && last) ? 35 : kNanAt[r]);
     Tensor idx = Tensor::from_i64(want);
     graph::Attrs a = attrs(kv("axis", int64_t(1)), kv("keepdims", int64_t(0)), kv("select_last_index", last));
     expect_everywhere("ArgMax", {value_arg(x)}, a, {idx});
@@ -163,8 +164,10 @@ TEST(NanExtremes, GlobalMaxPoolPropagatesNaN) {
 TEST(NanExtremes, MaxAndMinOfANaNAreNaNOnEitherSide) {
   Tensor a = f32({8}, {1, kNaN, 3, kNaN, -1, 0, 5, kNaN});
   Tensor b = f32({8}, {kNaN, 2, 1, kNaN, -2, 7, 5, 4});
-  expect_everywhere("Max", {value_arg(a), value_arg(b)}, {}, {f32({8}, {kNaN, kNaN, 3, kNaN, -1, 7, 5, kNaN})});
-  expect_everywhere("Min", {value_arg(a), value_arg(b)}, {}, {f32({8}, {kNaN, kNaN, 1, kNaN, -2, 0, 5, kNaN})});
+  expect_everywhere("Max", {value_arg(a), value_arg(b)}, {},
+                    {f32({8}, {kNaN, kNaN, 3, kNaN, -1, 7, 5, kNaN})});
+  expect_everywhere("Min", {value_arg(a), value_arg(b)}, {},
+                    {f32({8}, {kNaN, kNaN, 1, kNaN, -2, 0, 5, kNaN})});
 }
 
 // ScatterElements' max / min reductions combine with the same max / min: a

@@ -154,8 +154,11 @@ void global_pool_kernel(const graph::Node& node, const std::vector<const Tensor*
       double acc = is_max ? -std::numeric_limits<double>::infinity() : 0.0;
       for (int64_t i = 0; i < size; ++i) {
         double v = double(xp[i]);
-        if (!is_max) acc += v;
-        else if (std::isnan(v) || v > acc) acc = v;  // a NaN stays: nothing is greater
+        if (!is_max) {
+          acc += v;
+        } else if (std::isnan(v) || v > acc) {
+          acc = v;  // a NaN stays: nothing is greater
+        }
       }
       y[p] = T(is_max ? acc : acc / double(size));
     }
