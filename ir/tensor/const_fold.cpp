@@ -22,13 +22,8 @@ std::optional<T> fold_float_arith(ExprKind kind, T x, T y) {
     case ExprKind::kDiv:
       if (y == 0) return std::nullopt;
       return x / y;
-    case ExprKind::kMin:
-    case ExprKind::kMax:
-      // std::min/max of a NaN, or of +0 and -0, depends on operand order,
-      // and the backends may use fmin/fmax: leave those to run time.
-      if (std::isnan(x) || std::isnan(y) || (x == y && std::signbit(x) != std::signbit(y)))
-        return std::nullopt;
-      return kind == ExprKind::kMin ? std::min(x, y) : std::max(x, y);
+    case ExprKind::kMin: return float_min(x, y);
+    case ExprKind::kMax: return float_max(x, y);
     default: return std::nullopt;  // floordiv/floormod on floats: not folded
   }
 }

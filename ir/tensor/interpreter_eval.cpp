@@ -126,8 +126,8 @@ Value Evaluator::eval(int32_t id) const {
                    float_floor_div(x, y))
       TESSEL_ARITH(FloorMod, (y == 0 ? (fail(env_, "integer modulo by zero"), 0) : floor_mod(x, y)),
                    float_floor_mod(x, y))
-      TESSEL_ARITH(Min, std::min(x, y), std::min(x, y))
-      TESSEL_ARITH(Max, std::max(x, y), std::max(x, y))
+      TESSEL_ARITH(Min, std::min(x, y), float_min(x, y))
+      TESSEL_ARITH(Max, std::max(x, y), float_max(x, y))
 #undef TESSEL_ARITH
 #define TESSEL_CMP(name, op)                  \
   case EOp::k##name##I: {                     \

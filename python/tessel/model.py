@@ -135,8 +135,9 @@ class Model:
     # ---- running -----------------------------------------------------------------------------
 
     def run(self, feeds: Mapping[str, np.ndarray]) -> Dict[str, np.ndarray]:
-        """Runs the model once on feeds (input name -> array of the model's dtype and shape).
-        Returns the outputs, freshly allocated, in the model's order."""
+        """Runs the model once on feeds (input name -> array of the model's dtype and shape; a 0-d
+        input takes a 0-d array or a numpy scalar). Returns the outputs, freshly allocated, in the
+        model's order (an output the model lists twice appears once), 0-d outputs as 0-d arrays."""
         return self._run(feeds, None)
 
     def profile(self, feeds: Mapping[str, np.ndarray], repeat: int = 10) -> List[KernelTime]:
@@ -154,10 +155,12 @@ class Model:
 
     def _run(self, feeds: Mapping[str, np.ndarray], kernel_seconds) -> Dict[str, np.ndarray]:
         arrays = self._check_feeds(feeds)
-        outputs = {o.name: np.empty(o.shape, dtype=o.dtype) for o in self._outputs}
+        # One array per output position: a model may list the same output twice, and the C side
+        # writes outputs[0 .. num_outputs).
+        out_arrays = [np.empty(o.shape, dtype=o.dtype) for o in self._outputs]
         keep_alive = []
-        in_tensors = self._tensors([(i.name, arrays[i.name]) for i in self._inputs], keep_alive)
-        out_tensors = self._tensors(list(outputs.items()), keep_alive)
+        in_tensors = self._tensors([arrays[i.name] for i in self._inputs], keep_alive)
+        out_tensors = self._tensors(out_arrays, keep_alive)
         context = self._begin_run()
         try:
             args = (context, in_tensors, len(self._inputs), out_tensors, len(self._outputs))
@@ -168,6 +171,9 @@ class Model:
         finally:
             self._end_run()
         self._check(status, "tessel_context_run")
+        outputs = {}
+        for info, array in zip(self._outputs, out_arrays):
+            outputs.setdefault(info.name, array)
         return outputs
 
     def _check_feeds(self, feeds: Mapping[str, np.ndarray]) -> Dict[str, np.ndarray]:
@@ -189,13 +195,15 @@ class Model:
             if array.dtype != info.dtype:
                 raise TesselError(f"input {info.name!r}: expected dtype {info.dtype} ({info.dtype_name}), "
                                   f"got {array.dtype}; convert it with .astype(np.{info.dtype.name})")
-            arrays[info.name] = np.ascontiguousarray(array)
+            # Not np.ascontiguousarray: it makes a 0-d array 1-d.
+            arrays[info.name] = np.asarray(array, order="C")
         return arrays
 
     @staticmethod
-    def _tensors(named_arrays, keep_alive):
-        tensors = (_abi.Tensor * max(len(named_arrays), 1))()
-        for k, (_, array) in enumerate(named_arrays):
+    def _tensors(arrays, keep_alive):
+        """A ctypes array of one tessel_tensor per array (C-contiguous); keep_alive holds the shapes."""
+        tensors = (_abi.Tensor * max(len(arrays), 1))()
+        for k, array in enumerate(arrays):
             shape = (ctypes.c_int64 * max(array.ndim, 1))(*array.shape)
             keep_alive.append(shape)
             tensors[k] = _abi.Tensor(array.ctypes.data, _abi.dtype_code(array.dtype), array.ndim, shape)

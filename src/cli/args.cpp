@@ -2,13 +2,38 @@
 #include "src/cli/args.h"
 
 #include <charconv>
+#include <string_view>
 
 #include "ir/core/diagnostics.h"
 
 namespace tessel::cli {
 
+namespace {
+
+// Every option of every command that takes a value. "NAME VALUE" is joined to
+// "NAME=VALUE" before any option is taken out, so that a value is never read
+// as an option or a positional, whatever the order in which a command asks
+// for its options: in `compile m.onnx -o -mcpu=x.so` the output is
+// "-mcpu=x.so", not a CPU. A command that adds a valued option adds it here.
+constexpr std::string_view kValued[] = {"-o",          "--output",     "--fusion", "--schedule", "--target",
+                                        "-mcpu",       "-mattr",       "--inputs", "--out",      "--seed",
+                                        "--repeat",    "--threads",    "--list",   "--timeout",  "--node",
+                                        "--tolerance", "--input-shape"};
+
+bool takes_value(const std::string& token) {
+  for (std::string_view name : kValued)
+    if (token == name) return true;
+  return false;
+}
+
+}  // namespace
+
 Args::Args(int argc, char** argv, int first) {
-  for (int i = first; i < argc; ++i) tokens_.emplace_back(argv[i]);
+  for (int i = first; i < argc; ++i) {
+    std::string t = argv[i];
+    if (takes_value(t) && i + 1 < argc) t += "=" + std::string(argv[++i]);
+    tokens_.push_back(std::move(t));
+  }
 }
 
 std::vector<std::string> Args::values(const std::string& name) {

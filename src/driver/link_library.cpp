@@ -127,7 +127,8 @@ void link_model_library(const std::vector<std::string>& object_files, const std:
   TESSEL_USER_CHECK(!argv.empty(), Span{}) << "CC names no compiler";
   TempFile script("tessel_model", version_script());
   for (const char* a : {"-shared", "-o"}) argv.push_back(a);
-  argv.push_back(output_so);
+  // A path that starts with '-' would be an option to the compiler ("-lfoo.so" a library to link).
+  argv.push_back(output_so.starts_with("-") ? "./" + output_so : output_so);
   argv.insert(argv.end(), object_files.begin(), object_files.end());
   // --whole-archive: the ABI's functions are what the library is for, though no object refers to them.
   for (const std::string& a :

@@ -1,5 +1,7 @@
-// Reading and writing numpy .npy files (format version 1.0 and 2.0, C order,
-// little-endian), the exchange format of `tessel run --inputs/--out`.
+// Reading and writing numpy .npy files (format version 1.0, 2.0 and 3.0, C
+// order, little-endian), the exchange format of `tessel run --inputs/--out`.
+// read_npy accepts only a header numpy would accept, and data exactly as long
+// as the header says; every error names the file.
 #pragma once
 
 #include <string>

@@ -34,7 +34,11 @@ std::vector<Tensor> load_named_inputs(const std::vector<std::string>& names, con
                               : fs::path(dir) / (safe_file_name(names[i]) + ".npy");
     TESSEL_USER_CHECK(fs::exists(path), Span{}) << "missing input '" << names[i] << "': no file " << path.string();
     Tensor t = pb_layout ? onnx_frontend::load_tensor_pb(path.string()) : read_npy(path.string());
-    check(i, t);
+    try {
+      check(i, t);
+    } catch (const UserError& e) {  // which file does not fit
+      TESSEL_USER_ERROR(Span{}) << path.string() << ": " << e.what();
+    }
     inputs.push_back(std::move(t));
   }
   return inputs;

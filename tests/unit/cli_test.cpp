@@ -229,7 +229,7 @@ TEST(Cli, RunInputErrors) {
                     "missing input 'bias:0': no file " + (dir / "in" / "bias_0.npy").string());
   driver::write_npy((dir / "in" / "bias_0.npy").string(), f32({3}, {1, 2, 3}));
   expect_user_error(tessel({"run", model.string(), "--reference", "--inputs", in}),
-                    "input 'bias:0' must have shape f32[2, 3], got [3]");
+                    (dir / "in" / "bias_0.npy").string() + ": input 'bias:0' must have shape f32[2, 3], got [3]");
   // A header that promises 32 GiB of floats in a file of a hundred bytes.
   std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (8589934592,), }\n";
   std::ofstream(dir / "in" / "bias_0.npy", std::ios::binary)

@@ -227,6 +227,27 @@ TEST(CompileCli, CompileRefusesToWriteOverTheModelOrAnOnnxFile) {
   EXPECT_FALSE(fs::exists(dir / "x.onnx"));
 }
 
+// -o takes the next argument whatever it looks like (as getopt does): "-lfoo.so"
+// was passed to the linker as a library to link ("--library=foo.so" written,
+// "-lfoo.so" reported), "-mcpu=x.so" was taken as the CPU option.
+TEST(CompileCli, AnOutputNameThatLooksLikeAnOptionIsTheOutput) {
+  TempDir dir;
+  fs::path cwd = fs::current_path();
+  fs::current_path(dir.path());
+  for (std::string out : {"-lfoo.so", "-mcpu=x.so", "--print-llvm"}) {
+    Result r = tessel({"compile", kTinyCnn, "-o", out, "--input-shape", kImageShape});
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_TRUE(contains(r.out, " -> " + out + ": ")) << r.out;
+    EXPECT_TRUE(fs::is_regular_file(dir / out)) << out;
+  }
+  std::vector<std::string> written;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir.path()))
+    written.push_back(e.path().filename());
+  std::sort(written.begin(), written.end());
+  EXPECT_EQ(written, (std::vector<std::string>{"--print-llvm", "-lfoo.so", "-mcpu=x.so"}));
+  fs::current_path(cwd);
+}
+
 // Builds `source` into a shared library with the C compiler `tessel compile` links with.
 fs::path build_c_library(const TempDir& dir, const std::string& name, const std::string& source) {
   fs::path c = dir / (name + ".c"), so = dir / (name + ".so");
@@ -269,7 +290,7 @@ TEST(CompileCli, InputFilesThatDoNotFitTheModel) {
   EXPECT_EQ(tessel({"run", so, "--inputs", right}).code, 0);
   std::string shape = inputs_folder(dir, "shape", Tensor(DType::kF32, {1, 1, 28, 27}));
   expect_user_error(tessel({"run", so, "--inputs", shape}),
-                    "input 'image': the model takes f32[1, 1, 28, 28], the file holds f32[1, 1, 28, 27]");
+                    shape + "/image.npy: input 'image': the model takes f32[1, 1, 28, 28], the file holds f32[1, 1, 28, 27]");
   std::string dtype = inputs_folder(dir, "dtype", Tensor(DType::kF64, {1, 1, 28, 28}));
   expect_user_error(tessel({"run", so, "--inputs", dtype}),
                     "input 'image': the model takes f32[1, 1, 28, 28], the file holds f64[1, 1, 28, 28]");

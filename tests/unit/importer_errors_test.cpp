@@ -614,5 +614,37 @@ TEST(ImporterErrors, ConstantFoldingIsBounded) {
   EXPECT_EQ(small.outputs()[0]->constant->numel(), 16);
 }
 
+// As ONNX Runtime: a pool's explicit pads must be smaller than its kernel on
+// both sides (a window could lie wholly in the padding); the dilated extent
+// does not count. Accepted before.
+TEST(ImporterErrors, PoolPadsAsLargeAsTheKernel) {
+  TempDir dir;
+  auto pool = [&](const std::string& op, std::vector<int64_t> pads, int64_t dilation) {
+    Model m;
+    m.input("x", {1, 1, 6, 6});
+    onnx::NodeProto* n = m.node(op, {"x"}, {"y"}, "pool1");
+    auto* k = attr(n, "kernel_shape", onnx::AttributeProto::INTS);
+    for (int64_t v : {2, 3}) k->add_ints(v);
+    auto* p = attr(n, "pads", onnx::AttributeProto::INTS);
+    for (int64_t v : pads) p->add_ints(v);
+    if (dilation > 1) {
+      auto* d = attr(n, "dilations", onnx::AttributeProto::INTS);
+      for (int i = 0; i < 2; ++i) d->add_ints(dilation);
+    }
+    m.output("y");
+    return m.save(dir / (op + ".onnx"));
+  };
+  fs::path path = pool("MaxPool", {2, 0, 0, 0}, 1);
+  expect_error(import_error(path), path,
+               {"node 'pool1' (MaxPool): ",
+                "'pads' (2, 0) of spatial dimension 0 must be smaller than its kernel size 2"});
+  path = pool("MaxPool", {1, 1, 1, 3}, 2);  // dilated extent 5, kernel 3
+  expect_error(import_error(path), path,
+               {"node 'pool1' (MaxPool): ", "'pads' (1, 3) of spatial dimension 1"});
+  path = pool("AveragePool", {0, 3, 0, 0}, 1);
+  expect_error(import_error(path), path, {"node 'pool1' (AveragePool): ", "kernel size 3"});
+  EXPECT_EQ(import_model(pool("MaxPool", {1, 2, 1, 2}, 1).string()).num_nodes(), 1u);
+}
+
 }  // namespace
 }  // namespace tessel::onnx_frontend

@@ -123,6 +123,21 @@ int64_t conv_transpose_flops(const Node& n) {
   return 2 * *x.numel() * product(Dims(wd.begin() + 1, wd.end())) + (n.has_input(2) ? output_elements(n) : 0);
 }
 
+// As ONNX Runtime (PoolAttributes: "Pad should be smaller than kernel"), explicit
+// pads must be smaller than the kernel (not its dilated extent) on both sides:
+// otherwise a window can lie wholly in the padding, a max of nothing.
+void check_pads_below_kernel(const Attrs& attrs, const std::vector<int64_t>& kernel, const Span& span) {
+  const AttrValue* v = attrs.find("pads");
+  if (v == nullptr || attrs.get_string("auto_pad") != "NOTSET") return;
+  const auto& pads = std::get<std::vector<int64_t>>(*v);
+  size_t n = kernel.size();
+  if (pads.size() != 2 * n) return;  // window_geometry reports it
+  for (size_t i = 0; i < n; ++i)
+    TESSEL_USER_CHECK(pads[i] < kernel[i] && pads[n + i] < kernel[i], span)
+        << "attribute 'pads' (" << pads[i] << ", " << pads[n + i] << ") of spatial dimension " << i
+        << " must be smaller than its kernel size " << kernel[i];
+}
+
 void infer_pool(InferContext& ctx) {
   const TensorType& x = ctx.input(0);
   bool is_max = ctx.node().op == "MaxPool";
@@ -138,6 +153,7 @@ void infer_pool(InferContext& ctx) {
       << "kernel_shape has " << kernel.size() << " dimensions, so the input must have rank "
       << kernel.size() + 2 << ", got " << x.str();
   TensorType xs = x.rank_known ? x : TensorType::of_rank(x.dtype, int(kernel.size()) + 2);
+  check_pads_below_kernel(ctx.attrs(), kernel, ctx.span());
   bool ceil_mode = ctx.attrs().get_int("ceil_mode") != 0;
   WindowGeometry g = window_geometry(ctx.attrs(), dim_values(xs.dims, 2), kernel, ceil_mode, ctx.span());
   ctx.set_output(0, windowed_output(x.dtype, xs.dims[0], xs.dims[1], g.out));

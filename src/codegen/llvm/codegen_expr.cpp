@@ -125,8 +125,13 @@ llvm::Value* CodegenLLVM::emit_float_binary(ExprKind kind, llvm::Value* a, llvm:
     case ExprKind::kSub: return b_.CreateFSub(a, b);
     case ExprKind::kMul: return b_.CreateFMul(a, b);
     case ExprKind::kDiv: return b_.CreateFDiv(a, b);
-    case ExprKind::kMin: return b_.CreateSelect(b_.CreateFCmpOLT(b, a), b, a);  // std::min
-    case ExprKind::kMax: return b_.CreateSelect(b_.CreateFCmpOLT(a, b), b, a);  // std::max
+    // float_min / float_max of scalar_semantics.h: std::min / std::max, then b if b is NaN.
+    case ExprKind::kMin:
+    case ExprKind::kMax: {
+      llvm::Value* m = kind == ExprKind::kMin ? b_.CreateSelect(b_.CreateFCmpOLT(b, a), b, a)
+                                              : b_.CreateSelect(b_.CreateFCmpOLT(a, b), b, a);
+      return b_.CreateSelect(b_.CreateFCmpUNO(b, b), b, m);
+    }
     case ExprKind::kFloorDiv:
     case ExprKind::kFloorMod: {
       llvm::Value* q = b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, b_.CreateFDiv(a, b));

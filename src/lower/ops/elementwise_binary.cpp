@@ -50,17 +50,6 @@ Expr modulo(const Expr& a, const Expr& b, DType ct, bool fmod) {
   return a - div(a, d) * d;
 }
 
-// The reference's max and min: a NaN operand makes the result NaN.
-Expr nan_max(const Expr& a, const Expr& b) {
-  Expr m = std_max(a, b);
-  return is_float(a->dtype) ? select(call(Intrinsic::k_isnan, {b}), b, m) : m;
-}
-
-Expr nan_min(const Expr& a, const Expr& b) {
-  Expr m = std_min(a, b);
-  return is_float(a->dtype) ? select(call(Intrinsic::k_isnan, {b}), b, m) : m;
-}
-
 // The base's dtype is the result's: floats compute in the base's compute
 // dtype; an integer base with a float exponent goes through f64 and truncates.
 // Integer powers also go through f64, exact while |x^e| < 2^53; a negative
@@ -122,8 +111,9 @@ void register_arithmetic(LoweringRegistry& r) {
     return select(lt(x, const_of(ct, 0)), slope * x, x);
   });
   register_pow(r);
-  add_variadic(r, "Max", nan_max);
-  add_variadic(r, "Min", nan_min);
+  // The tensor IR's max and min propagate NaN, as the reference's do.
+  add_variadic(r, "Max", [](const Expr& a, const Expr& b) { return max(a, b); });
+  add_variadic(r, "Min", [](const Expr& a, const Expr& b) { return min(a, b); });
   add_variadic(r, "Sum", [](const Expr& a, const Expr& b) { return a + b; });
   add_variadic(
       r, "Mean", [](const Expr& a, const Expr& b) { return a + b; }, true);

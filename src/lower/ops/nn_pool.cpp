@@ -87,7 +87,10 @@ std::vector<TensorExpr> lower_max_pool(LowerContext& ctx, const graph::Node& nod
   Expr none = int_imm(std::numeric_limits<int64_t>::max());
   auto first_max = [=](const std::vector<Expr>& s, const std::vector<Expr>& r) {
     WindowRead w = window_read(g, out, s, r);
-    Expr at = select(eq(x.at(w.indices), y.at(s)), flat_position(x.shape, w.indices, column_major), none);
+    // A NaN is the maximum (max propagates it), though it equals nothing.
+    Expr v = x.at(w.indices), hit = eq(v, y.at(s));
+    if (is_float(x.dtype)) hit = logical_or(hit, call(Intrinsic::k_isnan, {v}));
+    Expr at = select(hit, flat_position(x.shape, w.indices, column_major), none);
     return w.guard.guard(at, none);
   };
   TensorExpr indices =

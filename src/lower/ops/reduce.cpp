@@ -160,7 +160,11 @@ std::vector<TensorExpr> lower_arg_reduce(LowerContext& ctx, const graph::Node& n
   Expr none = combiner_identity(pick, DType::kI64);
   return {ctx.reduce(stage_name(node), p.out_shape, DType::kI64, p.extents, pick,
                      [=](const std::vector<Expr>& s, const std::vector<Expr>& r) {
-                       return select(eq(x.at(p.x_index(s, r)), extreme.at(s)), r[0], none);
+                       Expr v = x.at(p.x_index(s, r));
+                       // A NaN is the extreme (max and min propagate it), though it equals nothing.
+                       Expr hit = eq(v, extreme.at(s));
+                       if (is_float(x.dtype)) hit = logical_or(hit, call(Intrinsic::k_isnan, {v}));
+                       return select(hit, r[0], none);
                      })};
 }
 

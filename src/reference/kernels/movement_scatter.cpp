@@ -2,6 +2,7 @@
 // apply updates in index order, so with reduction none a repeated index keeps
 // the last update (ONNX leaves that case undefined).
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <type_traits>
 
@@ -91,6 +92,8 @@ T combine(T a, T b, char op) {
     if (op == '+') return store_acc<T>(x + y);
     if (op == '*') return store_acc<T>(x * y);
   }
+  if constexpr (std::is_floating_point_v<A>)
+    if ((op == '>' || op == '<') && std::isnan(y)) return store_acc<T>(y);  // as the tensor IR's max / min
   return op == '>' ? store_acc<T>(std::max(x, y)) : store_acc<T>(std::min(x, y));
 }
 

@@ -1,6 +1,7 @@
 // Reference kernels of the pooling ops: MaxPool (with its optional Indices),
 // AveragePool, GlobalAveragePool and GlobalMaxPool.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <type_traits>
 
@@ -52,6 +53,12 @@ void for_window(const Window3& w, const int64_t o[3], F&& f) {
   });
 }
 
+template <typename T>
+bool is_nan(T v) {
+  if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
+  return false;
+}
+
 // Indices are flat positions in the whole input; storage_order 1 counts the
 // spatial dimensions column-major (the first spatial dimension fastest).
 template <typename T>
@@ -61,8 +68,10 @@ void max_pool(const Window3& w, int64_t planes, bool column_major, const T* x, T
     for_outputs(w, [&](int64_t at, const int64_t o[3]) {
       T best = std::numeric_limits<T>::lowest();
       int64_t best_at = -1;
+      // The first tap holding the maximum; a NaN is the maximum (as numpy's max and the
+      // tensor IR's max: it propagates), its first occurrence the index.
       for_window(w, o, [&](int64_t i, int64_t i0, int64_t i1, int64_t i2) {
-        if (best_at >= 0 && !(xp[i] > best)) return;
+        if (best_at >= 0 && !(xp[i] > best || (is_nan(xp[i]) && !is_nan(best)))) return;
         best = xp[i];
         best_at = column_major ? i0 + i1 * w.in[0] + i2 * w.in[0] * w.in[1] : i;
       });
@@ -143,7 +152,14 @@ void global_pool_kernel(const graph::Node& node, const std::vector<const Tensor*
     T* y = out[0].data<T>();
     for (int64_t p = 0; p < planes; ++p, xp += size) {
       double acc = is_max ? -std::numeric_limits<double>::infinity() : 0.0;
-      for (int64_t i = 0; i < size; ++i) acc = is_max ? std::max(acc, double(xp[i])) : acc + double(xp[i]);
+      for (int64_t i = 0; i < size; ++i) {
+        double v = double(xp[i]);
+        if (!is_max) {
+          acc += v;
+        } else if (std::isnan(v) || v > acc) {
+          acc = v;  // a NaN stays: nothing is greater
+        }
+      }
       y[p] = T(is_max ? acc : acc / double(size));
     }
   });

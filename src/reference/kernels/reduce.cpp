@@ -194,7 +194,8 @@ void arg_reduce_as(bool is_max, bool last, int axis, const Tensor& x, Tensor& y)
   for_each_folded(x.shape(), reduced, [&](int64_t i, int64_t o) {
     int64_t k = (i / inner) % extent;
     T v = in[i], b = best[size_t(o)];
-    bool better = k == 0 || (is_max ? v > b : v < b) || (last && v == b) || (is_nan(v) && !is_nan(b));
+    bool same = v == b || (is_nan(v) && is_nan(b));
+    bool better = k == 0 || (is_max ? v > b : v < b) || (last && same) || (is_nan(v) && !is_nan(b));
     if (!better) return;
     best[size_t(o)] = v;
     out[o] = k;

@@ -1,0 +1,90 @@
+"""Tests of the tessel package on models compiled by `tessel compile` (not the test double): the
+shapes and output lists real ONNX graphs have that the fixture does not, 0-d tensors and an
+output listed twice.
+
+The tessel binary: argv[1], else TESSEL_BINARY from CTest. The models are built with onnx.helper."""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+import tessel
+
+TESSEL = os.environ.get("TESSEL_BINARY", "")
+
+
+def compile_model(tmp, name, nodes, inputs, outputs):
+    graph = helper.make_graph(nodes, name, inputs, outputs)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx_path, so_path = os.path.join(tmp, name + ".onnx"), os.path.join(tmp, name + ".so")
+    onnx.save(model, onnx_path)
+    subprocess.run([TESSEL, "compile", onnx_path, "-o", so_path], check=True, capture_output=True)
+    return so_path
+
+
+def f32(name, shape):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+
+class CompiledModelTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls._tmp = tempfile.TemporaryDirectory()
+        tmp = cls._tmp.name
+        # z = x + y on scalars; w = x * v broadcast to [3].
+        cls.scalar = compile_model(tmp, "scalar", [helper.make_node("Add", ["x", "y"], ["z"]),
+                                                   helper.make_node("Mul", ["x", "v"], ["w"])],
+                                   [f32("x", []), f32("y", []), f32("v", [3])], [f32("z", []), f32("w", [3])])
+        # y = Relu(x), n = Neg(x); y is listed twice, around n.
+        cls.twice = compile_model(tmp, "twice", [helper.make_node("Relu", ["x"], ["y"]),
+                                                 helper.make_node("Neg", ["x"], ["n"])],
+                                  [f32("x", [2, 3])], [f32("y", [2, 3]), f32("n", [2, 3]), f32("y", [2, 3])])
+
+    @classmethod
+    def tearDownClass(cls):
+        cls._tmp.cleanup()
+
+    def test_scalar_inputs_and_outputs_stay_0d(self):
+        with tessel.load(self.scalar) as m:
+            self.assertEqual([i.shape for i in m.inputs], [(), (), (3,)])
+            self.assertEqual([o.shape for o in m.outputs], [(), (3,)])
+            v = np.array([1, 2, 3], np.float32)
+            out = m.run({"x": np.array(2, np.float32), "y": np.array(0.5, np.float32), "v": v})
+            self.assertEqual(out["z"].shape, ())
+            self.assertEqual(out["z"], 2.5)
+            np.testing.assert_array_equal(out["w"], 2 * v)
+            # A numpy scalar is a 0-d array too (np.ascontiguousarray made it [1] before).
+            out = m.run({"x": np.float32(3), "y": np.float32(4), "v": v})
+            self.assertEqual(out["z"].shape, ())
+            self.assertEqual(out["z"], 7)
+
+    def test_scalar_input_keeps_its_shape_check(self):
+        with tessel.load(self.scalar) as m:
+            with self.assertRaisesRegex(tessel.TesselError, r"input 'x': expected shape \[\], got \[1\]"):
+                m.run({"x": np.ones(1, np.float32), "y": np.float32(4), "v": np.ones(3, np.float32)})
+
+    def test_output_listed_twice(self):
+        # The outputs array was one tensor short of the count given to C, which read past it.
+        x = np.arange(6, dtype=np.float32).reshape(2, 3) - 2
+        with tessel.load(self.twice) as m:
+            self.assertEqual([o.name for o in m.outputs], ["y", "n", "y"])
+            for _ in range(3):
+                out = m.run({"x": x})
+                self.assertEqual(list(out), ["y", "n"])
+                np.testing.assert_array_equal(out["y"], np.maximum(x, 0))
+                np.testing.assert_array_equal(out["n"], -x)
+            times = m.profile({"x": x}, repeat=2)
+            self.assertEqual(len(times), len(m.kernels))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 2:
+        TESSEL = sys.argv[1]
+        del sys.argv[1]
+    unittest.main()
