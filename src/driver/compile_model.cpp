@@ -20,6 +20,7 @@
 #include "src/lower/partition_loops.h"
 #include "src/passes/pack_matmul_weights.h"
 #include "src/runtime/kernel_abi.h"
+#include "src/runtime/kernel_error.h"
 #include "src/runtime/plan_executor.h"
 #include "src/runtime/thread_pool.h"
 
@@ -121,7 +122,8 @@ JitModel::JitModel(CompiledGraph compiled)
       kernels_(std::move(compiled.kernels)) {
   if (!compiled.weights.empty()) std::memcpy(weights_.raw(), compiled.weights.data(), compiled.weights.size());
   jit_ = codegen::JitModule::create(std::move(compiled.module),
-                                    {{"tessel_rt_parallel_for", reinterpret_cast<void*>(&tessel_rt_parallel_for)}});
+                                    {{"tessel_rt_parallel_for", reinterpret_cast<void*>(&tessel_rt_parallel_for)},
+                                     {"tessel_rt_kernel_error", reinterpret_cast<void*>(&tessel_rt_kernel_error)}});
   for (const CompiledKernel& k : kernels_) table_.push_back(jit_->lookup(k.symbol));
   executor_ = std::make_unique<Executor>(Executor{rt::PlanExecutor(plan_, table_, weights_.raw())});
   arena_storage_.resize(size_t(plan_.arena_bytes) + 64);
@@ -149,7 +151,11 @@ std::vector<Tensor> JitModel::run_kernel(size_t i, const std::vector<Tensor>& in
   for (const Tensor& t : inputs) args.push_back(const_cast<void*>(t.raw()));
   for (Tensor& t : outputs) args.push_back(t.raw());
   int32_t status = table_[i](args.data());
-  TESSEL_USER_CHECK(status == 0, Span{}) << "kernel " << kernels_[i].symbol << " failed with status " << status;
+  if (status != 0) {
+    std::string why = rt::take_kernel_error();
+    TESSEL_USER_ERROR(Span{}) << "kernel " << kernels_[i].symbol << " failed with status " << status
+                              << (why.empty() ? "" : ": " + why);
+  }
   return outputs;
 }
 
