@@ -117,6 +117,12 @@ void StmtVisitor::visit_stmt_children(const Stmt& s) {
       for (const Stmt& c : static_cast<const SeqNode&>(*s).stmts) visit(c);
       return;
     case StmtKind::kBarrier: return;
+    case StmtKind::kAssert: {
+      const auto& n = static_cast<const AssertNode&>(*s);
+      visit(n.cond);
+      for (const Expr& v : n.values) visit(v);
+      return;
+    }
   }
 }
 
@@ -264,6 +270,14 @@ Stmt StmtMutator::mutate_stmt_children(const Stmt& s) {
       return changed ? make_seq(std::move(stmts)) : s;
     }
     case StmtKind::kBarrier: return s;
+    case StmtKind::kAssert: {
+      const auto& n = static_cast<const AssertNode&>(*s);
+      bool changed = false;
+      Expr cond = mutate(n.cond);
+      std::vector<Expr> values = mutate_all(n.values, &changed);
+      if (!changed && cond.same_as(n.cond)) return s;
+      return make_assert(std::move(cond), n.message, std::move(values));
+    }
     default: return mutate(s);
   }
 }

@@ -3,6 +3,7 @@
 // hands thread blocks to the SIMT executor (interpreter_simt.cpp).
 #include "ir/tensor/interpreter.h"
 
+#include "ir/core/diagnostics.h"
 #include "ir/tensor/interpreter_program.h"
 
 namespace tessel::tir {
@@ -109,7 +110,17 @@ void Executor::run(int32_t id, Env& env) {
     case StmtKind::kBarrier: return;  // outside SIMT mode all work is already ordered
     case StmtKind::kBlock: return run_block(s, env);
     case StmtKind::kAllocate: return run_allocate(s, env);
+    case StmtKind::kAssert: return run_assert(s, env);
   }
+}
+
+// A failed assert is what the data did, not a bug of ours: a user error.
+void Executor::run_assert(const SNode& s, Env& env) {
+  Evaluator ev(prog_, env);
+  if (ev.eval_int(s.cond)) return;
+  std::vector<int64_t> values;
+  for (int32_t v : s.indices) values.push_back(ev.eval_int(v));
+  TESSEL_USER_ERROR(Span{}) << format_assert_message(s.name, values);
 }
 
 void Executor::run_for(const SNode& s, Env& env) {

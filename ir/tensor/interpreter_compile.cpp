@@ -214,6 +214,13 @@ int32_t Compiler::stmt(const Stmt& s) {
       }
       break;
     case StmtKind::kBarrier: n.has_barrier = true; break;
+    case StmtKind::kAssert: {
+      const AssertNode* a = s.as<AssertNode>();
+      n.cond = expr(a->cond);
+      n.name = a->message;
+      for (const Expr& v : a->values) n.indices.push_back(expr(v));
+      break;
+    }
   }
   return push_stmt(std::move(n));
 }

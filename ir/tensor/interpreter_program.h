@@ -102,6 +102,7 @@ struct SNode {
   // IfThenElse: cond, body (then), else_body (-1 when none). Block: cond is
   // the predicate (-1 when constant true), init (-1 when none), body.
   int32_t cond = -1, else_body = -1, init = -1;
+  // Assert: cond, the message in `name`, the values' ids in `indices`.
   // Store: buffer slot, value, index ids; round16 is the buffer dtype when
   // it is f16 or bf16 (rounded on store), else kF32.
   int32_t buffer = -1, value = -1;
@@ -194,6 +195,7 @@ class Executor {
   void run_store(const SNode& s, Env& env);
   void run_block(const SNode& s, Env& env);
   void run_allocate(const SNode& s, Env& env);
+  void run_assert(const SNode& s, Env& env);
   void run_block_idx_loop(const SNode& s, Env& env, int64_t lo, int64_t extent);
   // interpreter_simt.cpp
   void launch(const SNode& loop, int32_t id, Env& env);

@@ -157,9 +157,10 @@ void Executor::run_simt(int32_t id, std::vector<Env>& threads) {
     case StmtKind::kIfThenElse: return simt_if(s, threads);
     case StmtKind::kBlock: return simt_block(s, threads);
     case StmtKind::kAllocate: return simt_allocate(s, threads);
-    case StmtKind::kStore: break;
+    case StmtKind::kStore:
+    case StmtKind::kAssert: break;
   }
-  TESSEL_ICHECK(false) << "a store cannot contain a barrier";
+  TESSEL_ICHECK(false) << "a " << stmt_kind_name(s.kind) << " cannot contain a barrier";
 }
 
 void Executor::simt_for(const SNode& s, std::vector<Env>& threads) {

@@ -188,6 +188,18 @@ class Printer {
       case StmtKind::kSeq: return seq(static_cast<const SeqNode&>(*s), indent);
       case StmtKind::kBarrier: line(indent) << "barrier()\n"; return;
       case StmtKind::kBlock: return block(static_cast<const BlockNode&>(*s), indent);
+      case StmtKind::kAssert: {
+        const auto& a = static_cast<const AssertNode&>(*s);
+        std::string text = "assert(" + expr(a.cond) + ", \"";
+        for (char c : a.message) {
+          if (c == '"' || c == '\\') text += '\\';
+          text += c;
+        }
+        text += '"';
+        for (const Expr& v : a.values) text += ", " + expr(v);
+        line(indent) << text << ")\n";
+        return;
+      }
     }
   }
 

@@ -14,6 +14,7 @@ std::string_view stmt_kind_name(StmtKind kind) {
     case StmtKind::kSeq: return "Seq";
     case StmtKind::kBarrier: return "Barrier";
     case StmtKind::kBlock: return "Block";
+    case StmtKind::kAssert: return "Assert";
   }
   return "?";
 }
@@ -96,6 +97,29 @@ Stmt make_seq(std::vector<Stmt> stmts) {
 
 Stmt make_barrier() {
   return make_ref<BarrierNode>();
+}
+
+Stmt make_assert(Expr cond, std::string message, std::vector<Expr> values) {
+  TESSEL_ICHECK(cond.defined() && cond->dtype == DType::kBool) << "assert condition must be bool";
+  TESSEL_ICHECK(values.size() <= AssertNode::kMaxAssertValues)
+      << "assert with " << values.size() << " values";
+  for (const Expr& v : values)
+    TESSEL_ICHECK(v.defined() && is_integer(v->dtype)) << "assert values are integers: " << message;
+  return make_ref<AssertNode>(std::move(cond), std::move(message), std::move(values));
+}
+
+std::string format_assert_message(std::string_view message, const std::vector<int64_t>& values) {
+  std::string out;
+  size_t next = 0;
+  for (size_t i = 0; i < message.size(); ++i) {
+    if (message.compare(i, 2, "{}") == 0 && next < values.size()) {
+      out += std::to_string(values[next++]);
+      ++i;
+      continue;
+    }
+    out += message[i];
+  }
+  return out;
 }
 
 Stmt with_body(const ForNode& loop, Stmt body) {

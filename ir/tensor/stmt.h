@@ -13,7 +13,7 @@
 
 namespace tessel::tir {
 
-enum class StmtKind : uint8_t { kFor, kStore, kAllocate, kIfThenElse, kSeq, kBarrier, kBlock };
+enum class StmtKind : uint8_t { kFor, kStore, kAllocate, kIfThenElse, kSeq, kBarrier, kBlock, kAssert };
 std::string_view stmt_kind_name(StmtKind kind);
 
 struct StmtNode : RefCounted {
@@ -98,6 +98,23 @@ struct BarrierNode : StmtNode {
   BarrierNode() : StmtNode(kKind) {}
 };
 
+// A run-time check of what the data must satisfy (a gathered index in range,
+// an integer divisor not zero): when `cond` is false the function stops and
+// reports `message`, each "{}" in it replaced by the next of `values`
+// (integers, at most kMaxAssertValues). Printed `assert(cond, "message", values...)`.
+struct AssertNode : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::kAssert;
+  static constexpr size_t kMaxAssertValues = 4;
+  AssertNode(Expr cond, std::string message, std::vector<Expr> values)
+      : StmtNode(kKind), cond(std::move(cond)), message(std::move(message)), values(std::move(values)) {}
+  const Expr cond;
+  const std::string message;
+  const std::vector<Expr> values;
+};
+
+// The message of a failed assert: `message` with its "{}"s replaced by `values`.
+std::string format_assert_message(std::string_view message, const std::vector<int64_t>& values);
+
 struct Range {
   Expr min, extent;
 };
@@ -164,6 +181,7 @@ Stmt make_if(Expr cond, Stmt then_case, Stmt else_case = {});
 // one-element list.
 Stmt make_seq(std::vector<Stmt> stmts);
 Stmt make_barrier();
+Stmt make_assert(Expr cond, std::string message, std::vector<Expr> values = {});
 
 // Copies of a node with one field changed, for mutators and primitives.
 Stmt with_body(const ForNode& loop, Stmt body);

@@ -96,6 +96,12 @@ class Canonicalizer {
       }
       case StmtKind::kBarrier: return;
       case StmtKind::kBlock: return block(static_cast<const BlockNode&>(*s));
+      case StmtKind::kAssert: {
+        const auto& n = static_cast<const AssertNode&>(*s);
+        expr(n.cond);
+        put_string(n.message);
+        return exprs(n.values);
+      }
     }
   }
 

@@ -248,6 +248,23 @@ class Verifier {
         return;
       case StmtKind::kBarrier: return;
       case StmtKind::kBlock: return block(static_cast<const BlockNode&>(*s));
+      case StmtKind::kAssert: return assertion(static_cast<const AssertNode&>(*s));
+    }
+  }
+
+  // A condition, and integer values as many as the message's "{}"s.
+  void assertion(const AssertNode& a) {
+    bool_expr(a.cond, "assert condition");
+    size_t holes = 0;
+    for (size_t at = a.message.find("{}"); at != std::string::npos; at = a.message.find("{}", at + 2))
+      ++holes;
+    if (holes != a.values.size())
+      report("assert " + quoted(a.message) + " has " + std::to_string(holes) + " {} for " +
+             std::to_string(a.values.size()) + " values");
+    for (const Expr& v : a.values) {
+      expr(v);
+      if (v.defined() && !is_integer(v->dtype))
+        report("assert value " + quoted(to_string(v)) + " is " + dtype_str(v));
     }
   }
 

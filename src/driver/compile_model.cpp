@@ -10,6 +10,7 @@
 #include "src/runtime/checksum.h"
 #include "src/runtime/cpu_features.h"
 #include "src/runtime/kernel_abi.h"
+#include "src/runtime/kernel_error.h"
 #include "src/runtime/plan_executor.h"
 #include "src/runtime/thread_pool.h"
 
@@ -70,7 +71,8 @@ JitModel::JitModel(CompiledGraph compiled)
       kernels_(std::move(compiled.kernels)) {
   check_runnable_here(compiled.target);
   if (!compiled.weights.empty()) std::memcpy(weights_.raw(), compiled.weights.data(), compiled.weights.size());
-  code_ = compiled.module->load({{"tessel_rt_parallel_for", reinterpret_cast<void*>(&tessel_rt_parallel_for)}});
+  code_ = compiled.module->load({{"tessel_rt_parallel_for", reinterpret_cast<void*>(&tessel_rt_parallel_for)},
+                                 {"tessel_rt_kernel_error", reinterpret_cast<void*>(&tessel_rt_kernel_error)}});
   for (const CompiledKernel& k : kernels_) table_.push_back(code_->lookup(k.symbol));
   executor_ = std::make_unique<Executor>(Executor{rt::PlanExecutor(plan_, table_, weights_.raw())});
   arena_storage_.resize(size_t(plan_.arena_bytes) + 64);
@@ -98,7 +100,11 @@ std::vector<Tensor> JitModel::run_kernel(size_t i, const std::vector<Tensor>& in
   for (const Tensor& t : inputs) args.push_back(const_cast<void*>(t.raw()));
   for (Tensor& t : outputs) args.push_back(t.raw());
   int32_t status = table_[i](args.data());
-  TESSEL_USER_CHECK(status == 0, Span{}) << "kernel " << kernels_[i].symbol << " failed with status " << status;
+  if (status != 0) {
+    std::string why = rt::take_kernel_error();
+    TESSEL_USER_ERROR(Span{}) << "kernel " << kernels_[i].symbol << " failed with status " << status
+                              << (why.empty() ? "" : ": " + why);
+  }
   return outputs;
 }
 

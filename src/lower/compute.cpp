@@ -142,6 +142,16 @@ TensorExpr LowerContext::reduce(const std::string& name, const std::vector<int64
   return from_buffer(out);
 }
 
+void LowerContext::check(const std::string& name, const std::vector<int64_t>& extents, const CheckFn& check) {
+  std::string block = unique_block_name(name);
+  std::vector<IterVar> ivs = make_iter_vars(extents, IterKind::kSpatial, "v");
+  std::vector<Stmt> asserts;
+  for (Assertion& a : check(vars_of(ivs, 0, ivs.size())))
+    asserts.push_back(make_assert(std::move(a.cond), std::move(a.message), std::move(a.values)));
+  if (asserts.empty()) return;
+  stages_.push_back(nest_block(block, std::move(ivs), Stmt{}, make_seq(std::move(asserts))));
+}
+
 void LowerContext::output(const std::string& name, const TensorExpr& t) {
   auto owned = std::find_if(intermediates_.begin(), intermediates_.end(),
                             [&](const Buffer& b) { return t.buffer.defined() && b.same_as(t.buffer); });

@@ -52,6 +52,18 @@ class LowerContext {
                     const std::vector<int64_t>& reduce_extents, Combiner combiner, const ReduceFn& value,
                     tir::Expr init = {});
 
+  // A check block `name` over `extents`: at every index i, assert(cond,
+  // message, values) for each assertion check(i) returns. It writes nothing
+  // and runs before every block added after it, so none of those reads with
+  // data it rejects (an index out of range, an integer divisor of zero).
+  struct Assertion {
+    tir::Expr cond;
+    std::string message;  // "{}" stands for the next of values
+    std::vector<tir::Expr> values;
+  };
+  using CheckFn = std::function<std::vector<Assertion>(const std::vector<tir::Expr>& indices)>;
+  void check(const std::string& name, const std::vector<int64_t>& extents, const CheckFn& check);
+
   // Materialises t as an output parameter named `name`. A buffer this context
   // created is renamed into the output (no copy); anything else gets a copy block.
   void output(const std::string& name, const TensorExpr& t);

@@ -21,6 +21,12 @@ typedef void (*tessel_rt_parallel_body)(int64_t begin, int64_t end, void* closur
  * thread; returns when every chunk is done. Nested calls run inline. */
 void tessel_rt_parallel_for(int64_t n, tessel_rt_parallel_body body, void* closure);
 
+/* Called by a failing kernel on the thread that called it, just before it
+ * returns a non-zero status: the reason, `format` with each "{}" replaced by
+ * the next of `count` values (a failed assert: an index out of range, a
+ * division by zero). The caller reads it back (src/runtime/kernel_error.h). */
+void tessel_rt_kernel_error(const char* format, const int64_t* values, int32_t count);
+
 /* Emitted by the compiler into every model object file. */
 extern const uint8_t tessel_model_plan[]; /* serialize_plan's bytes (src/runtime/plan.h) */
 extern const uint64_t tessel_model_plan_size;

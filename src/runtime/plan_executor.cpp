@@ -10,6 +10,8 @@
 #include <memory>
 #include <string>
 
+#include "src/runtime/kernel_error.h"
+
 namespace tessel::rt {
 
 namespace {
@@ -168,10 +170,13 @@ void PlanExecutor::run(const tessel_tensor* inputs, int32_t num_inputs, tessel_t
     int32_t status = kernels_[step.kernel](args.data());
     if (kernel_seconds)
       kernel_seconds[s] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (status != 0)
+    if (status != 0) {
+      std::string why = take_kernel_error();
       throw StatusError(TESSEL_ERR_KERNEL_FAILED, "step " + std::to_string(s) + " '" + step.name +
                                                       "' (kernel " + std::to_string(step.kernel) +
-                                                      ") failed with status " + std::to_string(status));
+                                                      ") failed with status " + std::to_string(status) +
+                                                      (why.empty() ? "" : ": " + why));
+    }
   }
 
   // Outputs held elsewhere; those copied from another output after that one is final.

@@ -73,6 +73,16 @@ class CodegenLLVM {
   void emit_store(const tir::StoreNode& store);
   void emit_allocate(const tir::AllocateNode& alloc);
   void emit_if(const tir::IfThenElseNode& node);
+  void emit_assert(const tir::AssertNode& node);
+  // The current function's failure exit: frees its live heap allocations,
+  // then the kernel reports the error slot (tessel_rt_kernel_error) and
+  // returns 1; a parallel body just returns (its caller checks the slot).
+  void emit_failure_exit();
+  // The kernel's error slot {i32 failed, ptr message, i32 count, [N x i64]
+  // values}: in the kernel a stack slot cleared at entry, in a parallel body
+  // the pointer its closure carries.
+  llvm::Value* error_slot();
+  llvm::StructType* error_slot_type();
   llvm::AllocaInst* entry_alloca(llvm::Type* type, llvm::Value* count, uint64_t align);
 
   // ---- parallel loops (codegen_parallel.cpp)
@@ -97,6 +107,8 @@ class CodegenLLVM {
   // carry dependences through the reused storage, so they stay unmarked.
   std::vector<std::unordered_set<const tir::BufferNode*>> loop_local_buffers_;
   std::unordered_map<int, llvm::Function*> math_cache_;
+  llvm::Value* error_slot_ = nullptr;    // of function_, once needed
+  std::vector<llvm::Value*> live_heap_;  // heap allocations of function_ open at the insertion point
 };
 
 // The name and features of a target as LLVM function attributes.

@@ -2,7 +2,9 @@
 // ptr closure)` and the loop becomes one call of the runtime's thread pool,
 // `tessel_rt_parallel_for(extent, body, closure)` (src/runtime/kernel_abi.h),
 // which hands each thread one contiguous chunk. The closure is a struct of
-// what the body reads from outside: buffer bases and variables.
+// what the body reads from outside: buffer bases and variables, and the
+// kernel's error slot when the body asserts (a failed chunk records the
+// error and returns; the kernel checks the slot after the loop).
 #include <algorithm>
 
 #include "ir/core/diagnostics.h"
@@ -45,6 +47,11 @@ Captures captures_of(const Stmt& body, const Scope& scope) {
 
 void CodegenLLVM::emit_parallel(const ForNode& loop) {
   Captures cap = captures_of(loop.body, scope_);
+  bool asserts = false;
+  walk(loop.body, [&](const Stmt& s) {
+    asserts = asserts || s->kind == StmtKind::kAssert;
+    return !asserts;
+  });
   llvm::Value* begin = emit(loop.min);
   llvm::Value* extent = b_.CreateSExtOrTrunc(emit(loop.extent), b_.getInt64Ty());
 
@@ -52,12 +59,14 @@ void CodegenLLVM::emit_parallel(const ForNode& loop) {
   std::vector<llvm::Type*> fields(cap.buffers.size(), b_.getPtrTy());
   for (const VarNode* v : cap.vars) fields.push_back(reg_type(v->dtype));
   fields.push_back(begin->getType());
+  if (asserts) fields.push_back(b_.getPtrTy());
   auto* closure_type = llvm::StructType::get(ctx_, fields);
   llvm::AllocaInst* closure = entry_alloca(closure_type, nullptr, 8);
   std::vector<llvm::Value*> values;
   for (const BufferNode* buf : cap.buffers) values.push_back(scope_.buffers.at(buf));
   for (const VarNode* v : cap.vars) values.push_back(scope_.vars.at(v));
   values.push_back(begin);
+  if (asserts) values.push_back(error_slot());
   for (size_t i = 0; i < values.size(); ++i)
     b_.CreateStore(values[i], b_.CreateStructGEP(closure_type, closure, unsigned(i)));
 
@@ -95,6 +104,9 @@ void CodegenLLVM::emit_parallel(const ForNode& loop) {
   bool saved_entry = in_kernel_entry_;
   auto saved_groups = std::move(access_groups_);
   auto saved_locals = std::move(loop_local_buffers_);
+  auto saved_heap = std::move(live_heap_);
+  llvm::Value* saved_slot = error_slot_;
+  live_heap_.clear();
   scope_ = Scope{};
   access_groups_.clear();
   loop_local_buffers_.clear();
@@ -106,6 +118,7 @@ void CodegenLLVM::emit_parallel(const ForNode& loop) {
   for (const BufferNode* buf : cap.buffers) scope_.buffers[buf] = body->getArg(arg++);
   for (const VarNode* v : cap.vars) scope_.vars[v] = body->getArg(arg++);
   llvm::Value* start = body->getArg(arg);
+  error_slot_ = asserts ? body->getArg(arg + 1) : nullptr;
   emit_loop(loop.var->name, body->getArg(0), body->getArg(1), nullptr, [&](llvm::Value* iv) {
     scope_.vars[loop.var.get()] = b_.CreateAdd(start, b_.CreateSExtOrTrunc(iv, start->getType()));
     emit(loop.body);
@@ -117,11 +130,22 @@ void CodegenLLVM::emit_parallel(const ForNode& loop) {
   in_kernel_entry_ = saved_entry;
   access_groups_ = std::move(saved_groups);
   loop_local_buffers_ = std::move(saved_locals);
+  live_heap_ = std::move(saved_heap);
+  error_slot_ = saved_slot;
   b_.SetInsertPoint(saved_block);
 
   llvm::FunctionCallee parallel_for = module_.getOrInsertFunction(
       "tessel_rt_parallel_for", b_.getVoidTy(), b_.getInt64Ty(), b_.getPtrTy(), b_.getPtrTy());
   b_.CreateCall(parallel_for, {extent, chunk, closure});
+  if (!asserts) return;
+  llvm::Value* failed =
+      b_.CreateLoad(b_.getInt32Ty(), b_.CreateStructGEP(error_slot_type(), error_slot(), 0), "failed");
+  llvm::BasicBlock* fail_bb = llvm::BasicBlock::Create(ctx_, "parallel.failed", function_);
+  llvm::BasicBlock* ok_bb = llvm::BasicBlock::Create(ctx_, "parallel.ok", function_);
+  b_.CreateCondBr(b_.CreateICmpEQ(failed, b_.getInt32(0)), ok_bb, fail_bb);
+  b_.SetInsertPoint(fail_bb);
+  emit_failure_exit();
+  b_.SetInsertPoint(ok_bb);
 }
 
 }  // namespace tessel::codegen

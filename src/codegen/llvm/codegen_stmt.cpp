@@ -1,6 +1,7 @@
 // Statements of a flattened PrimFunc as LLVM control flow: the kernel entry,
-// loops of every kind, stores, allocations and ifs.
+// loops of every kind, stores, allocations, ifs and asserts.
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/MDBuilder.h>
 
 #include <algorithm>
 
@@ -46,6 +47,8 @@ void CodegenLLVM::emit_kernel(const std::string& symbol, const PrimFunc& func) {
   in_kernel_entry_ = true;
   b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", function_));
   scope_ = Scope{};
+  error_slot_ = nullptr;
+  live_heap_.clear();
   std::vector<Buffer> params = func->params();
   llvm::Value* args = function_->getArg(0);
   llvm::MDNode* nonnull_align =
@@ -95,6 +98,8 @@ void CodegenLLVM::emit(const Stmt& s) {
       TESSEL_USER_CHECK(false, Span{}) << "a barrier in a CPU kernel: the function was scheduled for a GPU";
       return;
     case StmtKind::kBlock: TESSEL_ICHECK(false) << "a block reached the LLVM backend (flatten_blocks first)";
+      return;
+    case StmtKind::kAssert: return emit_assert(static_cast<const AssertNode&>(*s));
   }
 }
 
@@ -242,7 +247,9 @@ void CodegenLLVM::emit_allocate(const AllocateNode& alloc) {
   }
   b_.SetInsertPoint(ok);
   scope_.buffers[&buffer] = ptr;
+  live_heap_.push_back(ptr);
   emit(alloc.body);
+  live_heap_.pop_back();
   scope_.buffers.erase(&buffer);
   b_.CreateCall(free_fn, {ptr});
 }
@@ -263,6 +270,75 @@ void CodegenLLVM::emit_if(const IfThenElseNode& node) {
     b_.CreateBr(join_bb);
   }
   b_.SetInsertPoint(join_bb);
+}
+
+llvm::StructType* CodegenLLVM::error_slot_type() {
+  auto* values = llvm::ArrayType::get(b_.getInt64Ty(), AssertNode::kMaxAssertValues);
+  return llvm::StructType::get(ctx_, {b_.getInt32Ty(), b_.getPtrTy(), b_.getInt32Ty(), values});
+}
+
+llvm::Value* CodegenLLVM::error_slot() {
+  if (error_slot_) return error_slot_;
+  TESSEL_ICHECK(in_kernel_entry_) << "a parallel body without its error slot";
+  llvm::IRBuilder<> entry(&function_->getEntryBlock(), function_->getEntryBlock().begin());
+  llvm::AllocaInst* slot = entry.CreateAlloca(error_slot_type());
+  entry.CreateStore(entry.getInt32(0), entry.CreateStructGEP(error_slot_type(), slot, 0));
+  error_slot_ = slot;
+  return slot;
+}
+
+// if (!cond) { record message and values in the error slot (the first
+// failure wins: threads of a parallel loop may fail together); exit }.
+void CodegenLLVM::emit_assert(const AssertNode& node) {
+  llvm::Value* cond = emit(node.cond);
+  llvm::BasicBlock* fail_bb = llvm::BasicBlock::Create(ctx_, "assert.fail", function_);
+  llvm::BasicBlock* record_bb = llvm::BasicBlock::Create(ctx_, "assert.record", function_);
+  llvm::BasicBlock* exit_bb = llvm::BasicBlock::Create(ctx_, "assert.exit", function_);
+  llvm::BasicBlock* ok_bb = llvm::BasicBlock::Create(ctx_, "assert.ok", function_);
+  b_.CreateCondBr(cond, ok_bb, fail_bb, llvm::MDBuilder(ctx_).createBranchWeights(1u << 20, 1));
+  b_.SetInsertPoint(fail_bb);
+  std::vector<llvm::Value*> values;
+  for (const Expr& v : node.values) {
+    llvm::Value* x = emit(v);
+    bool u = v->dtype == DType::kU8 || v->dtype == DType::kBool;
+    values.push_back(u ? b_.CreateZExt(x, b_.getInt64Ty()) : b_.CreateSExtOrTrunc(x, b_.getInt64Ty()));
+  }
+  llvm::StructType* type = error_slot_type();
+  llvm::Value* slot = error_slot();
+  llvm::Value* won = b_.CreateExtractValue(
+      b_.CreateAtomicCmpXchg(b_.CreateStructGEP(type, slot, 0), b_.getInt32(0), b_.getInt32(1),
+                             llvm::MaybeAlign(4), llvm::AtomicOrdering::Monotonic,
+                             llvm::AtomicOrdering::Monotonic),
+      1);
+  b_.CreateCondBr(won, record_bb, exit_bb);
+  b_.SetInsertPoint(record_bb);
+  std::string name = kernel_symbol_ + ".assert";
+  b_.CreateStore(b_.CreateGlobalString(node.message, name, 0, &module_), b_.CreateStructGEP(type, slot, 1));
+  b_.CreateStore(b_.getInt32(uint32_t(values.size())), b_.CreateStructGEP(type, slot, 2));
+  for (size_t i = 0; i < values.size(); ++i)
+    b_.CreateStore(values[i],
+                   b_.CreateInBoundsGEP(type, slot, {b_.getInt32(0), b_.getInt32(3), b_.getInt32(i)}));
+  b_.CreateBr(exit_bb);
+  b_.SetInsertPoint(exit_bb);
+  emit_failure_exit();
+  b_.SetInsertPoint(ok_bb);
+}
+
+void CodegenLLVM::emit_failure_exit() {
+  llvm::FunctionCallee free_fn = module_.getOrInsertFunction("free", b_.getVoidTy(), b_.getPtrTy());
+  for (size_t i = live_heap_.size(); i-- > 0;) b_.CreateCall(free_fn, {live_heap_[i]});
+  if (!in_kernel_entry_) {
+    b_.CreateRetVoid();
+    return;
+  }
+  llvm::StructType* type = error_slot_type();
+  llvm::Value* slot = error_slot();
+  llvm::FunctionCallee report = module_.getOrInsertFunction("tessel_rt_kernel_error", b_.getVoidTy(),
+                                                            b_.getPtrTy(), b_.getPtrTy(), b_.getInt32Ty());
+  llvm::Value* message = b_.CreateLoad(b_.getPtrTy(), b_.CreateStructGEP(type, slot, 1));
+  llvm::Value* count = b_.CreateLoad(b_.getInt32Ty(), b_.CreateStructGEP(type, slot, 2));
+  b_.CreateCall(report, {message, b_.CreateStructGEP(type, slot, 3), count});
+  b_.CreateRet(b_.getInt32(1));
 }
 
 }  // namespace tessel::codegen

@@ -95,6 +95,18 @@ void add_unary(LoweringRegistry& r, const std::string& op, int uses, ScalarFn fn
 // which then wraps to `to`.
 tir::Expr float_to_int(const tir::Expr& value, DType to);
 
+// Checks of data that decides an address or would trap (data_checks.cpp): a
+// constant input is checked now (a user error naming the node), any other
+// gets a check block that runs before the blocks reading it.
+// Every element of input `input`, read as `indices`, lies in [-extent,
+// extent); with component >= 0 only those whose last index is `component`
+// (GatherND's tuples). `what` names the axis indexed ("data axis 1").
+void require_indices_in_range(LowerContext& ctx, const graph::Node& node, size_t input,
+                              const TensorExpr& indices, int64_t extent, const std::string& what,
+                              int64_t component = -1);
+// No element of input `input` (the divisor B, when integer) is zero.
+void require_nonzero(LowerContext& ctx, const graph::Node& node, size_t input, const TensorExpr& divisor);
+
 // Normalised axis (negative counts from the back); a user error naming the node otherwise.
 int normalized_axis(const graph::Node& node, int64_t axis, int rank);
 

@@ -15,10 +15,13 @@ namespace {
 // fn(a, b, ct) on the inputs converted to their compute dtype ct.
 using BinaryFn = std::function<Expr(const Expr& a, const Expr& b, DType ct, const graph::Attrs& attrs)>;
 
-void add_binary(LoweringRegistry& r, const std::string& op, int uses, BinaryFn fn) {
+// divides: an integer divisor is checked not to be zero first (Div, Mod).
+void add_binary(LoweringRegistry& r, const std::string& op, int uses, BinaryFn fn, bool divides = false) {
   add_injective(
-      r, op, [uses, fn](LowerContext& ctx, const graph::Node& node, const std::vector<TensorExpr>& in) {
+      r, op,
+      [uses, fn, divides](LowerContext& ctx, const graph::Node& node, const std::vector<TensorExpr>& in) {
         TensorExpr a = share(ctx, node, in[0], uses), b = share(ctx, node, in[1], uses);
+        if (divides) require_nonzero(ctx, node, 1, b);
         DType out = output_dtype(node);
         graph::Attrs attrs = node.attrs;
         std::vector<int64_t> shape = static_shape(node.outputs[0]->type, node.span());
@@ -102,10 +105,14 @@ void register_arithmetic(LoweringRegistry& r) {
   add_binary(r, "Add", 1, [](const Expr& a, const Expr& b, DType, A) { return a + b; });
   add_binary(r, "Sub", 1, [](const Expr& a, const Expr& b, DType, A) { return a - b; });
   add_binary(r, "Mul", 1, [](const Expr& a, const Expr& b, DType, A) { return a * b; });
-  add_binary(r, "Div", 3, [](const Expr& a, const Expr& b, DType ct, A) { return divide(a, b, ct); });
-  add_binary(r, "Mod", 3, [](const Expr& a, const Expr& b, DType ct, A attrs) {
-    return modulo(a, b, ct, attrs.get_int("fmod") != 0);
-  });
+  add_binary(
+      r, "Div", 3, [](const Expr& a, const Expr& b, DType ct, A) { return divide(a, b, ct); }, true);
+  add_binary(
+      r, "Mod", 3,
+      [](const Expr& a, const Expr& b, DType ct, A attrs) {
+        return modulo(a, b, ct, attrs.get_int("fmod") != 0);
+      },
+      true);
   // The shape function made the slope broadcast to x's shape (one way).
   add_binary(r, "PRelu", 2, [](const Expr& x, const Expr& slope, DType ct, A) {
     return select(lt(x, const_of(ct, 0)), slope * x, x);

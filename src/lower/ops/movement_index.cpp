@@ -1,7 +1,7 @@
 // Compute definitions of the data-movement ops that compute a source index
 // per element: Pad (constant, reflect, edge, wrap), Gather, GatherElements,
-// GatherND (indices read through a load, negative ones wrapped), Trilu and
-// Range. All are index maps.
+// GatherND (indices read through a load, negative ones wrapped, checked to
+// be in range first), Trilu and Range. All are index maps.
 #include <algorithm>
 
 #include "ir/graph/ops/movement_geometry.h"
@@ -74,10 +74,16 @@ std::vector<TensorExpr> lower_pad(LowerContext&, const graph::Node& node, const 
   })};
 }
 
-std::vector<TensorExpr> lower_gather(LowerContext&, const graph::Node& node,
+// "data axis 1", for messages.
+std::string data_axis(int64_t axis) {
+  return "data axis " + std::to_string(axis);
+}
+
+std::vector<TensorExpr> lower_gather(LowerContext& ctx, const graph::Node& node,
                                      const std::vector<TensorExpr>& in) {
   TensorExpr data = in[0], indices = in[1];
   int axis = normalized_axis(node, node.attrs.get_int("axis"), data.rank());
+  require_indices_in_range(ctx, node, 1, indices, data.shape[size_t(axis)], data_axis(axis));
   return {index_map(node, 0, [data, indices, axis](const Index& idx) {
     size_t a = size_t(axis), q = size_t(indices.rank());
     Index pick(idx.begin() + long(a), idx.begin() + long(a + q));
@@ -88,10 +94,11 @@ std::vector<TensorExpr> lower_gather(LowerContext&, const graph::Node& node,
   })};
 }
 
-std::vector<TensorExpr> lower_gather_elements(LowerContext&, const graph::Node& node,
+std::vector<TensorExpr> lower_gather_elements(LowerContext& ctx, const graph::Node& node,
                                               const std::vector<TensorExpr>& in) {
   TensorExpr data = in[0], indices = in[1];
   int axis = normalized_axis(node, node.attrs.get_int("axis"), data.rank());
+  require_indices_in_range(ctx, node, 1, indices, data.shape[size_t(axis)], data_axis(axis));
   return {index_map(node, 0, [data, indices, axis](const Index& idx) {
     Index src = idx;
     src[size_t(axis)] = wrap_negative(indices.at(idx), data.shape[size_t(axis)]);
@@ -101,11 +108,13 @@ std::vector<TensorExpr> lower_gather_elements(LowerContext&, const graph::Node& 
 
 // Output (m..., t...) with m over indices[:-1] reads data at the batch
 // indices m[:b], then the k-tuple indices[m..., :], then t.
-std::vector<TensorExpr> lower_gather_nd(LowerContext&, const graph::Node& node,
+std::vector<TensorExpr> lower_gather_nd(LowerContext& ctx, const graph::Node& node,
                                         const std::vector<TensorExpr>& in) {
   TensorExpr data = in[0], indices = in[1];
   size_t b = size_t(node.attrs.get_int("batch_dims")), q = size_t(indices.rank());
   size_t k = size_t(indices.shape.back());
+  for (size_t j = 0; j < k; ++j)
+    require_indices_in_range(ctx, node, 1, indices, data.shape[b + j], data_axis(int64_t(b + j)), int64_t(j));
   return {index_map(node, 0, [data, indices, b, q, k](const Index& idx) {
     Index m(idx.begin(), idx.begin() + long(q - 1));
     Index src(idx.begin(), idx.begin() + long(b));

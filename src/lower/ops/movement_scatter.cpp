@@ -3,6 +3,8 @@
 // could land on it. With reduction "none" it finds the last matching update
 // (the reference applies updates in index order, so the last one wins); with
 // add/mul/max/min it combines the matching updates, then the data element.
+// Indices out of range would match nothing (an update silently dropped):
+// a check block rejects them first.
 #include "src/lower/ops/elem_lowerings.h"
 
 namespace tessel::lower {
@@ -76,6 +78,7 @@ std::vector<TensorExpr> lower_scatter_elements(LowerContext& ctx, const graph::N
   TensorExpr data = in[0], indices = in[1], updates = in[2];
   int axis = normalized_axis(node, node.attrs.get_int("axis"), data.rank());
   size_t a = size_t(axis);
+  require_indices_in_range(ctx, node, 1, indices, data.shape[a], "data axis " + std::to_string(axis));
   std::vector<int64_t> is = indices.shape;
   // The update at p with the axis index r (the other axes clamped into the indices).
   auto update_index = [is, a](const Index& p, const Expr& r) {
@@ -104,6 +107,9 @@ std::vector<TensorExpr> lower_scatter_nd(LowerContext& ctx, const graph::Node& n
   TensorExpr data = in[0], indices = in[1], updates = in[2];
   std::vector<int64_t> batch(indices.shape.begin(), indices.shape.end() - 1);
   size_t k = size_t(indices.shape.back());
+  for (size_t j = 0; j < k; ++j)
+    require_indices_in_range(ctx, node, 1, indices, data.shape[j], "data axis " + std::to_string(j),
+                             int64_t(j));
   Scatter s;
   s.update_extents = batch;
   s.match = [=](const Index& p, const Index& m) {

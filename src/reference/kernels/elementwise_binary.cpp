@@ -47,7 +47,7 @@ Kernel binary(Fn fn) {
 template <typename C>
 C divide(const Node& n, C a, C b) {
   if constexpr (is_int_v<C>) {
-    TESSEL_USER_CHECK(b != C(0), n.span()) << "integer division by zero";
+    TESSEL_USER_CHECK(b != C(0), n.span()) << "divisor is 0: integer division by zero";
     if constexpr (std::is_signed_v<C>)
       if (b == C(-1)) return wrap_neg(a);  // MIN / -1 overflows
     return C(a / b);
@@ -60,7 +60,7 @@ C divide(const Node& n, C a, C b) {
 template <typename C>
 C modulo(const Node& n, C a, C b, bool fmod) {
   if constexpr (is_int_v<C>) {
-    TESSEL_USER_CHECK(b != C(0), n.span()) << "integer modulo by zero";
+    TESSEL_USER_CHECK(b != C(0), n.span()) << "divisor is 0: integer division by zero (modulo)";
     C r = (std::is_signed_v<C> && b == C(-1)) ? C(0) : C(a % b);
     if (!fmod && r != C(0) && ((r < C(0)) != (b < C(0)))) r = C(r + b);
     return r;

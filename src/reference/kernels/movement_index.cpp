@@ -59,13 +59,13 @@ void pad(const Node& n, const Inputs& in, std::vector<Tensor>& out) {
 
 // Indices as int64 in [0, size): negative ones count from the end, others
 // are a UserError naming the node.
-std::vector<int64_t> checked_indices(const Tensor& idx, int64_t size, const Node& n) {
+std::vector<int64_t> checked_indices(const Tensor& idx, int64_t size, int axis, const Node& n) {
   std::vector<int64_t> v = idx.to_i64_vector();
   for (int64_t& i : v) {
     int64_t given = i;
     if (i < 0) i += size;
     TESSEL_USER_CHECK(i >= 0 && i < size, n.span())
-        << "index " << given << " is out of range for an axis of size " << size;
+        << "index " << given << " is out of range [" << -size << ", " << size << ") for data axis " << axis;
   }
   return v;
 }
@@ -74,7 +74,7 @@ void gather(const Node& n, const Inputs& in, std::vector<Tensor>& out) {
   const Tensor& data = *in[0];
   int axis = graph::ops::normalize_axis(n.attrs.get_int("axis"), data.rank(), n.span());
   int64_t size = data.shape()[size_t(axis)];
-  std::vector<int64_t> idx = checked_indices(*in[1], size, n);
+  std::vector<int64_t> idx = checked_indices(*in[1], size, axis, n);
   int64_t outer = 1, inner = 1;
   for (int d = 0; d < axis; ++d) outer *= data.shape()[size_t(d)];
   for (int d = axis + 1; d < data.rank(); ++d) inner *= data.shape()[size_t(d)];
@@ -92,7 +92,7 @@ void gather_elements(const Node& n, const Inputs& in, std::vector<Tensor>& out) 
   const Tensor& data = *in[0];
   const Tensor& indices = *in[1];
   int axis = graph::ops::normalize_axis(n.attrs.get_int("axis"), data.rank(), n.span());
-  std::vector<int64_t> idx = checked_indices(indices, data.shape()[size_t(axis)], n);
+  std::vector<int64_t> idx = checked_indices(indices, data.shape()[size_t(axis)], axis, n);
   if (idx.empty()) return;
   Dims strides = contiguous_strides(data.shape());
   const Dims& shape = indices.shape();

@@ -16,9 +16,9 @@ namespace {
 using graph::Node;
 using Inputs = std::vector<const Tensor*>;
 
-int64_t checked_index(int64_t i, int64_t size, const Node& n) {
+int64_t checked_index(int64_t i, int64_t size, size_t axis, const Node& n) {
   TESSEL_USER_CHECK(i >= -size && i < size, n.span())
-      << "index " << i << " is out of range for an axis of size " << size;
+      << "index " << i << " is out of range [" << -size << ", " << size << ") for data axis " << axis;
   return i < 0 ? i + size : i;
 }
 
@@ -32,7 +32,8 @@ int64_t product(const Dims& s, size_t from, size_t to) {
 int64_t tuple_offset(const std::vector<int64_t>& idx, size_t at, size_t k, const Dims& shape,
                      const Dims& strides, size_t first, const Node& n) {
   int64_t off = 0;
-  for (size_t j = 0; j < k; ++j) off += checked_index(idx[at + j], shape[first + j], n) * strides[first + j];
+  for (size_t j = 0; j < k; ++j)
+    off += checked_index(idx[at + j], shape[first + j], first + j, n) * strides[first + j];
   return off;
 }
 
@@ -144,7 +145,7 @@ void scatter_elements(const Node& n, const Inputs& in, std::vector<Tensor>& out)
   for (size_t k = 0; k < idx.size(); ++k) {
     int64_t dst = 0;
     for (size_t d = 0; d < pos.size(); ++d) {
-      int64_t at = int(d) == axis ? checked_index(idx[k], data.shape()[d], n) : pos[d];
+      int64_t at = int(d) == axis ? checked_index(idx[k], data.shape()[d], d, n) : pos[d];
       dst += at * strides[d];
     }
     apply_update(out[0], dst, *in[2], int64_t(k), 1, op);
