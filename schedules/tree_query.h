@@ -37,5 +37,6 @@ std::vector<tir::Stmt> consumers_of(const tir::PrimFunc& func, const tir::BlockN
 
 // The root block (the function body, when it is a block named root).
 const tir::BlockNode* root_block(const tir::PrimFunc& func);
+const tir::BlockNode* root_block(tir::PrimFunc&& func) = delete;  // it lives in func
 
 }  // namespace tessel::sched

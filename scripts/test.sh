@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command: installs the missing Debian packages, builds everything,
-# runs a bounded fuzz of the ONNX importer, then every CTest test (unit,
+# runs a bounded fuzz of the ONNX importer, the unit tests and milestone-1
+# conformance under ASan + UBSan (build-asan), then every CTest test (unit,
 # conformance, model). ctest's summary is the last thing printed.
 set -euo pipefail
 TESSEL_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -12,6 +13,11 @@ tessel_build "$TESSEL_ROOT/build"
 
 echo "== fuzzing the ONNX importer (${TESSEL_FUZZ_SECONDS:-60} s)"
 "$TESSEL_ROOT/scripts/run_fuzz.sh" "${TESSEL_FUZZ_SECONDS:-60}"
+
+echo "== AddressSanitizer + UBSan (build-asan): unit tests, milestone-1 conformance on llvm and tir"
+sanitizers_start=$SECONDS
+"$TESSEL_ROOT/scripts/run_sanitizers.sh"
+echo "== sanitizers: $((SECONDS - sanitizers_start)) s"
 
 echo "== ctest"
 ctest --test-dir "$TESSEL_ROOT/build" --output-on-failure -j2

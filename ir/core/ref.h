@@ -58,10 +58,14 @@ class Ref {
 
   // The node as a concrete kind, or nullptr. Needs T::kind and U::kKind.
   template <typename U>
-  const U* as() const {
+  const U* as() const& {
     if (ptr_ && ptr_->kind == U::kKind) return static_cast<const U*>(ptr_);
     return nullptr;
   }
+  // Not on a temporary handle: when it holds the last reference, the node dies
+  // at the end of the full expression and the pointer dangles. Name the handle.
+  template <typename U>
+  const U* as() const&& = delete;
 
  private:
   T* ptr_ = nullptr;

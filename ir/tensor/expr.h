@@ -212,8 +212,11 @@ inline Expr operator||(Expr a, Expr b) {
   return logical_or(std::move(a), std::move(b));
 }
 
-// The constant value of an integer immediate, if e is one.
+// The constant value of an integer immediate, if e is one. The pointer lives
+// as long as e's node: not on a temporary (simplify(x) may own the only
+// reference), so name the Expr first.
 const int64_t* as_const_int(const Expr& e);
+const int64_t* as_const_int(Expr&& e) = delete;
 bool is_const_int(const Expr& e, int64_t value);
 
 }  // namespace tessel::tir

@@ -204,7 +204,8 @@ IntSet union_set(const IntSet& a, const IntSet& b, const Analyzer& analyzer) {
   Expr extent = analyzer.simplify(hi - lo + 1);
   // Both lie on one lattice when their offsets differ by a multiple of the step.
   int64_t step = 1;
-  if (const int64_t* d = as_const_int(analyzer.simplify(a.min - b.min))) {
+  Expr offset = analyzer.simplify(a.min - b.min);  // named: d points into it
+  if (const int64_t* d = as_const_int(offset)) {
     if (*d != INT64_MIN) step = std::gcd(std::gcd(lattice_step(a), lattice_step(b)), *d < 0 ? -*d : *d);
     if (step == 0) step = 1;
   }

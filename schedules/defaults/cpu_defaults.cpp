@@ -32,7 +32,8 @@ void vectorize_innermost(Schedule& sch, const std::string& name) {
 
 bool reads_any(const tir::PrimFunc& func, const std::string& name,
                const std::set<const tir::BufferNode*>& bufs) {
-  const auto* block = find_block(func, name).as<tir::BlockNode>();
+  tir::Stmt block_stmt = find_block(func, name);
+  const auto* block = block_stmt.as<tir::BlockNode>();
   for (const tir::BufferRegion& r : block->reads)
     if (bufs.count(r.buffer.get())) return true;
   return false;
@@ -80,7 +81,8 @@ constexpr int64_t kMinPanelReuse = 4;
 int panel_read(const Schedule& sch, const BlockInfo& info, int64_t vec, int64_t unroll) {
   if (info.kind != BlockKind::kMatmul || info.vector_loop < 0 || info.unroll_loop < 0 || vec <= 1) return -1;
   if (info.extents[info.unroll_loop] / std::max<int64_t>(unroll, 1) < kMinPanelReuse) return -1;
-  const auto* block = find_block(sch.func(), info.name).as<tir::BlockNode>();
+  tir::Stmt block_stmt = find_block(sch.func(), info.name);
+  const auto* block = block_stmt.as<tir::BlockNode>();
   const tir::VarNode* column = block->iter_vars[size_t(info.vector_loop)].var.get();
   const tir::VarNode* k = block->iter_vars[size_t(info.reduce.back())].var.get();
   for (size_t r = 0; r < block->reads.size(); ++r) {
@@ -295,7 +297,8 @@ bool schedule_row_reduction(Context& ctx, const BlockInfo& info) {
     return false;
   int64_t lanes = lanes_for(info, ctx.options), extent = info.extents.back();
   if (extent % lanes != 0 || extent < 2 * lanes) return false;
-  const auto* block = find_block(ctx.sch.func(), info.name).as<tir::BlockNode>();
+  tir::Stmt block_stmt = find_block(ctx.sch.func(), info.name);
+  const auto* block = block_stmt.as<tir::BlockNode>();
   const tir::VarNode* k = block->iter_vars.back().var.get();
   bool in_rows = true;
   tir::walk_exprs(block->body, [&](const tir::Expr& e) {

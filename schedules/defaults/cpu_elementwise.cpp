@@ -19,7 +19,8 @@ namespace tessel::sched::cpu_rules {
 // phases: Xs[.., p, .., q] = X[.., q * s + p].) Block bindings are
 // substituted, so the block may sit under loops compute_at made.
 int phase_loop(const Schedule& sch, const std::string& name, const std::vector<LoopRV>& loops) {
-  const auto* block = find_block(sch.func(), name).as<tir::BlockNode>();
+  tir::Stmt block_stmt = find_block(sch.func(), name);
+  const auto* block = block_stmt.as<tir::BlockNode>();
   if (!block || loops.size() < 2) return -1;
   tir::VarMap bind;
   for (size_t i = 0; i < block->iter_vars.size(); ++i) bind[block->iter_vars[i].var.get()] = block->iter_values[i];

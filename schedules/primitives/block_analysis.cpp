@@ -319,7 +319,8 @@ bool contains(const std::vector<std::string>& names, const std::string& name) {
 
 void check_dependences_kept(const PrimFunc& before, const PrimFunc& after, const std::string& block,
                             const std::string& primitive) {
-  const BlockNode* moved = find_block(after, block).as<BlockNode>();
+  Stmt moved_stmt = find_block(after, block);
+  const BlockNode* moved = moved_stmt.as<BlockNode>();
   TESSEL_ICHECK(moved) << "block " << block << " missing after " << primitive;
   std::vector<std::string> old_before = names_before(before, block), new_before = names_before(after, block);
   for (const Stmt& s : all_blocks(after)) {

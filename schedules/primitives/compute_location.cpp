@@ -282,7 +282,8 @@ RegionMap needed_regions(const PrimFunc& func, const std::vector<std::string>& c
   for (const Buffer& out : outputs) {
     std::vector<std::vector<IntSet>> sets;
     for (const std::string& c : consumers) {
-      const BlockNode& cb = *find_block(func, c).as<BlockNode>();
+      Stmt cb_stmt = find_block(func, c);
+      const BlockNode& cb = *cb_stmt.as<BlockNode>();
       if (auto s = relaxed_access(func, cb, cb.reads, out, loop, analyzer)) sets.push_back(*s);
     }
     for (const Range& r : union_regions(sets, analyzer))
@@ -370,7 +371,8 @@ RegionMap written_regions(const PrimFunc& func, const Sources& sources, const Va
   for (const Buffer& b : sources.produced) {
     std::vector<std::vector<IntSet>> sets;
     for (const std::string& n : sources.producers) {
-      const BlockNode& pb = *find_block(func, n).as<BlockNode>();
+      Stmt pb_stmt = find_block(func, n);
+      const BlockNode& pb = *pb_stmt.as<BlockNode>();
       int64_t iterations = 0;
       std::optional<std::vector<IntSet>> s =
           relaxed_access(func, pb, pb.writes, b, loop, analyzer, &iterations);

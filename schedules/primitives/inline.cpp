@@ -151,7 +151,8 @@ PrimFunc compute_inline(const PrimFunc& func, const std::string& block) {
   PrimFunc out = func;
   for (const Stmt& c : readers_of(func, store->buffer)) {
     if (c.get() == p.node) continue;
-    const BlockNode& cb = *find_block(out, c.as<BlockNode>()->name).as<BlockNode>();
+    Stmt cb_stmt = find_block(out, c.as<BlockNode>()->name);
+    const BlockNode& cb = *cb_stmt.as<BlockNode>();
     BlockFields f = fields_of(cb);
     f.init = inliner.mutate(f.init);
     f.body = inliner.mutate(f.body);

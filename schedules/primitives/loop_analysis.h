@@ -15,9 +15,12 @@ namespace tessel::sched {
 // The loop whose variable is `var`, or ScheduleError "<primitive>.loop_not_found".
 const tir::ForNode& loop_or_throw(const tir::PrimFunc& func, const tir::VarNode* var,
                                   const std::string& primitive);
+// The loop lives in func: not on a temporary function.
+const tir::ForNode& loop_or_throw(tir::PrimFunc&& func, const tir::VarNode* var, const std::string& primitive) = delete;
 
 // The blocks below s that no other block below s encloses, in program order.
 std::vector<const tir::BlockNode*> blocks_below(const tir::Stmt& s);
+std::vector<const tir::BlockNode*> blocks_below(tir::Stmt&& s) = delete;  // they live in s
 
 // ScheduleError "<primitive>.reduction_loop" when a block below `loop` binds
 // a reduction variable to an expression of the loop's variable: running its

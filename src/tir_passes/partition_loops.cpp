@@ -27,7 +27,8 @@ void split_conjunction(const Expr& e, std::vector<Expr>& atoms) {
 }
 
 std::optional<int64_t> constant_of(const Expr& e) {
-  const auto* imm = simplify(e).as<IntImmNode>();
+  Expr s = simplify(e);  // named: imm points into it
+  const auto* imm = s.as<IntImmNode>();
   return imm ? std::optional<int64_t>(imm->value) : std::nullopt;
 }
 

@@ -1,7 +1,9 @@
 // Runs the `tessel` binary (TESSEL_BINARY) as a separate process for the CLI
 // tests: exit code, stdout and stderr, under a time limit and 4 GiB of address
 // space, so that a hang shows as code 124, a crash as 128 + the signal, and an
-// allocation the input does not justify as "out of memory".
+// allocation the input does not justify as "out of memory". Under
+// AddressSanitizer (build-asan) there is no address-space limit: its shadow
+// memory reserves terabytes of it.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -16,6 +18,18 @@
 #include <vector>
 
 namespace tessel::cli_test {
+
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kAddressSanitizer = true;
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
 
 struct Result {
   int code = -1;
@@ -41,7 +55,8 @@ inline std::string quote(const std::string& s) {
 inline Result run_tessel_line(const std::string& args, const std::string& env = "") {
   std::filesystem::path base =
       std::filesystem::temp_directory_path() / ("tessel_cli_run_" + std::to_string(::getpid()));
-  std::string cmd = "ulimit -v 4194304; " + env + " timeout 120 " + quote(TESSEL_BINARY) + " " + args + " >" +
+  std::string limit = kAddressSanitizer ? "" : "ulimit -v 4194304; ";
+  std::string cmd = limit + env + " timeout 120 " + quote(TESSEL_BINARY) + " " + args + " >" +
                     quote(base.string() + ".out") + " 2>" + quote(base.string() + ".err") + " </dev/null";
   int status = std::system(cmd.c_str());
   Result r;

@@ -9,7 +9,8 @@ using sched::compute_at;
 using sched::reverse_compute_at;
 
 int64_t extent_of(const PrimFunc& f, const VarNode* loop) {
-  const int64_t* e = as_const_int(sched::find_loop(f, loop).as<ForNode>()->extent);
+  Stmt s = sched::find_loop(f, loop);
+  const int64_t* e = as_const_int(s.as<ForNode>()->extent);
   return e ? *e : -1;
 }
 

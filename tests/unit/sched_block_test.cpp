@@ -71,7 +71,8 @@ TEST(SchedBlockCache, CacheReadToSharedThenComputeAtUnderTheConsumerLoop) {
   std::vector<const VarNode*> w_loops = loops_of(g, "W_shared");
   ASSERT_EQ(w_loops.size(), 3u);
   EXPECT_EQ(w_loops[1], c_loops[1]);
-  EXPECT_TRUE(is_const_int(sched::find_loop(g, w_loops[2]).as<ForNode>()->extent, 4));
+  Stmt w_loop = sched::find_loop(g, w_loops[2]);
+  EXPECT_TRUE(is_const_int(w_loop.as<ForNode>()->extent, 4));
   expect_equivalent(f, g);
   // And the intermediate's copy, computed under the same loop together with its producer.
   sched::PrimitiveResult b = cache_read(g, "C", read_index(g, "C", "B"), MemScope::kLocal);

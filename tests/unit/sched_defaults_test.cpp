@@ -87,7 +87,8 @@ TEST(SchedDefaults, MatmulIsARegisterTileWithAHoistedInit) {
   ASSERT_EQ(init.size(), 4u) << sch.func();  // above k: io, jo, then its own ii, ji
   EXPECT_EQ(init[0], loops[0]);
   EXPECT_EQ(init.back()->for_kind, tir::ForKind::kVectorized);
-  EXPECT_FALSE(sched::find_block(sch.func(), "mm").as<tir::BlockNode>()->init.defined());
+  tir::Stmt mm = sched::find_block(sch.func(), "mm");
+  EXPECT_FALSE(mm.as<tir::BlockNode>()->init.defined());
 }
 
 TEST(SchedDefaults, ConvTilesOutputChannelsTimesWidth) {

@@ -75,7 +75,8 @@ class RandomSchedule {
   }
 
   const tir::BlockNode& block(BlockRV rv) const {
-    return *sched::find_block(sch.func(), sch.block_name(rv)).as<tir::BlockNode>();
+    tir::Stmt s = sched::find_block(sch.func(), sch.block_name(rv));  // the node lives in sch.func()
+    return *s.as<tir::BlockNode>();
   }
   int write_rank(BlockRV rv) const { return block(rv).writes.at(0).buffer->rank(); }
 

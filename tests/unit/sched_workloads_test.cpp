@@ -369,9 +369,11 @@ TEST(SchedWorkloads, AnnotationsChangeNoResult) {
       s.annotate(b, "meta_schedule.tiling_structure", 3);
       s.annotate(b, "meta_schedule.tiling_structure", 4);  // replaces
     });
-    const auto& block = *sched::find_block(sch.func(), main_block(w)).as<tir::BlockNode>();
+    tir::Stmt block_stmt = sched::find_block(sch.func(), main_block(w));
+    const auto& block = *block_stmt.as<tir::BlockNode>();
     EXPECT_EQ(block.annotations.at("meta_schedule.tiling_structure"), 4);
-    const auto& outer = *sched::loops_above(sch.func(), &block).front().as<tir::ForNode>();
+    std::vector<tir::Stmt> loops = sched::loops_above(sch.func(), &block);
+    const auto& outer = *loops.front().as<tir::ForNode>();
     EXPECT_EQ(outer.annotations.at("pragma_auto_unroll_max_step"), 16);
   }
   expect_rejected(
@@ -384,7 +386,8 @@ TEST(SchedWorkloads, AnnotationsChangeNoResult) {
 // The reads of the main block that are not its own accumulator.
 std::vector<int> input_reads(Workload w) {
   tir::PrimFunc f = lower_workload(w);
-  const auto& b = *sched::find_block(f, main_block(w)).as<tir::BlockNode>();
+  tir::Stmt b_stmt = sched::find_block(f, main_block(w));
+  const auto& b = *b_stmt.as<tir::BlockNode>();
   std::vector<int> out;
   for (size_t i = 0; i < b.reads.size(); ++i)
     if (!b.reads[i].buffer.same_as(b.writes[0].buffer)) out.push_back(int(i));
@@ -542,7 +545,8 @@ TEST(SchedWorkloads, ComputeAtRejections) {
 // reverse_compute_at, which needs plain iteration variables, rejects that.
 bool epilogue_reads_conv_at_constant_index() {
   tir::PrimFunc f = lower_workload(Workload::kFusedConv);
-  const auto& relu = *sched::find_block(f, "relu_out").as<tir::BlockNode>();
+  tir::Stmt relu_stmt = sched::find_block(f, "relu_out");
+  const auto& relu = *relu_stmt.as<tir::BlockNode>();
   for (const tir::BufferRegion& r : relu.reads)
     if (r.buffer->name == "conv") return tir::is_const_int(r.region[0].min, 0);
   return false;
@@ -691,7 +695,8 @@ TEST(SchedWorkloads, DecomposeEachReductionAtEachLoopAboveItsReduction) {
         BlockRV init = s.decompose_reduction(b, s.get_loops(b)[l]);
         EXPECT_EQ(s.block_name(init), std::string(main_block(w)) + "_init");
       });
-      EXPECT_FALSE(sched::find_block(sch.func(), main_block(w)).as<tir::BlockNode>()->init.defined());
+      tir::Stmt block = sched::find_block(sch.func(), main_block(w));
+      EXPECT_FALSE(block.as<tir::BlockNode>()->init.defined());
     }
   }
   // Under a non-exact split the init nest inherits the predicate.
@@ -733,7 +738,8 @@ TEST(SchedWorkloads, StorageAlignPadsIntermediateStrides) {
   Schedule sch = expect_preserved(Workload::kFusedConv, [](Schedule& s) {
     s.storage_align(s.get_block("conv"), 0, 2, 16, 3);  // rows of 32 -> a stride of 35
   });
-  const auto& conv = *sched::find_block(sch.func(), "conv").as<tir::BlockNode>();
+  tir::Stmt conv_stmt = sched::find_block(sch.func(), "conv");
+  const auto& conv = *conv_stmt.as<tir::BlockNode>();
   EXPECT_EQ(conv.writes[0].buffer->strides, (std::vector<int64_t>{8 * 10 * 35, 10 * 35, 35, 1}));
   expect_preserved(Workload::kSoftmax, [](Schedule& s) {
     BlockRV out = s.get_block("sm_out");

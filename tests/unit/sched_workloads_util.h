@@ -247,7 +247,8 @@ inline std::vector<std::string> block_names(const tir::PrimFunc& f) {
 
 // Whether `loop` binds only spatial iteration variables of `block` (or none).
 inline bool loop_is_spatial(const Schedule& sch, BlockRV block, LoopRV loop) {
-  const auto& b = *sched::find_block(sch.func(), sch.block_name(block)).as<tir::BlockNode>();
+  tir::Stmt b_stmt = sched::find_block(sch.func(), sch.block_name(block));
+  const auto& b = *b_stmt.as<tir::BlockNode>();
   const tir::VarNode* v = sch.loop(loop).var.get();
   for (size_t i = 0; i < b.iter_vars.size(); ++i) {
     if (b.iter_vars[i].kind == tir::IterKind::kSpatial) continue;

@@ -50,8 +50,11 @@ void check_cpu_target(const CpuTarget& target) {
 }
 
 int vector_register_bits(const CpuTarget& target) {
-  const llvm::MCSubtargetInfo* info = make_target_machine(target)->getMCSubtargetInfo();
   if (!llvm::Triple(target.triple).isX86()) return 128;
+  // The subtarget info belongs to the target machine: keep the machine alive
+  // while it is read.
+  std::unique_ptr<llvm::TargetMachine> machine = make_target_machine(target);
+  const llvm::MCSubtargetInfo* info = machine->getMCSubtargetInfo();
   if (info->checkFeatures("+avx512f")) return 512;
   if (info->checkFeatures("+avx")) return 256;
   return 128;

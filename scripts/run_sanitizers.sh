@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Builds Tessel with AddressSanitizer and UndefinedBehaviorSanitizer
+# (TESSEL_SANITIZE=ON) and runs the unit tests and the milestone-1 conformance
+# on the llvm and tir targets under them. Any memory error, leak or undefined
+# behaviour fails the run. Code JIT-compiled by LLVM is not instrumented.
+# Usage: scripts/run_sanitizers.sh
+#   env: TESSEL_ASAN_BUILD (build folder, default build-asan),
+#        TESSEL_ONNX_NODE_DIR (conformance cases, default ../shared/onnx-node)
+set -euo pipefail
+TESSEL_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD="${TESSEL_ASAN_BUILD:-$TESSEL_ROOT/build-asan}"
+NODE_DIR="${TESSEL_ONNX_NODE_DIR:-$TESSEL_ROOT/../shared/onnx-node}"
+# Same ccache as the main build: the key includes the flags, so the two never mix.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$TESSEL_ROOT}"
+# ASan's defaults stop at the first error and check for leaks at exit.
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}"
+
+cmake -S "$TESSEL_ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSEL_SANITIZE=ON \
+  -DTESSEL_ONNX_NODE_DIR="$NODE_DIR" >/dev/null
+ninja -C "$BUILD" tessel tessel_unit_tests
+
+# The Python tests load their model library into a Python that has no ASan
+# runtime; they test the Python package, not the compiler, and run in the
+# main build.
+ctest --test-dir "$BUILD" -L unit -E '^python_' --output-on-failure -j2
+
+for target in llvm tir; do
+  echo "== conformance under the sanitizers: --target $target --fusion simple"
+  "$BUILD/src/cli/tessel" conformance "$NODE_DIR" --list "$NODE_DIR/milestone1.txt" --target "$target" --fusion simple
+done
