@@ -5,8 +5,10 @@
 TESSEL_BUILD_PACKAGES="cmake g++ ninja-build ccache llvm-19-dev libzstd-dev libxgboost-dev xgboost \
 nlohmann-json3-dev libgtest-dev libonnx-dev libprotobuf-dev protobuf-compiler python3-onnx python3-numpy \
 pybind11-dev python3-dev"
-# Tests also export real models with Debian's torch, fuzz with clang and run ONNX Runtime in a venv.
-TESSEL_TEST_PACKAGES="python3-torch python3-torchvision python3-venv clang-14 libclang-rt-14-dev"
+# Tests also export real models with Debian's torch, fuzz with clang, run ONNX Runtime in a venv, and
+# pip-install the package into a venv without network (setuptools and wheel from Debian).
+TESSEL_TEST_PACKAGES="python3-torch python3-torchvision python3-venv python3-setuptools python3-wheel clang-14 \
+libclang-rt-14-dev"
 
 tessel_install_packages() {
   local missing=()

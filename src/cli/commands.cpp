@@ -1,28 +1,19 @@
 // Implementations of the subcommands.
 #include "src/cli/commands.h"
 
-#include <google/protobuf/stubs/common.h>
-
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
 
-#include "ir/graph/printer.h"
-#include "src/codegen/cuda/nvrtc_library.h"
-#include "src/codegen/backend.h"
-#include "src/codegen/llvm/host_target.h"
-#include "src/codegen/target.h"
 #include "src/driver/conformance.h"
 #include "src/driver/inspect.h"
 #include "src/driver/lower_job.h"
 #include "src/driver/pipeline.h"
 #include "src/driver/run_inputs.h"
+#include "src/driver/targets.h"
 #include "src/driver/tir_runner.h"
-#include "src/frontend/onnx/importer.h"
-#include "src/reference/executor.h"
-#include "tuner/cost_model/xgboost_info.h"
 
 namespace tessel::cli {
 
@@ -50,7 +41,7 @@ driver::StageOptions stage_options(Args& args) {
 driver::PipelineOptions pipeline_options(Args& args) {
   driver::PipelineOptions o;
   for (const std::string& spec : args.values("--input-shape")) {
-    auto [name, dims] = onnx_frontend::parse_input_shape(spec);
+    auto [name, dims] = driver::parse_input_shape(spec);
     o.import.input_shapes[name] = dims;
   }
   o.stages = stage_options(args);
@@ -79,7 +70,7 @@ int cmd_inspect(Args& args) {
   graph::Graph g = driver::load_graph(path, options);
   std::cout << "model " << path << "\n";
   driver::print_inspection(g, std::cout);
-  if (print) std::cout << "\n" << graph::print_graph(g);
+  if (print) std::cout << "\n" << driver::graph_text(g);
   return 0;
 }
 
@@ -104,7 +95,7 @@ int cmd_run(Args& args) {
     driver::bind_shape_inputs(g, inputs);  // shape parameters given as inputs become constants
     outputs = driver::TirExecutor(g, policy).run(inputs);
   } else {
-    outputs = reference::Executor(g).run(inputs);
+    outputs = driver::run_reference(g, inputs);
   }
   for (size_t i = 0; i < outputs.size(); ++i) print_output_summary(g.outputs()[i]->name, outputs[i]);
   if (out_dir) driver::write_outputs(g, outputs, *out_dir, std::cout);
@@ -141,43 +132,16 @@ int cmd_lower(Args& args) {
   return 0;
 }
 
-namespace {
-
-std::string cuda_target_line() {
-  std::string why = codegen::cuda_target_unavailable_reason();
-  if (why.empty()) return ", cuda";
-  return "; cuda unavailable: " + why.substr(0, why.find('\n'));
-}
-
-}  // namespace
-
 int cmd_version(Args& args) {
   args.positionals();
-  codegen::CpuTarget cpu = codegen::host_target().cpu;
-  std::cout << "tessel 0.1.0\n"
-            << "LLVM " << codegen::llvm_version() << "\n"
-            << "NVRTC " << codegen::nvrtc_description() << "\n"
-            << "targets llvm" << cuda_target_line() << "\n"
-            << "XGBoost " << tune::xgboost_version() << "\n"
-            << "protobuf " << google::protobuf::internal::VersionString(GOOGLE_PROTOBUF_VERSION) << "\n"
-            << "host " << cpu.triple << " cpu " << cpu.cpu << ", "
-            << std::count_if(cpu.features.begin(), cpu.features.end(), [](const std::string& f) { return f[0] == '+'; })
-            << " features, " << cpu.vector_bits << "-bit vectors\n";
+  std::cout << driver::version_report();
   return 0;
 }
 
 int cmd_target(Args& args) {
   std::vector<std::string> pos = args.positionals();
   TESSEL_USER_CHECK(pos.size() <= 1, Span{}) << "target takes one spec in quotes, e.g. tessel target \"llvm -mcpu=znver3\"";
-  codegen::Target target = codegen::parse_target(pos.empty() ? "llvm" : pos[0]);
-  codegen::make_backend(target);  // a user error when this build or machine cannot serve it
-  std::vector<std::string> lacking = codegen::features_host_lacks(target);
-  std::string list;
-  for (const std::string& f : lacking) list += (list.empty() ? "" : ", ") + f;
-  TESSEL_USER_CHECK(lacking.empty(), Span{})
-      << "this CPU lacks " << list << ": code for this target cannot run here (tessel compile can still "
-      << "build a library for a machine that has them)";
-  std::cout << codegen::describe(target);
+  std::cout << driver::target_report(pos.empty() ? "llvm" : pos[0]);
   return 0;
 }
 

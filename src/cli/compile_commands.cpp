@@ -5,15 +5,13 @@
 #include <iostream>
 #include <sstream>
 
-#include "ir/tensor/printer.h"
-#include "src/codegen/backend.h"
-#include "src/codegen/target.h"
 #include "src/cli/commands.h"
 #include "src/driver/check_job.h"
 #include "src/driver/compile_model.h"
 #include "src/driver/pipeline.h"
 #include "src/driver/run_compiled.h"
 #include "src/driver/run_inputs.h"
+#include "src/driver/targets.h"
 
 namespace tessel::cli {
 
@@ -32,8 +30,7 @@ driver::CompileOptions compile_options(Args& args, const driver::PipelineOptions
   std::vector<std::string> extra;
   for (const std::string& v : mcpu) extra.push_back("-mcpu=" + v);
   for (const std::string& v : mattr) extra.push_back("-mattr=" + v);
-  o.target = codegen::parse_target(target.value_or("llvm"), extra);
-  codegen::make_backend(o.target);  // a target this build cannot serve is refused before any work
+  o.target = driver::served_target(target.value_or("llvm"), extra);  // refused before any work
   o.stages = pipeline.stages;
   return o;
 }
@@ -69,7 +66,7 @@ int cmd_compile(Args& args) {
   driver::CompiledGraph compiled = driver::compile_graph(g, options);
   if (print_tir)
     for (const driver::CompiledKernel& k : compiled.kernels)
-      std::cout << "// kernel " << k.symbol << ": scheduled and flattened\n" << tir::to_string(k.flat) << "\n";
+      std::cout << "// kernel " << k.symbol << ": scheduled and flattened\n" << driver::kernel_text(k) << "\n";
   if (print_llvm) std::cout << compiled.module->source_text() << "\n";
   size_t kernels = compiled.kernels.size();
   uint64_t arena = compiled.plan.arena_bytes, weights = compiled.weights.size();
@@ -94,6 +91,7 @@ int run_compiled(Args& args, const driver::PipelineOptions& pipeline) {
   int repeat = int(repeat_arg);
   auto threads = args.value("--threads");
   bool profile = args.flag("--profile");
+  driver::check_thread_environment();
   std::unique_ptr<driver::CompiledModel> model;
   std::unique_ptr<graph::Graph> graph;  // outlives a JIT-compiled model
   std::string path = single_model(args, "run");
@@ -139,6 +137,7 @@ int cmd_check(Args& args) {
         << "--tolerance takes a non-negative number, got '" << *t << "'";
   }
   std::string path = single_model(args, "check");
+  driver::check_thread_environment();
   graph::Graph g = driver::load_graph(path, pipeline);
   std::cout << "model " << path << "\n";
   return driver::run_check(g, o, std::cout) == 0 ? 0 : 1;

@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include "ir/core/diagnostics.h"
+#include "ir/tensor/printer.h"
 #include "src/driver/link_library.h"
+#include "src/driver/targets.h"
 #include "src/runtime/checksum.h"
 #include "src/runtime/cpu_features.h"
 #include "src/runtime/kernel_abi.h"
@@ -24,6 +26,10 @@ ScheduleKind parse_schedule_kind(std::string_view name) {
 
 std::string_view schedule_kind_name(ScheduleKind kind) {
   return kind == ScheduleKind::kNone ? "none" : "default";
+}
+
+std::string kernel_text(const CompiledKernel& kernel) {
+  return tir::to_string(kernel.flat);
 }
 
 void export_shared_library(CompiledGraph compiled, const std::string& output_path, const StageOptions& stages) {
@@ -51,25 +57,11 @@ struct JitModel::Executor {
   rt::PlanExecutor executor;
 };
 
-namespace {
-
-// Code for features this CPU lacks would stop on an illegal instruction.
-void check_runnable_here(const codegen::Target& target) {
-  std::vector<std::string> lacking = codegen::features_host_lacks(target);
-  std::string list;
-  for (const std::string& f : lacking) list += (list.empty() ? "" : ", ") + f;
-  TESSEL_USER_CHECK(lacking.empty(), Span{})
-      << "this CPU lacks " << list << ", which the target's code uses: it cannot run here "
-      << "(tessel compile can still build a library for a machine that has them)";
-}
-
-}  // namespace
-
 JitModel::JitModel(CompiledGraph compiled)
     : plan_(std::move(compiled.plan)),
       weights_(DType::kU8, {int64_t(compiled.weights.size())}),
       kernels_(std::move(compiled.kernels)) {
-  check_runnable_here(compiled.target);
+  check_runs_here(compiled.target);
   if (!compiled.weights.empty()) std::memcpy(weights_.raw(), compiled.weights.data(), compiled.weights.size());
   code_ = compiled.module->load({{"tessel_rt_parallel_for", reinterpret_cast<void*>(&tessel_rt_parallel_for)},
                                  {"tessel_rt_kernel_error", reinterpret_cast<void*>(&tessel_rt_kernel_error)}});

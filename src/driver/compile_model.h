@@ -47,6 +47,9 @@ struct CompiledKernel {
   double bytes = 0;         // of its parameters, each once
 };
 
+// The kernel's tensor IR as the backend built it (scheduled and flattened).
+std::string kernel_text(const CompiledKernel& kernel);
+
 struct CompiledGraph {
   codegen::Target target;
   std::vector<CompiledKernel> kernels;  // in plan order

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "ir/graph/op_registry.h"
+#include "ir/graph/printer.h"
 
 namespace tessel::driver {
 
@@ -55,6 +56,10 @@ void print_inspection(const graph::Graph& g, std::ostream& out) {
         << std::setw(14) << f << "  " << n->outputs[0]->type.str() << "\n";
   }
   out << "\ntotal FLOPs: " << s.flops << " (" << human(double(s.flops), "FLOP") << ")\n";
+}
+
+std::string graph_text(const graph::Graph& g) {
+  return graph::print_graph(g);
 }
 
 }  // namespace tessel::driver

@@ -16,5 +16,7 @@ struct ModelSummary {
 
 ModelSummary summarize(const graph::Graph& g);
 void print_inspection(const graph::Graph& g, std::ostream& out);
+// The graph IR as text (graph::print_graph).
+std::string graph_text(const graph::Graph& g);
 
 }  // namespace tessel::driver

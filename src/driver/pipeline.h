@@ -55,6 +55,9 @@ struct PipelineOptions {
   StageOptions stages;
 };
 
+// "x=1x3x224x224" -> ("x", {1, 3, 224, 224}), for ImportOptions::input_shapes.
+using onnx_frontend::parse_input_shape;
+
 // Imports the model and runs the target-independent graph passes in order.
 graph::Graph load_graph(const std::string& path, const PipelineOptions& options);
 

@@ -6,8 +6,18 @@
 #include <cstdio>
 
 #include "ir/core/diagnostics.h"
+#include "src/runtime/plan.h"
+#include "src/runtime/thread_pool.h"
 
 namespace tessel::driver {
+
+void check_thread_environment() {
+  try {
+    rt::threads_from_environment();
+  } catch (const rt::StatusError& e) {
+    TESSEL_USER_CHECK(false, Span{}) << e.what();
+  }
+}
 
 namespace {
 

@@ -14,6 +14,10 @@ struct Latency {
   int runs = 0;
 };
 
+// A user error when TESSEL_NUM_THREADS is set to anything but a thread
+// count: the in-process pool would otherwise start with its default.
+void check_thread_environment();
+
 // `warmup` untimed runs, then `repeat` timed ones.
 Latency time_runs(CompiledModel& model, const std::vector<Tensor>& inputs, int repeat, int warmup = 3);
 

@@ -106,4 +106,8 @@ int bind_shape_inputs(graph::Graph& g, const std::vector<Tensor>& inputs) {
   return bound;
 }
 
+std::vector<Tensor> run_reference(const graph::Graph& g, const std::vector<Tensor>& inputs) {
+  return reference::Executor(g).run(inputs);
+}
+
 }  // namespace tessel::driver

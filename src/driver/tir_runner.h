@@ -27,6 +27,10 @@ class TirExecutor {
   std::vector<lower::LoweredGroup> groups_;
 };
 
+// The reference executor's outputs of g (the oracle TirExecutor and compiled
+// models are checked against), inputs in graph-input order.
+std::vector<Tensor> run_reference(const graph::Graph& g, const std::vector<Tensor>& inputs);
+
 // Lowering needs static shapes, but a model may take a shape parameter
 // (Reshape's shape, Slice's starts, a reduction's axes, ...) as a graph input.
 // Like a compiler specialising on known shapes, this binds each integer graph

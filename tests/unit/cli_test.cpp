@@ -293,6 +293,24 @@ TEST(Cli, ConformanceExitCodes) {
                     (dir / "none").string() + ": not a folder");
 }
 
+// The command line is a client of the driver: everything it does, the
+// Python binding can do through the same functions. ir/core (diagnostics,
+// host tensors) is the vocabulary every layer shares, not a stage.
+TEST(Cli, IncludesNothingBelowTheDriver) {
+  namespace fs = std::filesystem;
+  for (const auto& entry : fs::directory_iterator(fs::path(TESSEL_SOURCE_DIR) / "src" / "cli")) {
+    if (entry.path().extension() != ".cpp" && entry.path().extension() != ".h") continue;
+    std::istringstream lines(cli_test::read_file(entry.path()));
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind("#include \"", 0) != 0) continue;
+      std::string header = line.substr(10, line.find('"', 10) - 10);
+      bool allowed = header.rfind("src/cli/", 0) == 0 || header.rfind("src/driver/", 0) == 0 ||
+                     header.rfind("ir/core/", 0) == 0 || header.rfind("tessel/", 0) == 0;
+      EXPECT_TRUE(allowed) << entry.path().filename() << " includes " << header;
+    }
+  }
+}
+
 TEST(Cli, Version) {
   Result r = tessel({"version"});
   EXPECT_EQ(r.code, 0) << r.err;

@@ -27,6 +27,8 @@ using cli_test::Result;
 using cli_test::contains;
 using cli_test::expect_user_error;
 using cli_test::TempDir;
+using cli_test::quote;
+using cli_test::run_tessel_line;
 
 const std::string kTinyCnn = std::string(TESSEL_SOURCE_DIR) + "/examples/tiny_cnn.onnx";
 // The bundled model's batch dimension is symbolic; compiling needs it bound.
@@ -317,6 +319,14 @@ TEST(CompileCli, ThreadsOutsideOneTo1024AreUserErrors) {
   expect_user_error(tessel({"run", so, "--repeat", "-2"}), "--repeat must be 0 to 1000000");
   expect_user_error(tessel({"run", so, "--input-shape", "image=2x1x28x28"}),
                     "--input-shape applies when compiling an ONNX model");
+}
+
+// The in-process pool of `run MODEL.onnx` and `check` would start with its default.
+TEST(CompileCli, AnInvalidThreadEnvironmentIsAUserErrorInProcessToo) {
+  for (const char* command : {"run", "check"})
+    expect_user_error(run_tessel_line(std::string(command) + " " + quote(kTinyCnn) + " --input-shape " + kImageShape,
+                                      "TESSEL_NUM_THREADS=lots"),
+                      "TESSEL_NUM_THREADS='lots' is not a thread count");
 }
 
 TEST(CompileCli, UnknownTargetsAndTargetOptions) {

@@ -81,7 +81,8 @@ TEST(TirSimplifyFold, FloatsComputeInTheirOwnPrecision) {
   EXPECT_TRUE(stays(none, float_imm(0.1, DType::kF16) + float_imm(0.2, DType::kF16)));
   // Float min / max are float_min / float_max (scalar_semantics.h), NaN on either side wins: folded.
   for (const Expr& e : {min(float_imm(nan), float_imm(1.0)), max(float_imm(1.0), float_imm(nan))}) {
-    const auto* folded = none.simplify(e).as<FloatImmNode>();
+    Expr simplified = none.simplify(e);
+    const auto* folded = simplified.as<FloatImmNode>();
     ASSERT_NE(folded, nullptr);
     EXPECT_TRUE(std::isnan(folded->value));
   }

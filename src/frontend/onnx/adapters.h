@@ -39,7 +39,7 @@ struct AdaptContext {
 };
 
 // Shape inference of a new node, then constant folding when every input is
-// constant (the reference executor evaluates it). Defined by the importer.
+// constant (passes::fold_node). Defined by the importer.
 void infer_and_fold(graph::Node& node, bool fold);
 
 using Adapter = std::function<void(AdaptContext&)>;

@@ -17,7 +17,7 @@
 #include "src/frontend/onnx/adapters.h"
 #include "src/frontend/onnx/attributes.h"
 #include "src/frontend/onnx/tensor_proto.h"
-#include "src/reference/executor.h"
+#include "src/passes/fold_constants.h"
 
 namespace tessel::onnx_frontend {
 
@@ -168,32 +168,12 @@ void bind_input_shape(graph::TensorType& t, const Dims& dims, const std::string&
 }
 
 // Folding makes data that the file does not hold (ConstantOfShape, Tile,
-// Expand, ...). Each folded node is capped, and an import in all (see
-// Importer::charge_folding), so that a few hundred bytes of model cannot make
-// the importer take gigabytes or minutes; what is not folded runs at run time.
-constexpr int64_t kMaxFoldBytesPerNode = int64_t(1) << 26;  // 64 MiB
-constexpr int64_t kMaxFoldFlopsPerNode = int64_t(1) << 30;
-constexpr int64_t kFoldBytesBudget = int64_t(1) << 28;      // 256 MiB, plus twice the weights
+// Expand, ...). Each folded node is capped (passes::should_fold), and an
+// import in all (see Importer::charge_folding), so that a few hundred bytes of
+// model cannot make the importer take gigabytes or minutes; what is not
+// folded runs at run time.
+constexpr int64_t kFoldBytesBudget = int64_t(1) << 28;  // 256 MiB, plus twice the weights
 constexpr int64_t kFoldFlopsBudget = int64_t(1) << 32;
-
-// Bytes of a value of type t, or nullopt when it is not static or too large.
-std::optional<int64_t> static_bytes(const graph::TensorType& t) {
-  if (!t.is_static()) return std::nullopt;
-  int64_t n = int64_t(dtype_size(t.dtype));
-  for (const graph::Dim& d : t.dims)
-    if (__builtin_mul_overflow(n, d.value, &n)) return std::nullopt;
-  return n;
-}
-
-bool should_fold(const graph::Node& n) {
-  for (const graph::Value* in : n.inputs)
-    if (in && !in->is_constant()) return false;
-  for (const graph::Value* out : n.outputs) {
-    std::optional<int64_t> bytes = static_bytes(out->type);
-    if (!bytes || *bytes > kMaxFoldBytesPerNode) return false;
-  }
-  return graph::node_flops(n) <= kMaxFoldFlopsPerNode;
-}
 
 class Importer {
  public:
@@ -210,7 +190,6 @@ class Importer {
   void import_node(const onnx::NodeProto& n, int index);
   void import_constant(const onnx::NodeProto& n, const std::string& name);
   void import_outputs();
-  void drop_folded_nodes();
   bool may_fold() const { return options_.fold_constants && fold_bytes_left_ > 0 && fold_flops_left_ > 0; }
   void charge_folding(const std::vector<graph::Value*>& results);
 
@@ -351,19 +330,6 @@ void Importer::charge_folding(const std::vector<graph::Value*>& results) {
 }
 
 // Folded nodes become plain constants; weights only they read disappear.
-void Importer::drop_folded_nodes() {
-  auto folded = [](const graph::Node& n) {
-    for (const graph::Value* out : n.outputs)
-      if (!out->is_constant()) return false;
-    return true;
-  };
-  for (graph::Node* n : g_.nodes())
-    if (folded(*n))
-      for (graph::Value* out : n->outputs) out->producer = nullptr;
-  g_.remove_nodes_if(folded);
-  g_.remove_unused_values();
-}
-
 graph::Graph Importer::run() {
   check_model(model_);
   opset_ = default_opset(model_);
@@ -371,7 +337,7 @@ graph::Graph Importer::run() {
   import_inputs();
   for (int i = 0; i < model_.graph().node_size(); ++i) import_node(model_.graph().node(i), i);
   import_outputs();
-  drop_folded_nodes();
+  passes::remove_folded_nodes(g_);
   return std::move(g_);
 }
 
@@ -379,11 +345,7 @@ graph::Graph Importer::run() {
 
 void infer_and_fold(graph::Node& node, bool fold) {
   graph::infer_node(node);
-  if (!fold || !should_fold(node)) return;
-  std::vector<const Tensor*> args;
-  for (graph::Value* in : node.inputs) args.push_back(in ? &*in->constant : nullptr);
-  std::vector<Tensor> folded = reference::evaluate_node(node, args);
-  for (size_t i = 0; i < folded.size(); ++i) node.outputs[i]->constant = std::move(folded[i]);
+  if (fold) passes::fold_node(node);
 }
 
 graph::Graph import_model_proto(const onnx::ModelProto& model, const std::string& model_dir,

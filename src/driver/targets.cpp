@@ -1,0 +1,63 @@
+// served_target, check_runs_here and the reports of `tessel target` and `tessel version`.
+#include "src/driver/targets.h"
+
+#include <google/protobuf/stubs/common.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "ir/core/diagnostics.h"
+#include "src/codegen/backend.h"
+#include "src/codegen/cuda/nvrtc_library.h"
+#include "src/codegen/llvm/host_target.h"
+#include "tuner/cost_model/xgboost_info.h"
+
+namespace tessel::driver {
+
+namespace {
+
+std::string cuda_target_line() {
+  std::string why = codegen::cuda_target_unavailable_reason();
+  if (why.empty()) return ", cuda";
+  return "; cuda unavailable: " + why.substr(0, why.find('\n'));
+}
+
+}  // namespace
+
+codegen::Target served_target(const std::string& spec, const std::vector<std::string>& extra_options) {
+  codegen::Target target = codegen::parse_target(spec, extra_options);
+  codegen::make_backend(target);  // a user error when this build cannot serve it
+  return target;
+}
+
+void check_runs_here(const codegen::Target& target) {
+  std::vector<std::string> lacking = codegen::features_host_lacks(target);
+  std::string list;
+  for (const std::string& f : lacking) list += (list.empty() ? "" : ", ") + f;
+  TESSEL_USER_CHECK(lacking.empty(), Span{})
+      << "this CPU lacks " << list << ", which the target's code uses: it cannot run here "
+      << "(tessel compile can still build a library for a machine that has them)";
+}
+
+std::string target_report(const std::string& spec) {
+  codegen::Target target = served_target(spec);
+  check_runs_here(target);
+  return codegen::describe(target);
+}
+
+std::string version_report() {
+  codegen::CpuTarget cpu = codegen::host_target().cpu;
+  std::ostringstream os;
+  os << "tessel 0.1.0\n"
+     << "LLVM " << codegen::llvm_version() << "\n"
+     << "NVRTC " << codegen::nvrtc_description() << "\n"
+     << "targets llvm" << cuda_target_line() << "\n"
+     << "XGBoost " << tune::xgboost_version() << "\n"
+     << "protobuf " << google::protobuf::internal::VersionString(GOOGLE_PROTOBUF_VERSION) << "\n"
+     << "host " << cpu.triple << " cpu " << cpu.cpu << ", "
+     << std::count_if(cpu.features.begin(), cpu.features.end(), [](const std::string& f) { return f[0] == '+'; })
+     << " features, " << cpu.vector_bits << "-bit vectors\n";
+  return os.str();
+}
+
+}  // namespace tessel::driver

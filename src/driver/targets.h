@@ -1,0 +1,29 @@
+// Targets as the commands meet them: a spec parsed and checked against the
+// backends of this build, what `tessel target` and `tessel version` print,
+// and the check that code for a target can run on this CPU.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "src/codegen/target.h"
+
+namespace tessel::driver {
+
+// The target of spec (plus the CLI's separate -mcpu / -mattr options); a
+// user error when it is malformed or no backend of this build serves it.
+codegen::Target served_target(const std::string& spec, const std::vector<std::string>& extra_options = {});
+
+// A user error when this CPU lacks a feature the target's code uses: that
+// code would stop on an illegal instruction here.
+void check_runs_here(const codegen::Target& target);
+
+// `tessel target SPEC`: the parsed target, described; a user error when it
+// cannot be served here or its code cannot run on this CPU.
+std::string target_report(const std::string& spec);
+
+// `tessel version`: Tessel, LLVM, NVRTC, XGBoost, protobuf, the targets this
+// build serves, the host CPU.
+std::string version_report();
+
+}  // namespace tessel::driver
