@@ -15,6 +15,7 @@ class Status(enum.IntEnum):
     OUT_OF_MEMORY = 4
     CORRUPT_MODEL = 5
     KERNEL_FAILED = 6
+    UNSUPPORTED_CPU = 7
 
 
 class TesselError(RuntimeError):
