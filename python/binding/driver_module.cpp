@@ -15,6 +15,7 @@
 #include "src/driver/compile_model.h"
 #include "src/driver/inspect.h"
 #include "src/driver/pipeline.h"
+#include "src/driver/targets.h"
 #include "tessel/error.h"
 
 namespace py = pybind11;
@@ -36,8 +37,7 @@ driver::CompileOptions compile_options(const std::string& target, const std::str
   driver::CompileOptions o;
   o.fusion = passes::parse_fusion_policy(fusion);
   o.schedule = driver::parse_schedule_kind(schedule);
-  o.target = codegen::parse_target(target);
-  codegen::make_backend(o.target);  // refused before any work, as the CLI does
+  o.target = driver::served_target(target);  // refused before any work, as the CLI does
   return o;
 }
 
