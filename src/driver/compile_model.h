@@ -38,6 +38,11 @@ struct CompileOptions {
   StageOptions stages;
 };
 
+// The layout decisions the compute definitions get for these options: the
+// default CPU schedule's for an llvm target (sched::default_cpu_layouts), the
+// direct forms without a schedule or for another target.
+lower::LayoutChoices layout_choices(const CompileOptions& options);
+
 struct CompiledKernel {
   std::string symbol;
   lower::LoweredGroup group;

@@ -5,6 +5,7 @@
 
 #include "ir/tensor/functor.h"
 #include "ir/tensor/printer.h"
+#include "src/driver/compile_model.h"
 #include "src/lower/lower_group.h"
 
 namespace tessel::driver {
@@ -60,8 +61,9 @@ void run_lower_job(const graph::Graph& g, const LowerJobOptions& o, std::ostream
     TESSEL_USER_CHECK(it != groups.end(), Span{}) << "no node named '" << o.node << "' in the model";
     groups = {*it};
   }
+  lower::LayoutChoices layouts = layout_choices(CompileOptions{});
   for (const passes::NodeGroup& group : groups)
-    print_group(lower::lower_group_with_bindings(g, group), o.print, out);
+    print_group(lower::lower_group_with_bindings(g, group, layouts), o.print, out);
 }
 
 }  // namespace tessel::driver

@@ -1,5 +1,6 @@
 // `tessel lower`: groups a model's nodes, lowers each group to a PrimFunc and
-// reports what came out (members, signature, blocks, and the IR text).
+// reports what came out (members, signature, blocks, and the IR text), with
+// the layout decisions a compile for the host CPU makes.
 #pragma once
 
 #include <ostream>

@@ -13,6 +13,7 @@
 #include "ir/tensor/printer.h"
 #include "ir/tensor/verifier.h"
 #include "schedules/defaults/cpu_defaults.h"
+#include "schedules/defaults/cpu_layouts.h"
 #include "schedules/schedule.h"
 #include "src/driver/compile_model.h"
 #include "src/driver/execution_plan.h"
@@ -75,13 +76,14 @@ std::optional<sched::CpuScheduleOptions> cpu_schedule_options(const CompileOptio
   return cpu;
 }
 
-std::vector<CompiledKernel> lower_groups(const graph::Graph& g, const std::vector<passes::NodeGroup>& groups) {
+std::vector<CompiledKernel> lower_groups(const graph::Graph& g, const std::vector<passes::NodeGroup>& groups,
+                                         const lower::LayoutChoices& layouts) {
   std::vector<CompiledKernel> kernels;
   for (size_t i = 0; i < groups.size(); ++i) {
     TESSEL_ICHECK(passes::is_convex(g, groups[i])) << "group " << groups[i].name << " is not convex";
     CompiledKernel k;
     k.symbol = kernel_symbol(i, groups[i].name);
-    k.group = lower::lower_group_with_bindings(g, groups[i]);
+    k.group = lower::lower_group_with_bindings(g, groups[i], layouts);
     for (const graph::Node* n : groups[i].nodes) k.flops += double(graph::node_flops(*n));
     kernels.push_back(std::move(k));
   }
@@ -99,6 +101,12 @@ void run_tir_pass(const char* stage, std::vector<CompiledKernel>& kernels, Pass 
 }
 
 }  // namespace
+
+lower::LayoutChoices layout_choices(const CompileOptions& options) {
+  if (options.target.kind != codegen::TargetKind::kLlvm) return {};
+  std::optional<sched::CpuScheduleOptions> cpu = cpu_schedule_options(options);
+  return cpu ? sched::default_cpu_layouts(*cpu) : lower::LayoutChoices{};
+}
 
 const std::vector<std::string>& pipeline_stages() {
   static const std::vector<std::string> stages = {
@@ -180,7 +188,7 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
   std::vector<CompiledKernel> kernels;
   {
     StageTimer t("lower", o);
-    kernels = lower_groups(g, groups);
+    kernels = lower_groups(g, groups, layout_choices(options));
   }
   after_tir_stage("lower", kernels, [](const CompiledKernel& k) { return k.group.func; }, o);
 

@@ -8,13 +8,17 @@
 
 #include "ir/graph/op_registry.h"
 #include "ir/tensor/interpreter.h"
+#include "src/driver/compile_model.h"
 #include "src/frontend/onnx/adapters.h"
 #include "src/reference/executor.h"
 
 namespace tessel::driver {
 
 TirExecutor::TirExecutor(const graph::Graph& g, passes::FusionPolicy fusion)
-    : graph_(g), groups_(lower::lower_graph(g, *passes::make_grouping_policy(fusion))) {}
+    : TirExecutor(g, fusion, layout_choices(CompileOptions{})) {}
+
+TirExecutor::TirExecutor(const graph::Graph& g, passes::FusionPolicy fusion, const lower::LayoutChoices& layouts)
+    : graph_(g), groups_(lower::lower_graph(g, *passes::make_grouping_policy(fusion), layouts)) {}
 
 std::vector<Tensor> TirExecutor::run(const std::vector<Tensor>& inputs) const {
   const auto& graph_inputs = graph_.inputs();

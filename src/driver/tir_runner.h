@@ -13,8 +13,11 @@ namespace tessel::driver {
 
 class TirExecutor {
  public:
-  // Lowers g once, grouped by the policy; the graph must outlive the executor.
+  // Lowers g once, grouped by the policy, with the layout decisions a
+  // compile for the host CPU makes (or `layouts`); the graph must outlive
+  // the executor.
   TirExecutor(const graph::Graph& g, passes::FusionPolicy fusion);
+  TirExecutor(const graph::Graph& g, passes::FusionPolicy fusion, const lower::LayoutChoices& layouts);
 
   // Inputs in graph-input order, checked like the reference executor's.
   // An interpreter failure is a tir::InterpreterError naming the group.

@@ -55,7 +55,8 @@ Expr combine(Combiner c, Expr acc, Expr value) {
   return {};
 }
 
-LowerContext::LowerContext(std::string func_name) : name_(std::move(func_name)) {}
+LowerContext::LowerContext(std::string func_name, LayoutChoices layouts)
+    : name_(std::move(func_name)), layouts_(std::move(layouts)) {}
 
 std::string LowerContext::unique_block_name(const std::string& base) {
   std::string name = base.empty() ? "block" : base;

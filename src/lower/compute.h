@@ -10,6 +10,7 @@
 
 #include "ir/graph/types.h"
 #include "ir/tensor/function.h"
+#include "src/lower/layout_choices.h"
 
 namespace tessel::lower {
 
@@ -34,7 +35,10 @@ tir::Expr combine(Combiner c, tir::Expr acc, tir::Expr value);
 // Builds one PrimFunc: parameters, then blocks in the order they are added.
 class LowerContext {
  public:
-  explicit LowerContext(std::string func_name);
+  explicit LowerContext(std::string func_name, LayoutChoices layouts = {});
+
+  // The target's layout decisions (layout_choices.h), for the ops that have them.
+  const LayoutChoices& layouts() const { return layouts_; }
 
   // A parameter buffer for a value computed outside the function.
   TensorExpr input(const std::string& name, DType dtype, const std::vector<int64_t>& shape);
@@ -75,6 +79,7 @@ class LowerContext {
 
  private:
   std::string name_;
+  LayoutChoices layouts_;
   std::vector<tir::Buffer> inputs_, outputs_, intermediates_;
   std::vector<tir::Stmt> stages_;
   std::vector<std::string> used_names_;

@@ -91,10 +91,10 @@ std::string identifier_of(const std::string& name) {
   return id;
 }
 
-LoweredGroup lower_group_with_bindings(const graph::Graph& g, const NodeGroup& group) {
+LoweredGroup lower_group_with_bindings(const graph::Graph& g, const NodeGroup& group, const LayoutChoices& layouts) {
   TESSEL_ICHECK(!group.nodes.empty()) << "group " << group.name << " has no nodes";
   Boundary boundary = boundary_of(g, group);
-  LowerContext ctx(identifier_of(group.name));
+  LowerContext ctx(identifier_of(group.name), layouts);
   std::vector<std::string> in_names = input_names(ctx, boundary.inputs);
   std::vector<std::string> out_names = output_names(boundary.outputs, in_names);
 
@@ -147,15 +147,16 @@ LoweredGroup lower_group_with_bindings(const graph::Graph& g, const NodeGroup& g
   return lowered;
 }
 
-tir::PrimFunc lower_group(const graph::Graph& g, const NodeGroup& group) {
-  return lower_group_with_bindings(g, group).func;
+tir::PrimFunc lower_group(const graph::Graph& g, const NodeGroup& group, const LayoutChoices& layouts) {
+  return lower_group_with_bindings(g, group, layouts).func;
 }
 
-std::vector<LoweredGroup> lower_graph(const graph::Graph& g, const GroupingPolicy& policy) {
+std::vector<LoweredGroup> lower_graph(const graph::Graph& g, const GroupingPolicy& policy,
+                                      const LayoutChoices& layouts) {
   std::vector<LoweredGroup> lowered;
   for (const NodeGroup& group : policy.group(g)) {
     TESSEL_ICHECK(is_convex(g, group)) << "group " << group.name << " is not convex";
-    lowered.push_back(lower_group_with_bindings(g, group));
+    lowered.push_back(lower_group_with_bindings(g, group, layouts));
   }
   return lowered;
 }

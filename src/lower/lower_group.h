@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ir/tensor/function.h"
+#include "src/lower/layout_choices.h"
 #include "src/passes/fusion.h"
 
 namespace tessel::lower {
@@ -31,11 +32,14 @@ struct LoweredGroup {
 // Lowers one group of g. Requires static shapes on every value it touches
 // (a user error naming the node otherwise) and a compute definition for every
 // op. Inputs that no stage reads (a Reshape's shape tensor) are no parameter.
-LoweredGroup lower_group_with_bindings(const graph::Graph& g, const NodeGroup& group);
-tir::PrimFunc lower_group(const graph::Graph& g, const NodeGroup& group);
+// The target's layout decisions come from `layouts` (none: direct forms).
+LoweredGroup lower_group_with_bindings(const graph::Graph& g, const NodeGroup& group,
+                                       const LayoutChoices& layouts = {});
+tir::PrimFunc lower_group(const graph::Graph& g, const NodeGroup& group, const LayoutChoices& layouts = {});
 
 // Groups g with the policy and lowers every group, in the policy's order.
-std::vector<LoweredGroup> lower_graph(const graph::Graph& g, const GroupingPolicy& policy);
+std::vector<LoweredGroup> lower_graph(const graph::Graph& g, const GroupingPolicy& policy,
+                                      const LayoutChoices& layouts = {});
 
 // A value name made an identifier: [A-Za-z0-9_] kept, others '_', a leading
 // digit (or an empty name) prefixed with "v_".

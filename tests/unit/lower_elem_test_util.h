@@ -17,6 +17,7 @@
 #include "ir/tensor/functor.h"
 #include "ir/tensor/interpreter.h"
 #include "ir/tensor/verifier.h"
+#include "schedules/defaults/cpu_layouts.h"
 #include "src/lower/op_lowering.h"
 #include "src/reference/executor.h"
 
@@ -78,10 +79,12 @@ struct Lowered {
 // Lowers every node of g into one function: graph inputs and constants become
 // parameters (in that order), graph outputs are named out0, out1, ...
 // With constants_as_params false, constants reach the lowerings only through
-// the node (their TensorExpr is empty).
+// the node (their TensorExpr is empty). Layouts: the default CPU schedule's
+// for 16 lanes, as the compiler has them, unless given.
 inline Lowered lower_graph(const graph::Graph& g, const std::vector<Tensor>& inputs,
-                           bool constants_as_params = true) {
-  lower::LowerContext ctx("f");
+                           bool constants_as_params = true,
+                           const lower::LayoutChoices& layouts = sched::default_cpu_layouts({})) {
+  lower::LowerContext ctx("f", layouts);
   std::map<const graph::Value*, lower::TensorExpr> env;
   Lowered out;
   for (size_t i = 0; i < g.inputs().size(); ++i) {

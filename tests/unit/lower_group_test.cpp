@@ -11,6 +11,7 @@
 #include "ir/tensor/interpreter.h"
 #include "src/driver/conformance.h"
 #include "src/driver/tir_runner.h"
+#include "schedules/defaults/cpu_layouts.h"
 #include "src/lower/lower_group.h"
 #include "src/reference/executor.h"
 #include "tessel/error.h"
@@ -160,7 +161,7 @@ std::vector<std::string> names_of(const std::vector<tir::Buffer>& buffers) {
 TEST(LowerGroupTest, FusedConvBiasReluIsAReductionAndAnOutputBlock) {
   ConvNet net;
   passes::NodeGroup group{"fused_conv", {net.conv, net.bias_add, net.relu}};
-  lower::LoweredGroup lowered = lower::lower_group_with_bindings(net.g, group);
+  lower::LoweredGroup lowered = lower::lower_group_with_bindings(net.g, group, sched::default_cpu_layouts({}));
   const tir::PrimFunc& f = lowered.func;
   EXPECT_EQ(f->name, "fused_conv");
   EXPECT_EQ(names_of(f->inputs), (std::vector<std::string>{"x", "conv_w", "conv_b"}));

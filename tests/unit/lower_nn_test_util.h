@@ -15,6 +15,7 @@
 #include "ir/tensor/interpreter.h"
 #include "ir/tensor/printer.h"
 #include "ir/tensor/verifier.h"
+#include "schedules/defaults/cpu_layouts.h"
 #include "src/lower/op_lowering.h"
 #include "src/reference/executor.h"
 
@@ -68,8 +69,10 @@ struct LoweredNode {
   std::vector<Tensor> values;  // the present inputs, in order
   tir::PrimFunc func;
 
+  // Layouts: the default CPU schedule's for 16 lanes, as the compiler has them, unless given.
   LoweredNode(const std::string& op, const std::string& name, const std::vector<Arg>& args,
-              graph::Attrs attrs = {}, int outputs = 1) {
+              graph::Attrs attrs = {}, int outputs = 1,
+              const lower::LayoutChoices& layouts = sched::default_cpu_layouts({})) {
     std::vector<graph::Value*> in;
     for (size_t i = 0; i < args.size(); ++i) {
       std::string vname = "in" + std::to_string(i);
@@ -85,7 +88,7 @@ struct LoweredNode {
     for (int i = 0; i < outputs; ++i) names.push_back("out" + std::to_string(i));
     node = g.add_node(op, name, in, names, std::move(attrs));
     graph::infer_node(*node);
-    lower::LowerContext ctx(name);
+    lower::LowerContext ctx(name, layouts);
     std::vector<lower::TensorExpr> exprs;
     for (size_t i = 0; i < args.size(); ++i) {
       if (args[i].omitted) {
@@ -128,8 +131,9 @@ inline void expect_close(const Tensor& got, const Tensor& want, double tol, cons
 
 // Lowers, verifies, interprets and compares every output with the reference.
 inline LoweredNode check_op(const std::string& op, const std::string& name, const std::vector<Arg>& args,
-                            graph::Attrs attrs = {}, int outputs = 1, double tol = 1e-5) {
-  LoweredNode n(op, name, args, std::move(attrs), outputs);
+                            graph::Attrs attrs = {}, int outputs = 1, double tol = 1e-5,
+                            const lower::LayoutChoices& layouts = sched::default_cpu_layouts({})) {
+  LoweredNode n(op, name, args, std::move(attrs), outputs, layouts);
   EXPECT_EQ(tir::verify_problems(n.func), std::vector<std::string>{}) << n.text();
   std::vector<Tensor> want = n.reference();
   std::vector<Tensor> got = n.interpreted();

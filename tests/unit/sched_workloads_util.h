@@ -20,6 +20,7 @@
 #include "ir/tensor/printer.h"
 #include "ir/tensor/structural.h"
 #include "ir/tensor/verifier.h"
+#include "schedules/defaults/cpu_layouts.h"
 #include "schedules/primitives/block_primitives.h"
 #include "schedules/schedule.h"
 #include "schedules/tree_query.h"
@@ -152,7 +153,7 @@ inline tir::PrimFunc lower_workload(Workload w, const Shapes& shapes = {}) {
   build_graph(g, w, shapes);
   std::vector<passes::NodeGroup> groups = passes::make_grouping_policy(passes::FusionPolicy::kSimple)->group(g);
   EXPECT_EQ(groups.size(), 1u) << workload_name(w) << " should lower to one group";
-  return lower::lower_group(g, groups.at(0));
+  return lower::lower_group(g, groups.at(0), sched::default_cpu_layouts({}));
 }
 
 // Uniform in [-1, 1), seeded: one tensor per parameter of func.

@@ -1,7 +1,7 @@
 // Compute definitions of Conv and ConvTranspose: one reduction block over
 // (input channel of the group, kernel taps) per output element, reading the
-// input re-laid out (window_input: padding, stride phases) or, for most 2-D
-// convs, over the flat plane; ConvTranspose with padding as an in-bounds
+// input re-laid out (window_input: padding, stride phases) or, where the
+// target's layout choice says so (layout_choices.h), over the flat plane; ConvTranspose with padding as an in-bounds
 // Select; the bias an injective stage after it.
 #include <optional>
 
@@ -41,43 +41,22 @@ TensorExpr with_bias(const TensorExpr& y, const std::vector<TensorExpr>& in, DTy
   return out;
 }
 
-// Output rows shorter than this, or not a multiple of kFlatRowMultiple, are
-// ragged: a row of 14 or 55 outputs is vectors and a tail; a flat row is
-// whole vectors. Ragged convs are computed flat (lower_flat_conv); so are all
-// 2-D convs that are neither 1x1 nor depthwise, whatever their rows: flat, the
-// tile's vector part can be two or three vectors (4 x 24 or 6 x 16) instead of
-// one vector of a row (8 x 8: a broadcast load per FMA). ResNet-18 on one
-// thread: 69-80 -> 61-62 ms. Depthwise convs keep their rows (flat, their
-// per-channel stages were slower), and so do convs with fewer output channels
-// than kFlatMinChannels (no room for the wide tile's rows, and the flat form
-// costs a pass of its own for the epilogue).
-constexpr int64_t kFlatRowLimit = 32;
-constexpr int64_t kFlatMinChannels = 16;
-constexpr int64_t kFlatRowMultiple = 8;
-// The flat extent is padded to a multiple of kFlatAlign (16 f32 lanes:
-// AVX-512; two AVX2 vectors), or of kWideFlatAlign when more than
-// kWidePlane (room for tiles of 16, 24 and 48 columns, for little padding).
-constexpr int64_t kFlatAlign = 16;
-constexpr int64_t kWideFlatAlign = 48;
-constexpr int64_t kWidePlane = 512;
-
-// A 2-D convolution (short, ragged or any non-depthwise rows; see above)
-// computed as one flat row per output channel over the re-laid-out input
+// A 2-D convolution computed as one flat row per output channel over the re-laid-out input
 // plane of width W': Yf[n, oc, f], f = oh * W' + ow, reads the plane at
 // f + th * W' + tw (th, tw: the tap's offsets), so consecutive f read
 // consecutive elements and the vector loop runs over whole vectors. Columns
 // ow >= OW and the f past OH * W' are computed and never read; the plane has
 // zero rows below for their reads. Y[n, oc, oh, ow] = Yf[n, oc, oh * W' + ow].
+// The flat extent is padded to a multiple of `align` (whole register tiles).
 std::vector<TensorExpr> lower_flat_conv(LowerContext& ctx, const graph::Node& node, const std::vector<TensorExpr>& in,
                                         const WindowGeometry& g, const std::vector<int64_t>& out,
-                                        const std::vector<int64_t>& extents) {
+                                        const std::vector<int64_t>& extents, int64_t align) {
   const TensorExpr &x = in[0], &w = in[1];
   int64_t group = node.attrs.get_int("group");
   int64_t cg = w.shape[1], mg = out[1] / group;
   DType t = accum_dtype(x.dtype);
   std::vector<int64_t> positions = relaid_positions(g, out);
   int64_t width = positions[1];
-  int64_t align = out[2] * width > kWidePlane ? kWideFlatAlign : kFlatAlign;
   int64_t flat = (out[2] * width + align - 1) / align * align;
   auto tap_reach = [&](size_t u) {  // the largest tap offset in positions
     int64_t tap = (g.kernel[u] - 1) * g.dilations[u];
@@ -101,21 +80,15 @@ std::vector<TensorExpr> lower_flat_conv(LowerContext& ctx, const graph::Node& no
 // A 1x1 convolution (stride 1, no padding, one group) is a matmul over the
 // flat plane: Y[n, oc, j] = sum over c: W[oc, c] * X[n, c, j], j = h * W + w,
 // and X's plane is already flat and contiguous. The columns split at the
-// largest multiple of kFlatAlign: one block over those (whole register tiles,
-// 6 x 16 or 4 x 24) and one over the rest (fewer than 16 columns). A short
-// row (7, 14) as the tile's vector part was a vector, a half and a scalar.
-bool is_plain_pointwise(const WindowGeometry& g, int64_t group) {
-  if (g.spatial() != 2 || group != 1) return false;
-  for (size_t u = 0; u < 2; ++u)
-    if (g.kernel[u] != 1 || g.strides[u] != 1 || g.pad_begin[u] != 0 || g.pad_end[u] != 0) return false;
-  return true;
-}
-
+// largest multiple of `align`: one block over those (whole register tiles)
+// and one over the rest. A short row (7, 14) as the tile's vector part was a
+// vector, a half and a scalar.
 std::vector<TensorExpr> lower_flat_pointwise(LowerContext& ctx, const graph::Node& node,
-                                             const std::vector<TensorExpr>& in, const std::vector<int64_t>& out) {
+                                             const std::vector<TensorExpr>& in, const std::vector<int64_t>& out,
+                                             int64_t align) {
   const TensorExpr &x = in[0], &w = in[1];
   DType t = accum_dtype(x.dtype);
-  int64_t width = out[3], plane = out[2] * out[3], main = plane / kFlatAlign * kFlatAlign;
+  int64_t width = out[3], plane = out[2] * out[3], main = plane / align * align;
   auto columns = [&](const std::string& name, int64_t first, int64_t count) {
     auto value = [=](const std::vector<Expr>& s, const std::vector<Expr>& r) {
       Expr j = first == 0 ? s[2] : s[2] + first;
@@ -124,6 +97,7 @@ std::vector<TensorExpr> lower_flat_pointwise(LowerContext& ctx, const graph::Nod
     };
     return ctx.reduce(name, {out[0], out[1], count}, t, {w.shape[1]}, Combiner::kSum, value);
   };
+  TESSEL_ICHECK(main > 0) << node.name << ": a flat pointwise conv of " << plane << " positions aligned to " << align;
   TensorExpr head = columns(stage_name(node), 0, main);
   std::optional<TensorExpr> tail;
   if (main < plane) tail = columns(stage_name(node, "tail"), main, plane - main);
@@ -155,16 +129,10 @@ std::vector<TensorExpr> lower_conv(LowerContext& ctx, const graph::Node& node,
   std::vector<int64_t> extents = {cg};
   extents.insert(extents.end(), kernel.begin(), kernel.end());
   DType t = accum_dtype(x.dtype);
-  // Pointwise convs (1x1 taps) with ragged rows are a flat matmul (their
-  // input needs no copy); with rows of whole vectors, they keep their rows.
-  bool pointwise = kernel.size() == 2 && kernel[0] == 1 && kernel[1] == 1;
-  bool depthwise = group > 1 && cg == 1;
-  bool ragged = g.spatial() == 2 && (out[3] < kFlatRowLimit || out[3] % kFlatRowMultiple != 0);
-  if (ragged && is_plain_pointwise(g, group) && out[2] * out[3] >= kFlatAlign)
-    return lower_flat_pointwise(ctx, node, in, out);
-  bool wide_tiles = !depthwise && mg >= kFlatMinChannels;
-  if (g.spatial() == 2 && !pointwise && (ragged || wide_tiles))
-    return lower_flat_conv(ctx, node, in, g, out, extents);
+  ConvLayout layout = ctx.layouts().conv_layout(
+      {out, kernel, g.strides, g.dilations, g.pad_begin, g.pad_end, group, cg, mg});
+  if (layout.form == ConvForm::kFlatPointwise) return lower_flat_pointwise(ctx, node, in, out, layout.flat_align);
+  if (layout.form == ConvForm::kFlat) return lower_flat_conv(ctx, node, in, g, out, extents, layout.flat_align);
   WindowInput xin = window_input(ctx, stage_name(node), x, g, out, 0, const_of(x.dtype, 0));
   auto value = [=](const std::vector<Expr>& s, const std::vector<Expr>& r) {
     std::vector<Expr> wi = {s[1], r[0]};

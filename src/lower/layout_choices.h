@@ -1,0 +1,65 @@
+// Layout decisions the compute definitions take as input instead of fixing
+// them: the form a 2-D convolution is computed in (over its output rows, or
+// one flat row per output channel over the re-laid-out input plane) and how
+// far a flat plane is padded. Good choices depend on the target (its vector
+// width and register tiles), so the schedule makes them
+// (sched::default_cpu_layouts), a tuner can search them, and a target that
+// makes none (a GPU) gets the direct form of every op.
+//
+//   conv 64 -> 64, 3x3, 56x56 output  --(CPU defaults)-->  {flat, align 48}
+//   conv 32 -> 32, depthwise 3x3      --(CPU defaults)-->  {direct}
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace tessel::lower {
+
+// What a convolution's layout decision looks at: output [N, M, spatial...],
+// its window and its groups (plain numbers: no graph types).
+struct ConvShape {
+  std::vector<int64_t> out;
+  std::vector<int64_t> kernel, strides, dilations, pad_begin, pad_end;
+  int64_t group = 1;
+  int64_t in_per_group = 1, out_per_group = 1;  // input and output channels of one group
+
+  int spatial() const { return int(kernel.size()); }
+  bool depthwise() const { return group > 1 && in_per_group == 1; }
+  // 1x1 taps, stride 1, no padding, one group: a matmul over the flat plane
+  // as it is, with no copy of the input.
+  bool plain_pointwise() const {
+    if (spatial() != 2 || group != 1) return false;
+    for (size_t u = 0; u < 2; ++u)
+      if (kernel[u] != 1 || strides[u] != 1 || pad_begin[u] != 0 || pad_end[u] != 0) return false;
+    return true;
+  }
+};
+
+enum class ConvForm {
+  kDirect,         // a block over the output's rows
+  kFlat,           // one flat row per output channel over the re-laid-out plane (2-D only)
+  kFlatPointwise,  // a matmul over the input's own flat plane (plain_pointwise convs only)
+};
+
+struct ConvLayout {
+  ConvForm form = ConvForm::kDirect;
+  int64_t flat_align = 1;  // a flat row's extent is padded to a multiple of this
+
+  bool operator==(const ConvLayout&) const = default;
+};
+
+std::string to_string(const ConvLayout& layout);  // "direct", "flat align 48", "flat-pointwise align 16"
+
+// The choices for one lowering; an empty function chooses the direct form.
+struct LayoutChoices {
+  std::function<ConvLayout(const ConvShape&)> conv;
+
+  // The choice for c, checked: a flat form is for 2-D convs only, the
+  // pointwise one for plain_pointwise convs, and an alignment is >= 1
+  // (an internal error otherwise: the chooser is the compiler's).
+  ConvLayout conv_layout(const ConvShape& c) const;
+};
+
+}  // namespace tessel::lower

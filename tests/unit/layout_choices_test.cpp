@@ -1,0 +1,99 @@
+// Layout decisions are inputs of lowering (lower/layout_choices.h) made by the
+// schedule from the target: the default CPU rules, the forms lowering builds
+// for each choice (each checked against the reference on the interpreter),
+// choices lowering refuses, and what the pipeline picks per target.
+#include "schedules/defaults/cpu_layouts.h"
+#include "src/driver/compile_model.h"
+#include "tests/unit/lower_nn_test_util.h"
+
+namespace tessel::lower_nn_test {
+namespace {
+
+using lower::ConvForm;
+using lower::ConvLayout;
+using lower::ConvShape;
+using std::vector;
+
+// A 2-D conv: output [1, m, oh, ow], k x k taps, stride 1, pad (k - 1) / 2.
+ConvShape conv2d(int64_t m, int64_t oh, int64_t ow, int64_t k, int64_t group = 1, int64_t in_per_group = 8) {
+  int64_t pad = (k - 1) / 2;
+  return {{1, m, oh, ow}, {k, k}, {1, 1}, {1, 1}, {pad, pad}, {pad, pad}, group, in_per_group, m / group};
+}
+
+std::string cpu_choice(const ConvShape& c, int lanes) {
+  sched::CpuScheduleOptions o;
+  o.vector_lanes = lanes;
+  return lower::to_string(sched::default_cpu_conv_layout(c, o));
+}
+
+TEST(CpuLayouts, ConvFormsFollowRowsChannelsAndTaps) {
+  for (int lanes : {8, 16}) {
+    SCOPED_TRACE(lanes);
+    EXPECT_EQ(cpu_choice(conv2d(64, 56, 56, 3), lanes), "flat align 48") << "wide plane: tiles of 16, 24, 48 end evenly";
+    EXPECT_EQ(cpu_choice(conv2d(64, 14, 14, 3), lanes), "flat align 16") << "ragged rows, plane of 14 x 16";
+    EXPECT_EQ(cpu_choice(conv2d(8, 4, 32, 3), lanes), "direct") << "rows of whole vectors, too few channels";
+    EXPECT_EQ(cpu_choice(conv2d(8, 4, 30, 3), lanes), "flat align 16") << "ragged rows";
+    EXPECT_EQ(cpu_choice(conv2d(32, 56, 56, 3, 32, 1), lanes), "direct") << "depthwise keeps its rows";
+    EXPECT_EQ(cpu_choice(conv2d(64, 7, 7, 1), lanes), "flat-pointwise align 16") << "1x1, short rows";
+    EXPECT_EQ(cpu_choice(conv2d(64, 56, 56, 1), lanes), "direct") << "1x1 with rows of whole vectors";
+    EXPECT_EQ(cpu_choice(conv2d(64, 3, 3, 1), lanes), "direct") << "1x1, a plane under one tile";
+  }
+  ConvShape one_d{{1, 16, 40}, {3}, {1}, {1}, {1}, {1}, 1, 4, 16};
+  EXPECT_EQ(cpu_choice(one_d, 8), "direct") << "flat forms are 2-D";
+}
+
+TEST(CpuLayouts, TheFlatAlignmentIsWholeVectorsOfTheTarget) {
+  EXPECT_EQ(cpu_choice(conv2d(64, 14, 14, 3), 4), "flat align 16");
+  EXPECT_EQ(cpu_choice(conv2d(64, 14, 14, 3), 32), "flat align 32");
+  EXPECT_EQ(cpu_choice(conv2d(64, 56, 56, 3), 32), "flat align 96");
+}
+
+lower::LayoutChoices always(ConvLayout layout) {
+  return {[layout](const ConvShape&) { return layout; }};
+}
+
+// The same conv in every form lowering offers, each against the reference:
+// what a tuner or a GPU target can ask for instead of the CPU default.
+TEST(LayoutChoicesLowering, EveryFormOfAConvMatchesTheReference) {
+  vector<Arg> args = {f32_arg({1, 3, 9, 10}), f32_arg({16, 3, 3, 3}), f32_arg({16})};
+  graph::Attrs pads = attrs(kv("pads", ints({1, 1, 1, 1})));
+  LoweredNode direct = check_op("Conv", "c", args, pads, 1, 1e-5, {});
+  EXPECT_EQ(block_shapes(direct.func), (vector<std::string>{"c_pad_1: S S S S", "c: S S S S R R R", "out0: S S S S"}));
+  LoweredNode flat16 = check_op("Conv", "c", args, pads, 1, 1e-5, always({ConvForm::kFlat, 16}));
+  EXPECT_NE(flat16.text().find("alloc c: f32[1, 16, 112]"), std::string::npos)
+      << "9 rows of 12 re-laid positions -> 112:\n" << flat16.text();
+  LoweredNode flat5 = check_op("Conv", "c", args, pads, 1, 1e-5, always({ConvForm::kFlat, 5}));
+  EXPECT_NE(flat5.text().find("alloc c: f32[1, 16, 110]"), std::string::npos) << flat5.text();
+  vector<Arg> pointwise = {f32_arg({1, 5, 7, 7}), f32_arg({3, 5, 1, 1})};
+  LoweredNode p32 = check_op("Conv", "p", pointwise, {}, 1, 1e-5, always({ConvForm::kFlatPointwise, 32}));
+  EXPECT_EQ(block_shapes(p32.func), (vector<std::string>{"p: S S S R", "p_tail: S S S R", "out0: S S S S"}));
+  EXPECT_NE(p32.text().find("alloc p_tail: f32[1, 3, 17]"), std::string::npos) << p32.text();
+  check_op("Conv", "p", pointwise, {}, 1, 1e-5, {});
+}
+
+TEST(LayoutChoicesLowering, AChoiceThatDoesNotFitTheConvIsAnInternalError) {
+  vector<Arg> three_by_three = {f32_arg({1, 2, 6, 6}), f32_arg({4, 2, 3, 3})};
+  EXPECT_THROW(LoweredNode("Conv", "c", three_by_three, {}, 1, always({ConvForm::kFlatPointwise, 16})),
+               InternalError);
+  vector<Arg> one_d = {f32_arg({1, 2, 20}), f32_arg({4, 2, 3})};
+  EXPECT_THROW(LoweredNode("Conv", "c", one_d, {}, 1, always({ConvForm::kFlat, 16})), InternalError);
+  EXPECT_THROW(LoweredNode("Conv", "c", three_by_three, {}, 1, always({ConvForm::kFlat, 0})), InternalError);
+  vector<Arg> tiny = {f32_arg({1, 2, 2, 2}), f32_arg({4, 2, 1, 1})};
+  EXPECT_THROW(LoweredNode("Conv", "c", tiny, {}, 1, always({ConvForm::kFlatPointwise, 16})), InternalError)
+      << "a plane of 4 has no whole tile of 16";
+}
+
+TEST(LayoutChoicesPipeline, TheScheduleDecidesAndOtherTargetsGetDirectForms) {
+  ConvShape wide = conv2d(64, 56, 56, 3);
+  driver::CompileOptions cpu;
+  EXPECT_EQ(driver::layout_choices(cpu).conv_layout(wide).form, ConvForm::kFlat);
+  driver::CompileOptions unscheduled;
+  unscheduled.schedule = driver::ScheduleKind::kNone;
+  EXPECT_EQ(driver::layout_choices(unscheduled).conv_layout(wide).form, ConvForm::kDirect);
+  driver::CompileOptions gpu;
+  gpu.target = codegen::parse_target("cuda");
+  EXPECT_EQ(driver::layout_choices(gpu).conv_layout(wide).form, ConvForm::kDirect);
+}
+
+}  // namespace
+}  // namespace tessel::lower_nn_test
