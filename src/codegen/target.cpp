@@ -13,6 +13,7 @@
 #include "src/codegen/cuda/nvrtc_library.h"
 #include "src/codegen/llvm/cpu_features.h"
 #include "src/codegen/llvm/host_target.h"
+#include "src/codegen/llvm/target_probe.h"
 
 namespace tessel::codegen {
 
@@ -104,6 +105,9 @@ Target parse_target(std::string_view spec, const std::vector<std::string>& extra
     }
   }
   check_cpu_target(t.cpu);
+  std::optional<std::string> problem = llvm_cannot_generate(t.cpu);
+  TESSEL_USER_CHECK(!problem, Span{}) << "target '" << spec << "': LLVM cannot generate code for this CPU and "
+                                      << "features (" << *problem << ")";
   if (!options.empty()) t.cpu.features = resolved_cpu_features(t.cpu);
   t.cpu.vector_bits = vector_register_bits(t.cpu);
   if (cpu_named) t.cpu.l1d_bytes = t.cpu.l2_bytes = t.cpu.l3_bytes = 0;  // not this host's

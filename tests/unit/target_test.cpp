@@ -87,6 +87,18 @@ TEST(Target, MistakesAreUserErrorsNamingThePart) {
   expect_user_error("cuda -arch=sm_20", "sm_20");
 }
 
+// Parts LLVM knows, in a combination it cannot generate code for: LLVM would
+// end the process (a fatal error, or an error diagnostic and exit) deep in
+// code generation; the target's probe turns that into the user's error.
+TEST(Target, ACombinationLlvmCannotSelectIsAUserError) {
+  expect_user_error("llvm -mcpu=i386", "LLVM cannot generate code for this CPU and features (64-bit code requested");
+  expect_user_error("llvm -mattr=-sse,-sse2", "(SSE register return with SSE disabled)");
+  expect_user_error("llvm -mcpu=i386 -mattr=-64bit-mode", "target 'llvm -mcpu=i386 -mattr=-64bit-mode': LLVM cannot");
+  // The process goes on: a good target after a refused one still parses.
+  EXPECT_EQ(parse_target("llvm -mcpu=x86-64-v2").cpu.cpu, "x86-64-v2");
+  EXPECT_EQ(parse_target("llvm -mattr=-sse2").kind, codegen::TargetKind::kLlvm);
+}
+
 TEST(Backend, TheLlvmBackendBuildsLoadsAndTimesAFunction) {
   tir::PrimFunc matmul = tir_passes::flatten_blocks(tir::make_matmul_func(2, 2, 2));
   std::unique_ptr<codegen::Backend> backend = codegen::make_backend(parse_target("llvm"));
@@ -121,6 +133,10 @@ TEST(TargetCli, PrintsTheParsedTargetOrRefusesWhatCannotRunHere) {
   EXPECT_TRUE(contains(host.out, "kind llvm\n")) << host.out;
   EXPECT_TRUE(contains(host.out, "vector registers ")) << host.out;
   cli_test::expect_user_error(run_tessel({"target", "llvm -mcpu=nocpu"}), "unknown CPU 'nocpu'");
+  std::string tiny = std::string(TESSEL_SOURCE_DIR) + "/examples/tiny_cnn.onnx";
+  cli_test::expect_user_error(run_tessel({"compile", tiny, "--input-shape", "image=1x1x28x28", "--target",
+                                          "llvm -mcpu=i386", "-o", testing::TempDir() + "/i386.so"}),
+                              "LLVM cannot generate code for this CPU and features");
   std::string lacking = feature_host_lacks();
   if (lacking.empty()) return;
   cli_test::expect_user_error(run_tessel({"target", "llvm -mattr=+" + lacking}), "this CPU lacks " + lacking);

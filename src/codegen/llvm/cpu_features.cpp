@@ -13,13 +13,10 @@
 namespace tessel::codegen {
 
 std::vector<std::string> resolved_cpu_features(const CpuTarget& target) {
-  initialize_llvm_targets();
-  std::string error;
-  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(target.triple, error);
-  TESSEL_USER_CHECK(t, Span{}) << "LLVM has no target for " << target.triple << ": " << error;
+  const llvm::Target& t = llvm_target_for(target.triple);
   std::string features;
   for (const std::string& f : target.features) features += (features.empty() ? "" : ",") + f;
-  std::unique_ptr<llvm::MCSubtargetInfo> info(t->createMCSubtargetInfo(target.triple, target.cpu, features));
+  std::unique_ptr<llvm::MCSubtargetInfo> info(t.createMCSubtargetInfo(target.triple, target.cpu, features));
   TESSEL_ICHECK(info) << "LLVM made no subtarget for " << target.cpu;
   std::vector<std::string> resolved;
   for (const llvm::SubtargetFeatureKV& f : info->getAllProcessorFeatures()) {

@@ -20,6 +20,7 @@
 
 namespace tessel::codegen {
 
+
 CpuTarget host_cpu_target() {
   CpuTarget t;
   t.triple = llvm::sys::getProcessTriple();
@@ -33,12 +34,9 @@ CpuTarget host_cpu_target() {
 }
 
 void check_cpu_target(const CpuTarget& target) {
-  initialize_llvm_targets();
-  std::string error;
-  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(target.triple, error);
-  TESSEL_USER_CHECK(t, Span{}) << "LLVM has no target for " << target.triple << ": " << error;
+  const llvm::Target& t = llvm_target_for(target.triple);
   // Asked with no CPU and no features, LLVM prints nothing while answering.
-  std::unique_ptr<llvm::MCSubtargetInfo> info(t->createMCSubtargetInfo(target.triple, "", ""));
+  std::unique_ptr<llvm::MCSubtargetInfo> info(t.createMCSubtargetInfo(target.triple, "", ""));
   TESSEL_USER_CHECK(info->isCPUStringValid(target.cpu), Span{})
       << "unknown CPU '" << target.cpu << "' for " << target.triple << " (-mcpu takes LLVM's names: znver4, "
       << "skylake-avx512, x86-64-v3, ...)";

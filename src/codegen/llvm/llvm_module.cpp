@@ -8,6 +8,7 @@
 #include <llvm/Analysis/LoopAnalysisManager.h>
 #include <llvm/IR/DiagnosticHandler.h>
 #include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/MC/TargetRegistry.h>
@@ -29,12 +30,25 @@ namespace {
 
 // LLVM's warnings and remarks (a loop the vectorizer declined, say) are for
 // us to read through --print-llvm, not for the user of `tessel compile`:
-// they are dropped here; errors still take LLVM's default path.
+// they are dropped here. Errors are kept, to be a user error once code
+// generation returns (LLVM's default path exits the process).
 struct QuietDiagnostics final : llvm::DiagnosticHandler {
+  std::string* errors;
+  explicit QuietDiagnostics(std::string* e) : errors(e) {}
   bool handleDiagnostics(const llvm::DiagnosticInfo& info) override {
-    return info.getSeverity() != llvm::DS_Error;
+    if (info.getSeverity() == llvm::DS_Error) {
+      llvm::raw_string_ostream os(*errors);
+      llvm::DiagnosticPrinterRawOStream printer(os);
+      if (!errors->empty()) os << "; ";
+      info.print(printer);
+    }
+    return true;
   }
 };
+
+void check_no_llvm_errors(const std::string& errors, const CpuTarget& target) {
+  TESSEL_USER_CHECK(errors.empty(), Span{}) << "LLVM cannot generate code for cpu " << target.cpu << ": " << errors;
+}
 
 std::string joined_features(const CpuTarget& target) {
   std::string s;
@@ -79,14 +93,18 @@ void initialize_llvm_targets() {
   });
 }
 
-std::unique_ptr<llvm::TargetMachine> make_target_machine(const CpuTarget& target) {
+const llvm::Target& llvm_target_for(const std::string& triple) {
   initialize_llvm_targets();
   std::string error;
-  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(target.triple, error);
-  TESSEL_USER_CHECK(t, Span{}) << "LLVM has no target for " << target.triple << ": " << error;
+  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(triple, error);
+  TESSEL_USER_CHECK(t, Span{}) << "LLVM has no target for " << triple << ": " << error;
+  return *t;
+}
+
+std::unique_ptr<llvm::TargetMachine> make_target_machine(const CpuTarget& target) {
   llvm::TargetOptions options;
   std::unique_ptr<llvm::TargetMachine> tm(
-      t->createTargetMachine(target.triple, target.cpu, joined_features(target), options, llvm::Reloc::PIC_,
+      llvm_target_for(target.triple).createTargetMachine(target.triple, target.cpu, joined_features(target), options, llvm::Reloc::PIC_,
                              std::nullopt, llvm::CodeGenOptLevel::Aggressive));
   TESSEL_USER_CHECK(tm, Span{}) << "LLVM cannot make a target machine for " << target.triple << " cpu "
                                 << target.cpu;
@@ -102,7 +120,7 @@ LlvmModule LlvmModule::build(const std::vector<KernelSource>& kernels, const Cod
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   impl->context = std::make_unique<llvm::LLVMContext>();
-  impl->context->setDiagnosticHandler(std::make_unique<QuietDiagnostics>());
+  impl->context->setDiagnosticHandler(std::make_unique<QuietDiagnostics>(&impl->llvm_errors));
   impl->module = std::make_unique<llvm::Module>("tessel", *impl->context);
   impl->machine = make_target_machine(options.target);
   impl->module->setTargetTriple(options.target.triple);
@@ -116,6 +134,7 @@ LlvmModule LlvmModule::build(const std::vector<KernelSource>& kernels, const Cod
   llvm::raw_string_ostream os(problems);
   TESSEL_ICHECK(!llvm::verifyModule(*impl->module, &os)) << "generated LLVM IR is invalid: " << os.str();
   run_o3(*impl->module, *impl->machine);
+  check_no_llvm_errors(impl->llvm_errors, impl->options.target);
   return LlvmModule(std::move(impl));
 }
 
@@ -175,6 +194,7 @@ void LlvmModule::write_object(const std::string& path) const {
   TESSEL_ICHECK(!impl_->machine->addPassesToEmitFile(pm, out, nullptr, llvm::CodeGenFileType::ObjectFile))
       << "the target machine cannot emit object files";
   pm.run(*impl_->module);
+  check_no_llvm_errors(impl_->llvm_errors, impl_->options.target);
   out.flush();
   TESSEL_USER_CHECK(!out.has_error(), Span{}) << "cannot write " << path << ": " << out.error().message();
 }

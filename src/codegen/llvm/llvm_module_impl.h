@@ -16,10 +16,14 @@ struct LlvmModule::Impl {
   std::unique_ptr<llvm::LLVMContext> context;
   std::unique_ptr<llvm::Module> module;
   std::unique_ptr<llvm::TargetMachine> machine;
+  std::string llvm_errors;  // errors LLVM reported while generating code
 };
 
 // Registers the native target with LLVM, once per process.
 void initialize_llvm_targets();
+
+// LLVM's target for the triple; a user error when LLVM has none.
+const llvm::Target& llvm_target_for(const std::string& triple);
 
 // A target machine for PIC code at -O3 codegen; a user error when LLVM does
 // not know the triple or CPU.
