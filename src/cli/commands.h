@@ -38,8 +38,8 @@ parameter count and bytes, and the FLOPs of each node and in total.
 inline constexpr const char* kRunHelp =
     R"(usage: tessel run MODEL.so|MODEL.onnx [--inputs DIR] [--out DIR] [--seed S]
                   [--repeat N] [--threads N] [--profile]
-                  [--fusion none|simple] [--schedule default|none] [--target llvm]
-       tessel run MODEL.onnx --reference|--tir [--fusion none|simple] [--inputs DIR] [--out DIR]
+                  [--fusion none|injective|simple|default] [--schedule default|none] [--target llvm]
+       tessel run MODEL.onnx --reference|--tir [--fusion none|injective|simple|default] [--inputs DIR] [--out DIR]
 
 Runs a compiled model: a model.so written by `tessel compile`, or an ONNX
 model compiled in memory first (the options of `tessel compile` apply). With
@@ -63,7 +63,7 @@ lowered to the tensor IR on the tensor IR interpreter.
 
 inline constexpr const char* kCompileHelp =
     R"(usage: tessel compile MODEL.onnx -o OUT.so [--target "llvm [-mcpu=CPU] [-mattr=+f,-g]"]
-                      [--fusion none|simple] [--schedule default|none] [--input-shape NAME=DxD ...]
+                      [--fusion none|injective|simple|default] [--schedule default|none] [--input-shape NAME=DxD ...]
                       [--print-tir] [--print-llvm]
 
 Compiles the model for a CPU through LLVM into a self-contained shared
@@ -93,7 +93,7 @@ partition_vector_loops, plan, codegen, export.
 
 inline constexpr const char* kCheckHelp =
     R"(usage: tessel check MODEL.onnx [--per-kernel] [--seed S] [--tolerance T]
-                    [--fusion none|simple] [--schedule default|none] [--target llvm]
+                    [--fusion none|injective|simple|default] [--schedule default|none] [--target llvm]
 
 Compiles the model in memory, runs it and the reference executor on the same
 seeded inputs, and prints for each output the max absolute and relative error
@@ -111,7 +111,7 @@ output fails.
 )";
 
 inline constexpr const char* kConformanceHelp =
-    R"(usage: tessel conformance DIR [--list FILE] [--target reference|tir|llvm] [--fusion none|simple]
+    R"(usage: tessel conformance DIR [--list FILE] [--target reference|tir|llvm] [--fusion none|injective|simple|default]
                           [--timeout SECONDS]
 
 Runs ONNX operator conformance cases: each case folder in DIR holds model.onnx
@@ -129,7 +129,7 @@ line, and the run closes with "N passed, N failed". Exit code 1 if any failed.
 )";
 
 inline constexpr const char* kLowerHelp =
-    R"(usage: tessel lower MODEL.onnx [--input-shape NAME=DxDxD ...] [--fusion none|simple]
+    R"(usage: tessel lower MODEL.onnx [--input-shape NAME=DxDxD ...] [--fusion none|injective|simple|default]
                     [--node NAME] [--print]
 
 Groups the model's nodes into PrimFuncs and lowers each group to the tensor

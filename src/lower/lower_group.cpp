@@ -9,6 +9,7 @@
 #include "ir/core/diagnostics.h"
 #include "ir/tensor/functor.h"
 #include "src/lower/op_lowering.h"
+#include "src/lower/ops/elem_lowerings.h"
 
 namespace tessel::lower {
 
@@ -105,12 +106,20 @@ LoweredGroup lower_group_with_bindings(const graph::Graph& g, const NodeGroup& g
     env[v] = ctx.input(in_names[i], v->type.dtype, static_shape(v->type, boundary.first_user.at(v)->span()));
     input_buffers.push_back(env[v].buffer);
   }
+  // A value read by several members inlines into each, unless its expression
+  // is too large to compute more than once (share: then it is a block).
+  std::unordered_map<const Value*, int> reads;
+  for (const Node* n : group.nodes)
+    for (const Value* v : n->inputs)
+      if (v) ++reads[v];
   for (const Node* n : group.nodes) {
     std::vector<TensorExpr> inputs;
     for (const Value* v : n->inputs) inputs.push_back(v ? env.at(v) : TensorExpr{});
     std::vector<TensorExpr> outputs = lower_node(ctx, *n, inputs);
     for (size_t i = 0; i < outputs.size(); ++i) {
       check_lowered(*n, i, outputs[i]);
+      auto r = reads.find(n->outputs[i]);
+      if (r != reads.end() && r->second > 1) outputs[i] = share(ctx, *n, outputs[i], r->second);
       env[n->outputs[i]] = std::move(outputs[i]);
     }
   }

@@ -1,6 +1,5 @@
-// Graph-level grouping: which nodes become one PrimFunc. The policy is an
-// interface so that the full fusion algorithm can replace the simple rule
-// here without touching lowering or the runners.
+// Graph-level grouping (fusion): which nodes become one PrimFunc, by a
+// policy behind an interface, so that lowering and the runners take any.
 #pragma once
 
 #include <memory>
@@ -27,8 +26,11 @@ class GroupingPolicy {
   virtual std::vector<NodeGroup> group(const graph::Graph& g) const = 0;
 };
 
-// "none": one group per node. "simple": see grouping.cpp.
-enum class FusionPolicy { kNone, kSimple };
+// "none": one group per node; "injective": chains of elementwise, broadcast
+// and data-movement nodes only; "simple": an anchor with its injective
+// producers and its single-consumer elementwise chain; "default": TVM's
+// algorithm on post-dominators (fusion/default.cpp). One file each in fusion/.
+enum class FusionPolicy { kNone, kInjective, kSimple, kDefault };
 // A user error listing the policies for any other name.
 FusionPolicy parse_fusion_policy(std::string_view name);
 std::string_view fusion_policy_name(FusionPolicy policy);

@@ -137,7 +137,7 @@ TEST(LowerGroupingTest, UnknownPolicyIsAUserError) {
     passes::parse_fusion_policy("greedy");
     FAIL() << "no error";
   } catch (const UserError& e) {
-    EXPECT_NE(std::string(e.what()).find("unknown fusion policy 'greedy' (available: none, simple)"),
+    EXPECT_NE(std::string(e.what()).find("unknown fusion policy 'greedy' (available: none, injective, simple, default)"),
               std::string::npos)
         << e.what();
   }

@@ -1,0 +1,40 @@
+// "injective": only elementwise, broadcast and data-movement nodes are fused,
+// into chains that grow along post-dominators (post_dominators.h), so a
+// value with several consumers fuses where they meet again; every anchor
+// (conv, matmul, reduction, ...) is a kernel of its own. It shows what fusing
+// the cheap nodes alone buys.
+#include "src/passes/fusion/grouping_util.h"
+#include "src/passes/fusion/policies.h"
+#include "src/passes/fusion/post_dominators.h"
+
+namespace tessel::passes::fusion {
+
+namespace {
+
+constexpr size_t kMaxGroupNodes = 64;
+
+class InjectiveGrouping final : public GroupingPolicy {
+ public:
+  std::vector<NodeGroup> group(const graph::Graph& g) const override {
+    GraphUses uses(g);
+    PostDominators pdom(uses);
+    std::unordered_map<const Node*, int> assigned;
+    std::vector<std::vector<const Node*>> groups;
+    for (const Node* n : g.nodes()) {
+      if (assigned.count(n)) continue;
+      std::unordered_set<const Node*> members{n};
+      if (!is_anchor(*n)) grow_to_post_dominators(pdom, n, OpPattern::kInjective, kMaxGroupNodes, assigned, members);
+      for (const Node* m : members) assigned[m] = int(groups.size());
+      groups.push_back(in_graph_order(g, members));
+    }
+    return named(topological_order(g, std::move(groups)));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<GroupingPolicy> make_injective_grouping() {
+  return std::make_unique<InjectiveGrouping>();
+}
+
+}  // namespace tessel::passes::fusion
