@@ -12,6 +12,7 @@
 #include "src/driver/lower_job.h"
 #include "src/driver/pipeline.h"
 #include "src/driver/run_inputs.h"
+#include "src/driver/roofline.h"
 #include "src/driver/targets.h"
 #include "src/driver/tir_runner.h"
 
@@ -142,6 +143,15 @@ int cmd_target(Args& args) {
   std::vector<std::string> pos = args.positionals();
   TESSEL_USER_CHECK(pos.size() <= 1, Span{}) << "target takes one spec in quotes, e.g. tessel target \"llvm -mcpu=znver3\"";
   std::cout << driver::target_report(pos.empty() ? "llvm" : pos[0]);
+  return 0;
+}
+
+int cmd_roofline(Args& args) {
+  std::string spec = args.value("--target").value_or("llvm");
+  bool remeasure = args.flag("--remeasure");
+  TESSEL_USER_CHECK(args.positionals().empty(), Span{}) << "roofline takes no model (see --help)";
+  driver::Roofline r = driver::machine_roofline(driver::served_target(spec), remeasure, std::cerr);
+  driver::print_roofline(r, std::cout);
   return 0;
 }
 

@@ -15,6 +15,7 @@ int cmd_version(Args& args);
 int cmd_compile(Args& args);
 int cmd_check(Args& args);
 int cmd_target(Args& args);
+int cmd_roofline(Args& args);
 
 // Shared by the commands.
 std::string single_model(Args& args, const char* command);
@@ -56,7 +57,11 @@ lowered to the tensor IR on the tensor IR interpreter.
   --threads N     threads of the model's thread pool (default:
                   TESSEL_NUM_THREADS, else every core)
   --profile       each kernel's share of the time, median time, FLOPs, bytes
-                  and GFLOP/s, and the end-to-end median (over max(N, 10) runs)
+                  and GFLOP/s, and the end-to-end median (over max(N, 10) runs);
+                  on this machine's roofline (`tessel roofline`), its FLOP per
+                  byte, % of the bound at that intensity, and memory- or
+                  compute-bound (a kernel whose bytes stay in cache can pass
+                  100%: the bandwidth roof is main memory's)
   --input-shape NAME=1x3x224x224   bind the symbolic dimensions of an input
   --verify                         run the graph verifier after every pass
 )";
@@ -157,6 +162,21 @@ cannot serve: an unknown CPU or feature, a feature this CPU lacks, or cuda
 without NVRTC.
   SPEC   "llvm" (the default: this CPU), "llvm -mcpu=znver3 -mattr=+avx2,-avx512f",
          "cuda", "cuda -arch=sm_80"
+)";
+
+inline constexpr const char* kRooflineHelp =
+    R"(usage: tessel roofline [--target SPEC] [--remeasure]
+
+This machine's roofline: peak f32 GFLOP/s (an FMA micro-kernel generated for
+the target's vector width) and memory bandwidth in GB/s (a STREAM triad over
+arrays larger than the caches), on one thread and on every core, and the
+ridge point (FLOP per byte) where a kernel turns from memory- to
+compute-bound. Measured once (a few seconds) and cached per machine in
+${TESSEL_CACHE:-~/.cache/tessel}/roofline.json; `tessel run --profile`
+places every kernel on it.
+  --target SPEC   "llvm" (default: this CPU), or a CPU this one can run, e.g.
+                  "llvm -mcpu=x86-64-v3" for the peak of AVX2 code here
+  --remeasure     measure again and replace the cached figures
 )";
 
 inline constexpr const char* kVersionHelp = R"(usage: tessel version

@@ -9,6 +9,7 @@
 #include "src/driver/check_job.h"
 #include "src/driver/compile_model.h"
 #include "src/driver/pipeline.h"
+#include "src/driver/roofline.h"
 #include "src/driver/run_compiled.h"
 #include "src/driver/run_inputs.h"
 #include "src/driver/targets.h"
@@ -120,7 +121,12 @@ int run_compiled(Args& args, const driver::PipelineOptions& pipeline) {
   }
   if (out_dir) driver::write_outputs(names, outputs, *out_dir, std::cout);
   if (repeat > 0) driver::print_latency(driver::time_runs(*model, inputs, repeat), model->num_threads(), std::cout);
-  if (profile) driver::print_profile(*model, inputs, std::max(repeat, 10), std::cout);
+  if (profile) {
+    driver::ModelProfile p = driver::profile_model(*model, inputs, std::max(repeat, 10));
+    driver::Roofline roof = driver::machine_roofline(driver::served_target("llvm"), false, std::cerr);
+    driver::RooflinePoint at = roof.at(p.threads);
+    driver::print_profile(p, &at, std::cout);
+  }
   return 0;
 }
 

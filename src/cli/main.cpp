@@ -24,6 +24,7 @@ commands:
   conformance  run ONNX operator conformance cases
   lower        group a model's nodes and lower them to the tensor IR
   target       the parsed target: CPU, features, vector width, caches; or GPU limits
+  roofline     this machine's peak GFLOP/s and memory bandwidth, 1 thread and all
   version      versions of Tessel and its compiler libraries, and the host CPU
 
 `tessel <command> --help` describes each command.
@@ -43,6 +44,7 @@ const std::map<std::string, Command>& commands() {
       {"conformance", {cmd_conformance, kConformanceHelp}},
       {"lower", {cmd_lower, kLowerHelp}},
       {"target", {cmd_target, kTargetHelp}},
+      {"roofline", {cmd_roofline, kRooflineHelp}},
       {"version", {cmd_version, kVersionHelp}},
   };
   return table;

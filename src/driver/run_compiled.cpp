@@ -55,7 +55,14 @@ void print_latency(const Latency& l, int threads, std::ostream& out) {
       << (threads == 1 ? " thread)" : " threads)") << "\n";
 }
 
-void print_profile(CompiledModel& model, const std::vector<Tensor>& inputs, int repeat, std::ostream& out) {
+double ModelProfile::kernel_sum_ms() const {
+  double sum = 0;
+  for (const KernelProfile& k : kernels) sum += k.median_ms;
+  return sum;
+}
+
+ModelProfile profile_model(CompiledModel& model, const std::vector<Tensor>& inputs, int repeat) {
+  TESSEL_USER_CHECK(repeat >= 1, Span{}) << "a profile needs at least one run";
   std::vector<KernelInfo> kernels = model.kernels();
   model.run(inputs);  // warm-up
   std::vector<std::vector<double>> per_kernel(kernels.size());
@@ -67,20 +74,38 @@ void print_profile(CompiledModel& model, const std::vector<Tensor>& inputs, int 
     totals.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
     for (size_t k = 0; k < kernels.size(); ++k) per_kernel[k].push_back(seconds[k] * 1e3);
   }
-  std::vector<double> medians;
-  double sum = 0;
-  for (const auto& v : per_kernel) sum += medians.emplace_back(median(v));
-  out << "kernel                                          share   median ms       MFLOP        MB   GFLOP/s\n";
-  for (size_t k = 0; k < kernels.size(); ++k) {
-    std::string name = kernels[k].name.substr(0, 46);
+  ModelProfile p;
+  for (size_t k = 0; k < kernels.size(); ++k) p.kernels.push_back({kernels[k], median(per_kernel[k])});
+  p.end_to_end = {median(totals), *std::min_element(totals.begin(), totals.end()),
+                  *std::max_element(totals.begin(), totals.end()), repeat};
+  p.threads = model.num_threads();
+  return p;
+}
+
+void print_profile(const ModelProfile& p, const RooflinePoint* roof, std::ostream& out) {
+  double sum = p.kernel_sum_ms();
+  out << "kernel                                          share   median ms       MFLOP        MB   GFLOP/s";
+  out << (roof ? "   FLOP/B   %roof  bound" : "") << "\n";
+  for (const KernelProfile& k : p.kernels) {
+    std::string name = k.kernel.name.substr(0, 46);
     name.resize(46, ' ');
-    double gflops = medians[k] > 0 ? kernels[k].flops / (medians[k] * 1e6) : 0;
-    out << name << format("  %5.1f%%", sum > 0 ? 100 * medians[k] / sum : 0) << format("  %10.4f", medians[k])
-        << format("  %10.2f", kernels[k].flops / 1e6) << format("  %8.3f", kernels[k].bytes / 1e6)
-        << format("  %8.2f", gflops) << "\n";
+    double gflops = k.median_ms > 0 ? k.kernel.flops / (k.median_ms * 1e6) : 0;
+    out << name << format("  %5.1f%%", sum > 0 ? 100 * k.median_ms / sum : 0) << format("  %10.4f", k.median_ms)
+        << format("  %10.2f", k.kernel.flops / 1e6) << format("  %8.3f", k.kernel.bytes / 1e6)
+        << format("  %8.2f", gflops);
+    if (roof) {
+      RooflinePlace place = place_on_roofline(*roof, k.kernel.flops, k.kernel.bytes, k.median_ms / 1e3);
+      out << format("  %7.2f", place.intensity) << format("  %5.1f%%", place.percent)
+          << (k.kernel.flops == 0 ? "  -" : place.compute_bound ? "  compute" : "  memory");
+    }
+    out << "\n";
   }
-  out << "end to end: median " << format("%.3f", median(totals)) << " ms over " << repeat << " runs ("
-      << kernels.size() << " kernels, " << format("%.3f", sum) << " ms in kernels)\n";
+  out << "end to end: median " << format("%.3f", p.end_to_end.median_ms) << " ms over " << p.end_to_end.runs
+      << " runs (" << p.kernels.size() << " kernels, " << format("%.3f", sum) << " ms in kernels)\n";
+  if (roof)
+    out << "roofline at " << p.threads << (p.threads == 1 ? " thread: " : " threads: ") << format("%.1f", roof->gflops)
+        << " GFLOP/s, " << format("%.1f", roof->gbps) << " GB/s, ridge " << format("%.2f", roof->ridge())
+        << " FLOP/byte\n";
 }
 
 }  // namespace tessel::driver

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "src/driver/compiled_model.h"
+#include "src/driver/roofline.h"
 
 namespace tessel::driver {
 
@@ -25,8 +26,26 @@ Latency time_runs(CompiledModel& model, const std::vector<Tensor>& inputs, int r
 // "latency: median 12.345 ms, min 12.001 ms, max 13.100 ms over 20 runs (2 threads)".
 void print_latency(const Latency& l, int threads, std::ostream& out);
 
-// Runs `repeat` profiled runs and prints, per kernel, its share of the time,
-// its median time, FLOPs, bytes and GFLOP/s, then the end-to-end median.
-void print_profile(CompiledModel& model, const std::vector<Tensor>& inputs, int repeat, std::ostream& out);
+struct KernelProfile {
+  KernelInfo kernel;
+  double median_ms = 0;
+};
+
+struct ModelProfile {
+  std::vector<KernelProfile> kernels;  // in plan order
+  Latency end_to_end;                  // of the profiled runs
+  int threads = 1;
+  double kernel_sum_ms() const;
+};
+
+// One warm-up run, then `repeat` profiled runs: each kernel's median time and
+// the end-to-end latency.
+ModelProfile profile_model(CompiledModel& model, const std::vector<Tensor>& inputs, int repeat);
+
+// Per kernel: its share of the time, median time, FLOPs, bytes, GFLOP/s and,
+// given the machine's roofline at the model's threads, its arithmetic
+// intensity, % of the roofline bound at that intensity and whether it is
+// memory- or compute-bound; then the end-to-end median.
+void print_profile(const ModelProfile& profile, const RooflinePoint* roof, std::ostream& out);
 
 }  // namespace tessel::driver

@@ -112,6 +112,9 @@ std::unique_ptr<llvm::TargetMachine> make_target_machine(const CpuTarget& target
 }
 
 LlvmModule::LlvmModule(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+LlvmModule LlvmModule::adopt(std::unique_ptr<Impl> impl) {
+  return LlvmModule(std::move(impl));
+}
 LlvmModule::LlvmModule(LlvmModule&&) noexcept = default;
 LlvmModule& LlvmModule::operator=(LlvmModule&&) noexcept = default;
 LlvmModule::~LlvmModule() = default;

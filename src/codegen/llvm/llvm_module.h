@@ -47,6 +47,8 @@ class LlvmModule {
   const CodegenOptions& options() const;
 
   struct Impl;
+  // A module the backend generated itself (a micro-kernel), not from tensor IR.
+  static LlvmModule adopt(std::unique_ptr<Impl> impl);
 
  private:
   explicit LlvmModule(std::unique_ptr<Impl> impl);
