@@ -6,9 +6,10 @@ TESSEL_BUILD_PACKAGES="cmake g++ ninja-build ccache llvm-19-dev libzstd-dev libx
 nlohmann-json3-dev libgtest-dev libonnx-dev libprotobuf-dev protobuf-compiler python3-onnx python3-numpy \
 pybind11-dev python3-dev"
 # Tests also export real models with Debian's torch, fuzz with clang, run ONNX Runtime in a venv, and
-# pip-install the package into a venv without network (setuptools and wheel from Debian).
+# pip-install the package into a venv without network (setuptools and wheel from Debian), and open the
+# fusion report in headless Chromium.
 TESSEL_TEST_PACKAGES="python3-torch python3-torchvision python3-venv python3-setuptools python3-wheel clang-14 \
-libclang-rt-14-dev"
+libclang-rt-14-dev chromium"
 
 tessel_install_packages() {
   local missing=()

@@ -16,6 +16,7 @@ int cmd_compile(Args& args);
 int cmd_check(Args& args);
 int cmd_target(Args& args);
 int cmd_roofline(Args& args);
+int cmd_fusion_report(Args& args);
 
 // Shared by the commands.
 std::string single_model(Args& args, const char* command);
@@ -162,6 +163,25 @@ cannot serve: an unknown CPU or feature, a feature this CPU lacks, or cuda
 without NVRTC.
   SPEC   "llvm" (the default: this CPU), "llvm -mcpu=znver3 -mattr=+avx2,-avx512f",
          "cuda", "cuda -arch=sm_80"
+)";
+
+inline constexpr const char* kFusionReportHelp =
+    R"(usage: tessel fusion-report MODEL.onnx -o DIR [--policies none,injective,simple,default]
+                            [--threads N] [--repeat N] [--seed S] [--target llvm] [--input-shape ...]
+
+Compiles the model once per fusion policy, profiles each on the same seeded
+inputs (their outputs checked against each other), and writes DIR/report.md,
+DIR/report.json and DIR/report.html (one page, opens from disk): per policy
+the kernels (= dispatches) per inference, end-to-end median and spread, time
+in kernels and outside them (per dispatch), bytes moved between kernels and
+what fusion removed of them, peak intermediate memory; per kernel its time,
+FLOPs, bytes, FLOP per byte, GFLOP/s, GB/s and place on this machine's
+roofline (`tessel roofline`); the fused groups that gained or lost most
+against their nodes as kernels of their own; a bar chart of where each
+policy's time went and a roofline plot of every kernel of every policy.
+  --policies LIST   fusion policies to compare (default: all four)
+  --threads N       threads of the model's pool (default: TESSEL_NUM_THREADS, else every core)
+  --repeat N        profiled runs per policy (default 30)
 )";
 
 inline constexpr const char* kRooflineHelp =

@@ -8,6 +8,7 @@
 #include "src/cli/commands.h"
 #include "src/driver/check_job.h"
 #include "src/driver/compile_model.h"
+#include "src/driver/fusion_report/report_writers.h"
 #include "src/driver/pipeline.h"
 #include "src/driver/roofline.h"
 #include "src/driver/run_compiled.h"
@@ -147,6 +148,37 @@ int cmd_check(Args& args) {
   graph::Graph g = driver::load_graph(path, pipeline);
   std::cout << "model " << path << "\n";
   return driver::run_check(g, o, std::cout) == 0 ? 0 : 1;
+}
+
+int cmd_fusion_report(Args& args) {
+  driver::PipelineOptions pipeline = pipeline_options(args);
+  driver::FusionReportOptions o;
+  o.pipeline = pipeline;
+  o.target = driver::served_target(args.value("--target").value_or("llvm"));
+  if (auto list = args.value("--policies")) {
+    o.policies.clear();
+    std::istringstream names(*list);
+    for (std::string name; std::getline(names, name, ',');) o.policies.push_back(passes::parse_fusion_policy(name));
+  }
+  if (auto t = args.value("--threads")) {
+    int64_t n = parse_int(*t, "--threads");
+    TESSEL_USER_CHECK(n >= 1 && n <= 1024, Span{}) << "--threads must be 1 to 1024";
+    o.threads = int(n);
+  }
+  int64_t repeat = parse_int(args.value("--repeat").value_or("30"), "--repeat");
+  TESSEL_USER_CHECK(repeat >= 1 && repeat <= 100000, Span{}) << "--repeat must be 1 to 100000";
+  o.repeat = int(repeat);
+  o.seed = uint64_t(parse_int(args.value("--seed").value_or("0"), "--seed"));
+  auto out = args.value("-o");
+  std::string path = single_model(args, "fusion-report");
+  TESSEL_USER_CHECK(out, Span{}) << "fusion-report needs -o DIR (it writes report.md, report.json, report.html)";
+  driver::check_thread_environment();
+  driver::FusionReport report = driver::make_fusion_report(path, o, std::cerr);
+  driver::write_fusion_report(report, *out);
+  std::string md = driver::fusion_report_markdown(report);
+  std::cout << md.substr(0, md.find("\n## ")) << "\n";  // the policies and findings
+  std::cout << "wrote " << *out << "/report.md, report.json, report.html\n";
+  return 0;
 }
 
 }  // namespace tessel::cli

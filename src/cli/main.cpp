@@ -25,6 +25,7 @@ commands:
   lower        group a model's nodes and lower them to the tensor IR
   target       the parsed target: CPU, features, vector width, caches; or GPU limits
   roofline     this machine's peak GFLOP/s and memory bandwidth, 1 thread and all
+  fusion-report  compare fusion policies: kernels, dispatch, bytes, roofline, time (md, json, html)
   version      versions of Tessel and its compiler libraries, and the host CPU
 
 `tessel <command> --help` describes each command.
@@ -45,6 +46,7 @@ const std::map<std::string, Command>& commands() {
       {"lower", {cmd_lower, kLowerHelp}},
       {"target", {cmd_target, kTargetHelp}},
       {"roofline", {cmd_roofline, kRooflineHelp}},
+      {"fusion-report", {cmd_fusion_report, kFusionReportHelp}},
       {"version", {cmd_version, kVersionHelp}},
   };
   return table;
