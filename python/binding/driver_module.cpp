@@ -13,6 +13,7 @@
 #include "ir/core/diagnostics.h"
 #include "src/driver/check_job.h"
 #include "src/driver/compile_model.h"
+#include "src/driver/fusion_report/report_writers.h"
 #include "src/driver/inspect.h"
 #include "src/driver/pipeline.h"
 #include "src/driver/targets.h"
@@ -157,6 +158,29 @@ py::tuple check(const std::string& path, const Shapes& shapes, const std::string
   return py::make_tuple(failures, os.str());
 }
 
+// The report as report.json holds it (a JSON text); written to output_dir
+// too when it is not empty.
+std::string fusion_report(const std::string& path, const Shapes& shapes, const std::string& target,
+                          const std::vector<std::string>& policies, int threads, int repeat, uint64_t seed,
+                          const std::string& output_dir) {
+  driver::FusionReportOptions o;
+  o.pipeline = pipeline_options(shapes);
+  o.target = driver::served_target(target);
+  if (!policies.empty()) {
+    o.policies.clear();
+    for (const std::string& p : policies) o.policies.push_back(passes::parse_fusion_policy(p));
+  }
+  TESSEL_USER_CHECK(threads >= 0 && threads <= 1024, Span{}) << "threads must be 0 (the default) to 1024";
+  o.threads = threads;
+  o.repeat = repeat;
+  o.seed = seed;
+  py::gil_scoped_release release;
+  std::ostringstream progress;
+  driver::FusionReport report = driver::make_fusion_report(path, o, progress);
+  if (!output_dir.empty()) driver::write_fusion_report(report, output_dir);
+  return driver::fusion_report_json(report).dump();
+}
+
 }  // namespace
 
 }  // namespace tessel::python
@@ -184,4 +208,5 @@ PYBIND11_MODULE(_driver, m) {
       .def("export_library", &Compiled::export_library);
   m.def("inspect", &inspect);
   m.def("check", &check);
+  m.def("fusion_report", &fusion_report);
 }

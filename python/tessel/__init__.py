@@ -10,8 +10,8 @@ the compiler driver), or load a model compiled by Tessel (model.so) and run it (
 """
 from .errors import Status, TesselError
 from .model import KernelInfo, KernelTime, Model, TensorInfo, load
-from .driver import CheckResult, CompiledModel, check, compile, inspect
+from .driver import CheckResult, CompiledModel, check, compile, fusion_report, inspect
 
 __version__ = "0.1.0"
 __all__ = ["CheckResult", "CompiledModel", "KernelInfo", "KernelTime", "Model", "Status", "TensorInfo",
-           "TesselError", "check", "compile", "inspect", "load"]
+           "TesselError", "check", "compile", "fusion_report", "inspect", "load"]

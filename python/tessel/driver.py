@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.machinery
 import importlib.util
+import json
 import os
 from pathlib import Path
 from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence
@@ -109,3 +110,14 @@ def check(model: str, target: str = "llvm", fusion: str = "simple", schedule: st
     failures, report = _call(lambda d: d.check, str(model), _shapes(input_shapes), target, fusion, schedule,
                              per_kernel, int(seed), float(tolerance))
     return CheckResult(failures == 0, failures, report)
+
+
+def fusion_report(model: str, policies: Optional[Sequence[str]] = None, threads: int = 0, repeat: int = 30,
+                  seed: int = 0, target: str = "llvm", input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
+                  output_dir: Optional[str] = None) -> dict:
+    """What `tessel fusion-report` measures, as report.json holds it: the model compiled and profiled once per
+    fusion policy (default: none, injective, simple, default). With output_dir, report.md, report.json and
+    report.html are written there too."""
+    text = _call(lambda d: d.fusion_report, str(model), _shapes(input_shapes), target, list(policies or []),
+                 int(threads), int(repeat), int(seed), str(output_dir or ""))
+    return json.loads(text)

@@ -29,6 +29,12 @@ with tessel.load(m.export(tmp + "/tiny.so")) as lib:
 assert "Conv" in tessel.inspect(model)
 result = tessel.check(model, per_kernel=True, input_shapes={"image": (1, 1, 28, 28)})
 assert result.passed and result.failures == 0 and "check passed" in result.report, result.report
+report = tessel.fusion_report(model, policies=["none", "default"], threads=1, repeat=2,
+                               input_shapes={"image": (1, 1, 28, 28)}, output_dir=tmp + "/report")
+assert [p["policy"] for p in report["policies"]] == ["none", "default"], report["policies"]
+assert report["policies"][1]["kernels_per_inference"] < report["policies"][0]["kernels_per_inference"]
+import os
+assert sorted(os.listdir(tmp + "/report")) == ["report.html", "report.json", "report.md"]
 def fails(fn, message):
     try:
         fn()
@@ -44,5 +50,7 @@ fails(lambda: m.run({"image": image.astype(np.float64)}), "expected dtype float3
 fails(lambda: m.run({}), "no value for input 'image'")
 fails(lambda: m.run({"image": image, "extra": image}), "takes 1 inputs, got 2")
 fails(lambda: m.export(tmp + "/m.onnx"), "not an ONNX model")
-print("driver from", tessel.__file__, "compiled, ran, exported, loaded and checked", model)
+fails(lambda: tessel.fusion_report(model, policies=["greedy"], input_shapes={"image": (1, 1, 28, 28)}),
+      "unknown fusion policy")
+print("driver from", tessel.__file__, "compiled, ran, exported, loaded, checked and fusion-reported", model)
 PY
