@@ -118,6 +118,28 @@ int tessel_context_run_profiled(tessel_context* context, const tessel_tensor* in
                                 int32_t num_inputs, tessel_tensor* outputs, int32_t num_outputs,
                                 double* kernel_seconds);
 
+/* A span of a traced run: a step of the plan (kind TESSEL_TRACE_STEP, on the
+ * calling thread, thread 0) or one thread's chunk of a parallel loop inside
+ * that step (TESSEL_TRACE_CHUNK; thread 0 is the caller, 1.. the pool's
+ * workers), in seconds from the start of the run. */
+typedef enum tessel_trace_kind { TESSEL_TRACE_STEP = 0, TESSEL_TRACE_CHUNK = 1 } tessel_trace_kind;
+typedef struct tessel_trace_span {
+  int32_t step;
+  int32_t thread;
+  int32_t kind; /* tessel_trace_kind */
+  int32_t reserved;
+  double begin_seconds;
+  double end_seconds;
+} tessel_trace_span;
+
+/* As tessel_context_run_profiled, and records the run's spans into
+ * spans[capacity]; *num_spans receives how many there were (more than
+ * capacity: the rest were dropped). One traced run at a time per process:
+ * TESSEL_ERR_INVALID_ARGUMENT while another is in progress. */
+int tessel_context_run_traced(tessel_context* context, const tessel_tensor* inputs, int32_t num_inputs,
+                              tessel_tensor* outputs, int32_t num_outputs, double* kernel_seconds,
+                              tessel_trace_span* spans, int32_t capacity, int32_t* num_spans);
+
 /* The worker threads of the library's thread pool, 1 to 1024 (default:
  * TESSEL_NUM_THREADS from the environment, else the cores this process may
  * run on). Takes effect for the next run. More threads than cores are

@@ -39,7 +39,7 @@ parameter count and bytes, and the FLOPs of each node and in total.
 
 inline constexpr const char* kRunHelp =
     R"(usage: tessel run MODEL.so|MODEL.onnx [--inputs DIR] [--out DIR] [--seed S]
-                  [--repeat N] [--threads N] [--profile]
+                  [--repeat N] [--threads N] [--profile] [--trace FILE]
                   [--fusion none|injective|simple|default] [--schedule default|none] [--target llvm]
        tessel run MODEL.onnx --reference|--tir [--fusion none|injective|simple|default] [--inputs DIR] [--out DIR]
 
@@ -63,6 +63,10 @@ lowered to the tensor IR on the tensor IR interpreter.
                   byte, % of the bound at that intensity, and memory- or
                   compute-bound (a kernel whose bytes stay in cache can pass
                   100%: the bandwidth roof is main memory's)
+  --trace FILE    three more runs as a timeline in the Chrome trace format
+                  (Perfetto, chrome://tracing): each kernel on the calling
+                  thread's track, each chunk of its parallel loops on the
+                  track of the thread that ran it
   --input-shape NAME=1x3x224x224   bind the symbolic dimensions of an input
   --verify                         run the graph verifier after every pass
 )";

@@ -2,11 +2,13 @@
 // model compiled in memory, and check.
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include "src/cli/commands.h"
 #include "src/driver/check_job.h"
+#include "src/driver/chrome_trace.h"
 #include "src/driver/compile_model.h"
 #include "src/driver/fusion_report/report_writers.h"
 #include "src/driver/pipeline.h"
@@ -52,6 +54,23 @@ void check_output_path(const std::string& model, const std::string& output) {
       << "-o " << output << ": compile writes a shared library, not an ONNX model (use a .so name)";
 }
 
+// --trace FILE: three traced runs as a Chrome trace.
+// The file is opened before any run, so that a path that cannot be written
+// fails first.
+void write_trace(driver::CompiledModel& model, const std::vector<Tensor>& inputs, const std::string& path,
+                 std::ofstream& out) {
+  constexpr int kTracedRuns = 3;
+  std::vector<driver::TracedRun> runs(kTracedRuns);
+  for (driver::TracedRun& run : runs) model.run_traced(inputs, run);
+  out << driver::chrome_trace(model.kernels(), runs).dump() << "\n";
+  out.close();
+  TESSEL_USER_CHECK(out.good(), Span{}) << "cannot write the trace " << path;
+  size_t spans = 0;
+  for (const driver::TracedRun& run : runs) spans += run.spans.size();
+  std::cout << "wrote " << path << ": " << kTracedRuns << " runs, " << spans
+            << " spans (one track per thread; open it in Perfetto or chrome://tracing)\n";
+}
+
 }  // namespace
 
 int cmd_compile(Args& args) {
@@ -93,6 +112,12 @@ int run_compiled(Args& args, const driver::PipelineOptions& pipeline) {
   int repeat = int(repeat_arg);
   auto threads = args.value("--threads");
   bool profile = args.flag("--profile");
+  auto trace_path = args.value("--trace");
+  std::ofstream trace_file;
+  if (trace_path) {
+    trace_file.open(*trace_path);
+    TESSEL_USER_CHECK(trace_file.good(), Span{}) << "cannot write the trace " << *trace_path;
+  }
   driver::check_thread_environment();
   std::unique_ptr<driver::CompiledModel> model;
   std::unique_ptr<graph::Graph> graph;  // outlives a JIT-compiled model
@@ -128,6 +153,7 @@ int run_compiled(Args& args, const driver::PipelineOptions& pipeline) {
     driver::RooflinePoint at = roof.at(p.threads);
     driver::print_profile(p, &at, std::cout);
   }
+  if (trace_path) write_trace(*model, inputs, *trace_path, trace_file);
   return 0;
 }
 

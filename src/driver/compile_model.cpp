@@ -14,6 +14,7 @@
 #include "src/runtime/kernel_abi.h"
 #include "src/runtime/kernel_error.h"
 #include "src/runtime/plan_executor.h"
+#include "src/runtime/tracer.h"
 #include "src/runtime/thread_pool.h"
 
 namespace tessel::driver {
@@ -116,6 +117,21 @@ std::vector<Tensor> JitModel::run(const std::vector<Tensor>& inputs, std::vector
   } catch (const rt::StatusError& e) {
     TESSEL_USER_CHECK(false, Span{}) << e.what();
   }
+  return outputs;
+}
+
+std::vector<Tensor> JitModel::run_traced(const std::vector<Tensor>& inputs, TracedRun& trace) {
+  std::vector<Tensor> outputs;
+  trace.spans = record_spans(plan_.steps.size() * 8, [&](tessel_trace_span* spans, int32_t capacity, int32_t* count) {
+    TESSEL_USER_CHECK(rt::Tracer::begin(spans, capacity), Span{}) << "another traced run is in progress";
+    try {
+      outputs = run(inputs, &trace.kernel_seconds);
+    } catch (...) {
+      rt::Tracer::end();
+      throw;
+    }
+    *count = rt::Tracer::end();
+  });
   return outputs;
 }
 

@@ -4,12 +4,14 @@
 // kernels' names, FLOPs and bytes for profiles.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "ir/core/tensor.h"
 #include "src/runtime/plan.h"
+#include "tessel/runtime.h"
 
 namespace tessel::driver {
 
@@ -17,6 +19,13 @@ struct KernelInfo {
   std::string name;
   double flops = 0;
   double bytes = 0;
+};
+
+// A traced run's kernel times and spans (tessel_trace_span: each step on the
+// calling thread, each parallel chunk on its thread, seconds from the run's start).
+struct TracedRun {
+  std::vector<double> kernel_seconds;
+  std::vector<tessel_trace_span> spans;
 };
 
 class CompiledModel {
@@ -28,6 +37,9 @@ class CompiledModel {
   virtual int64_t arena_bytes() const = 0;
   // Inputs in the model's order; a wrong count, dtype or shape is a UserError naming the input.
   virtual std::vector<Tensor> run(const std::vector<Tensor>& inputs, std::vector<double>* kernel_seconds = nullptr) = 0;
+  // As run, recording the run's spans (a user error while another traced run
+  // is in progress in this process).
+  virtual std::vector<Tensor> run_traced(const std::vector<Tensor>& inputs, TracedRun& trace) = 0;
   virtual void set_num_threads(int threads) = 0;
   virtual int num_threads() const = 0;
 };
@@ -35,5 +47,20 @@ class CompiledModel {
 // Loads a model.so written by `tessel compile`. A file that is missing, not a
 // shared library, or not a Tessel model is a UserError saying which.
 std::unique_ptr<CompiledModel> load_model_library(const std::string& path);
+
+// Calls run(spans, capacity, &count) with room for the spans, once more with
+// room for all when the first run had more; the spans recorded.
+template <typename Run>
+std::vector<tessel_trace_span> record_spans(size_t expected, Run run) {
+  std::vector<tessel_trace_span> spans(std::max<size_t>(expected, 1024));
+  int32_t count = 0;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    run(spans.data(), int32_t(spans.size()), &count);
+    if (size_t(count) <= spans.size()) break;
+    spans.resize(size_t(count) * 2);
+  }
+  spans.resize(std::min(spans.size(), size_t(count)));
+  return spans;
+}
 
 }  // namespace tessel::driver

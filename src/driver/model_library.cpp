@@ -29,6 +29,8 @@ struct Abi {
   void (*context_destroy)(tessel_context*);
   int (*run_profiled)(tessel_context*, const tessel_tensor*, int32_t, tessel_tensor*, int32_t, double*);
   int (*run)(tessel_context*, const tessel_tensor*, int32_t, tessel_tensor*, int32_t);
+  int (*run_traced)(tessel_context*, const tessel_tensor*, int32_t, tessel_tensor*, int32_t, double*,
+                    tessel_trace_span*, int32_t, int32_t*);  // null in libraries older than tracing
   int (*set_num_threads)(int32_t);
   int32_t (*get_num_threads)();
 };
@@ -61,13 +63,21 @@ class ModelLibrary final : public CompiledModel {
   void set_num_threads(int threads) override { check(abi_.set_num_threads(threads)); }
   int num_threads() const override { return abi_.get_num_threads(); }
 
+  std::vector<Tensor> run_traced(const std::vector<Tensor>& inputs, TracedRun& trace) override {
+    TESSEL_USER_CHECK(abi_.run_traced, Span{}) << path_ << " was compiled before tracing existed: compile it again";
+    std::vector<tessel_tensor> in, out;
+    std::vector<Tensor> outputs = bind_tensors(inputs, in, out);
+    trace.kernel_seconds.assign(kernels_.size(), 0.0);
+    trace.spans = record_spans(kernels_.size() * 8, [&](tessel_trace_span* spans, int32_t capacity, int32_t* count) {
+      check(abi_.run_traced(context_, in.data(), int32_t(in.size()), out.data(), int32_t(out.size()),
+                            trace.kernel_seconds.data(), spans, capacity, count));
+    });
+    return outputs;
+  }
+
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, std::vector<double>* kernel_seconds) override {
     std::vector<tessel_tensor> in, out;
-    for (const Tensor& t : inputs)
-      in.push_back({const_cast<void*>(t.raw()), tessel_dtype(t.dtype()), int32_t(t.rank()), t.shape().data()});
-    std::vector<Tensor> outputs;
-    for (const rt::TensorSpec& spec : outputs_) outputs.emplace_back(DType(spec.dtype), spec.shape);
-    for (Tensor& t : outputs) out.push_back({t.raw(), tessel_dtype(t.dtype()), int32_t(t.rank()), t.shape().data()});
+    std::vector<Tensor> outputs = bind_tensors(inputs, in, out);
     if (kernel_seconds) {
       kernel_seconds->assign(kernels_.size(), 0.0);
       check(abi_.run_profiled(context_, in.data(), int32_t(in.size()), out.data(), int32_t(out.size()),
@@ -79,7 +89,19 @@ class ModelLibrary final : public CompiledModel {
   }
 
  private:
+  // The outputs to fill, and the C views of inputs and outputs.
+  std::vector<Tensor> bind_tensors(const std::vector<Tensor>& inputs, std::vector<tessel_tensor>& in,
+                                   std::vector<tessel_tensor>& out) const {
+    for (const Tensor& t : inputs)
+      in.push_back({const_cast<void*>(t.raw()), tessel_dtype(t.dtype()), int32_t(t.rank()), t.shape().data()});
+    std::vector<Tensor> outputs;
+    for (const rt::TensorSpec& spec : outputs_) outputs.emplace_back(DType(spec.dtype), spec.shape);
+    for (Tensor& t : outputs) out.push_back({t.raw(), tessel_dtype(t.dtype()), int32_t(t.rank()), t.shape().data()});
+    return outputs;
+  }
+
   void open(const std::string& path) {
+    path_ = path;
     bind(handle_, path, "tessel_abi_version", abi_.abi_version);
     uint32_t version = abi_.abi_version();
     TESSEL_USER_CHECK(version == TESSEL_ABI_VERSION, Span{})
@@ -100,6 +122,7 @@ class ModelLibrary final : public CompiledModel {
     bind(handle_, path, "tessel_context_run_profiled", abi_.run_profiled);
     bind(handle_, path, "tessel_set_num_threads", abi_.set_num_threads);
     bind(handle_, path, "tessel_get_num_threads", abi_.get_num_threads);
+    abi_.run_traced = reinterpret_cast<decltype(abi_.run_traced)>(dlsym(handle_, "tessel_context_run_traced"));
     model_ = abi_.model_load();
     TESSEL_USER_CHECK(model_, Span{}) << path << ": " << abi_.last_error();
     auto spec = [](const tessel_tensor_info& info) {
@@ -138,6 +161,7 @@ class ModelLibrary final : public CompiledModel {
   }
 
   void* handle_ = nullptr;
+  std::string path_;
   Abi abi_{};
   tessel_model* model_ = nullptr;
   tessel_context* context_ = nullptr;

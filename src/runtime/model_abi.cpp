@@ -18,6 +18,7 @@
 #include "src/runtime/kernel_abi.h"
 #include "src/runtime/plan_executor.h"
 #include "src/runtime/thread_pool.h"
+#include "src/runtime/tracer.h"
 
 #ifndef TESSEL_VERSION_STRING
 #error "TESSEL_VERSION_STRING is set by src/runtime/CMakeLists.txt from PROJECT_VERSION"
@@ -209,6 +210,19 @@ int tessel_context_run_profiled(tessel_context* context, const tessel_tensor* in
   if (!kernel_seconds)
     return fail(TESSEL_ERR_INVALID_ARGUMENT, "tessel_context_run_profiled: kernel_seconds is NULL");
   return run(context, inputs, num_inputs, outputs, num_outputs, kernel_seconds);
+}
+
+int tessel_context_run_traced(tessel_context* context, const tessel_tensor* inputs, int32_t num_inputs,
+                              tessel_tensor* outputs, int32_t num_outputs, double* kernel_seconds,
+                              tessel_trace_span* spans, int32_t capacity, int32_t* num_spans) {
+  if (!kernel_seconds || !num_spans || capacity < 0 || (capacity > 0 && !spans))
+    return fail(TESSEL_ERR_INVALID_ARGUMENT,
+                "tessel_context_run_traced: kernel_seconds or num_spans is NULL, or spans do not fit capacity");
+  if (!tessel::rt::Tracer::begin(spans, capacity))
+    return fail(TESSEL_ERR_INVALID_ARGUMENT, "tessel_context_run_traced: another traced run is in progress");
+  int status = run(context, inputs, num_inputs, outputs, num_outputs, kernel_seconds);
+  *num_spans = tessel::rt::Tracer::end();
+  return status;
 }
 
 int tessel_set_num_threads(int32_t num_threads) {

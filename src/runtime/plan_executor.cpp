@@ -4,6 +4,8 @@
 // aligned staging copy.
 #include "src/runtime/plan_executor.h"
 
+#include "src/runtime/tracer.h"
+
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -162,14 +164,18 @@ void PlanExecutor::run(const tessel_tensor* inputs, int32_t num_inputs, tessel_t
   }
 
   std::vector<void*> args;
+  const bool traced = Tracer::on();
   for (size_t s = 0; s < plan_.steps.size(); ++s) {
     const Step& step = plan_.steps[s];
     args.clear();
     for (uint32_t a : step.args) args.push_back(ptr[a]);
+    if (traced) Tracer::set_step(int32_t(s));
+    double traced_start = traced ? Tracer::now() : 0;
     auto start = std::chrono::steady_clock::now();
     int32_t status = kernels_[step.kernel](args.data());
     if (kernel_seconds)
       kernel_seconds[s] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (traced) Tracer::record(TESSEL_TRACE_STEP, 0, traced_start, Tracer::now());
     if (status != 0) {
       std::string why = take_kernel_error();
       throw StatusError(TESSEL_ERR_KERNEL_FAILED, "step " + std::to_string(s) + " '" + step.name +

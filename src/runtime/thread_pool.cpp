@@ -3,6 +3,8 @@
 // An oversubscribed pool (threads > cores) skips the spin.
 #include "src/runtime/thread_pool.h"
 
+#include "src/runtime/tracer.h"
+
 #include <sched.h>
 
 #include <algorithm>
@@ -101,18 +103,36 @@ void ThreadPool::spin_until(Done done) {
 
 void ThreadPool::run_chunk(int index) {
   auto [begin, end] = chunk(n_, num_threads(), index);
-  if (begin < end) body_(begin, end, closure_);
+  if (begin >= end) return;
+  if (!trace_) return body_(begin, end, closure_);
+  double start = Tracer::now();
+  body_(begin, end, closure_);
+  Tracer::record(TESSEL_TRACE_CHUNK, index, start, Tracer::now());
 }
+
+namespace {
+
+// A loop run whole on the calling thread; traced as thread 0's chunk unless
+// it is nested in another loop's chunk (which the trace already holds).
+void run_inline(int64_t n, tessel_rt_parallel_body body, void* closure) {
+  if (t_in_parallel_region || !Tracer::on()) return body(0, n, closure);
+  double start = Tracer::now();
+  body(0, n, closure);
+  Tracer::record(TESSEL_TRACE_CHUNK, 0, start, Tracer::now());
+}
+
+}  // namespace
 
 void ThreadPool::parallel_for(int64_t n, tessel_rt_parallel_body body, void* closure) {
   if (n <= 0) return;
-  if (t_in_parallel_region || num_threads() == 1 || n == 1) return body(0, n, closure);
+  if (t_in_parallel_region || num_threads() == 1 || n == 1) return run_inline(n, body, closure);
   std::unique_lock<std::mutex> dispatch(dispatch_mutex_, std::try_to_lock);
-  if (!dispatch.owns_lock()) return body(0, n, closure);  // another thread's loop holds the workers
+  if (!dispatch.owns_lock()) return run_inline(n, body, closure);  // another thread's loop holds the workers
 
   n_ = n;
   body_ = body;
   closure_ = closure;
+  trace_ = Tracer::on();
   remaining_.store(int(workers_.size()), std::memory_order_relaxed);
   bool wake;
   {

@@ -87,6 +87,7 @@ class ThreadPool {
   int64_t n_ = 0;
   tessel_rt_parallel_body body_ = nullptr;
   void* closure_ = nullptr;
+  bool trace_ = false;  // the dispatching thread runs a traced run (tracer.h)
   bool stop_ = false;
 
   std::atomic<uint64_t> generation_{0};
