@@ -116,9 +116,10 @@ TEST(CompileCli, ProfileListsEveryKernelAndTheEndToEndTime) {
   std::string line;
   std::getline(lines, line);
   EXPECT_TRUE(contains(line, "share") && contains(line, "median ms") && contains(line, "GFLOP/s")) << line;
-  // One row per kernel: name, share %, median ms, MFLOP, MB, GFLOP/s; the
+  // One row per kernel: name, share %, median ms, MFLOP, MB, GFLOP/s, then
+  // its place on the roofline (FLOP/B, % of the bound, the bound); the
   // shares are of the kernels' total, so they add up to 100%.
-  std::regex row(R"(^\S+ +([0-9.]+)% +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+$)");
+  std::regex row(R"(^\S+ +([0-9.]+)% +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+% +(compute|memory|-)$)");
   int rows = 0;
   double shares = 0;
   while (std::getline(lines, line) && line.rfind("end to end", 0) != 0) {
@@ -132,6 +133,9 @@ TEST(CompileCli, ProfileListsEveryKernelAndTheEndToEndTime) {
   EXPECT_TRUE(contains(r.out, "fused_conv1 ")) << "the first conv with its relu:\n" << r.out;
   EXPECT_TRUE(std::regex_search(r.out, std::regex("end to end: median [0-9.]+ ms over 10 runs \\(" +
                                                   std::to_string(kernels) + " kernels, [0-9.]+ ms in kernels\\)\n")))
+      << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("roofline at [0-9]+ threads?: [0-9.]+ GFLOP/s, [0-9.]+ GB/s, "
+                                                  "ridge [0-9.]+ FLOP/byte\n")))
       << r.out;
 }
 
