@@ -90,6 +90,36 @@ double triad_gbps(Arrays& x, int threads, const RooflineOptions& o) {
   return best;
 }
 
+// Each thread streams its own arrays, small enough to stay in its L2 cache,
+// back and forth (a = b + s c, then b = a + s c: no pass repeats the last).
+double cache_triad_gbps(int threads, const RooflineOptions& o) {
+  std::vector<Arrays> arrays(static_cast<size_t>(threads));
+  int64_t n = std::max<int64_t>(256, o.cache_triad_bytes / 12);
+  int64_t passes = std::max<int64_t>(8, (int64_t(64) << 20) / (12 * n));
+  run_together(threads, [&](int t) {
+    Arrays& x = arrays[size_t(t)];
+    x.n = n;
+    x.a.reset(new float[size_t(n)]);
+    x.b.reset(new float[size_t(n)]);
+    x.c.reset(new float[size_t(n)]);
+    std::fill(x.a.get(), x.a.get() + n, 0.0f);
+    std::fill(x.b.get(), x.b.get() + n, 1.0f);
+    std::fill(x.c.get(), x.c.get() + n, 1e-6f);
+  });
+  double best = 0;
+  for (int r = 0; r < o.repeats; ++r) {
+    double seconds = run_together(threads, [&](int t) {
+      Arrays& x = arrays[size_t(t)];
+      for (int64_t p = 0; p < passes; ++p) {
+        triad_slice(x, 0, 1);
+        std::swap(x.a, x.b);
+      }
+    });
+    best = std::max(best, 12.0 * double(n) * double(passes) * threads / seconds / 1e9);
+  }
+  return best;
+}
+
 uint64_t fnv1a(const std::string& s) {
   uint64_t h = 1469598103934665603ull;
   for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
@@ -106,12 +136,12 @@ std::string machine_key(const codegen::Target& t) {
 }
 
 nlohmann::json to_json(const RooflinePoint& p) {
-  return {{"gflops", p.gflops}, {"gbps", p.gbps}};
+  return {{"gflops", p.gflops}, {"gbps", p.gbps}, {"cache_gbps", p.cache_gbps}};
 }
 
 RooflinePoint point_from(const nlohmann::json& j) {
-  RooflinePoint p{j.at("gflops").get<double>(), j.at("gbps").get<double>()};
-  if (!(p.gflops > 0 && p.gbps > 0)) throw std::runtime_error("a peak that is not positive");
+  RooflinePoint p{j.at("gflops").get<double>(), j.at("gbps").get<double>(), j.at("cache_gbps").get<double>()};
+  if (!(p.gflops > 0 && p.gbps > 0 && p.cache_gbps > 0)) throw std::runtime_error("a peak that is not positive");
   return p;
 }
 
@@ -120,7 +150,8 @@ RooflinePoint point_from(const nlohmann::json& j) {
 RooflinePoint Roofline::at(int threads) const {
   if (threads <= 1) return one_thread;
   return {std::min(one_thread.gflops * threads, all_threads.gflops),
-          std::min(one_thread.gbps * threads, all_threads.gbps)};
+          std::min(one_thread.gbps * threads, all_threads.gbps),
+          std::min(one_thread.cache_gbps * threads, all_threads.cache_gbps)};
 }
 
 Roofline measure_roofline(const codegen::Target& target, const RooflineOptions& o) {
@@ -142,6 +173,8 @@ Roofline measure_roofline(const codegen::Target& target, const RooflineOptions& 
   x.c.reset(new float[size_t(x.n)]);
   r.one_thread.gbps = triad_gbps(x, 1, o);
   r.all_threads.gbps = r.cores > 1 ? triad_gbps(x, r.cores, o) : r.one_thread.gbps;
+  r.one_thread.cache_gbps = cache_triad_gbps(1, o);
+  r.all_threads.cache_gbps = r.cores > 1 ? cache_triad_gbps(r.cores, o) : r.one_thread.cache_gbps;
   return r;
 }
 
@@ -199,9 +232,10 @@ RooflinePlace place_on_roofline(const RooflinePoint& roof, double flops, double 
 void print_roofline(const Roofline& r, std::ostream& out) {
   char line[160];
   out << "machine " << r.machine << "\n";
-  out << "threads   peak GFLOP/s   bandwidth GB/s   ridge FLOP/byte\n";
+  out << "threads   peak GFLOP/s   bandwidth GB/s   ridge FLOP/byte   L2 bandwidth GB/s\n";
   auto row = [&](int threads, const RooflinePoint& p) {
-    std::snprintf(line, sizeof line, "%7d   %12.1f   %14.1f   %15.2f\n", threads, p.gflops, p.gbps, p.ridge());
+    std::snprintf(line, sizeof line, "%7d   %12.1f   %14.1f   %15.2f   %17.1f\n", threads, p.gflops, p.gbps,
+                  p.ridge(), p.cache_gbps);
     out << line;
   };
   row(1, r.one_thread);

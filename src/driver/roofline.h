@@ -1,7 +1,8 @@
 // The machine's roofline: peak f32 arithmetic (an FMA micro-kernel generated
 // for the target, codegen/llvm/peak_kernel.h) and memory bandwidth (a STREAM
-// triad, a[i] = b[i] + s * c[i], over arrays far larger than the caches),
-// each on one thread and on every core. Measured once per machine and cached
+// triad, a[i] = b[i] + s * c[i], over arrays far larger than the caches; and
+// over arrays that stay in the L2 cache, the ceiling of a kernel whose bytes
+// come from there), each on one thread and on every core. Measured once per machine and cached
 // in ${TESSEL_CACHE:-~/.cache/tessel}/roofline.json; `tessel roofline`,
 // `tessel run --profile` and the fusion report read it.
 #pragma once
@@ -14,8 +15,9 @@
 namespace tessel::driver {
 
 struct RooflinePoint {
-  double gflops = 0;  // peak f32 GFLOP/s
-  double gbps = 0;    // memory bandwidth, GB/s
+  double gflops = 0;      // peak f32 GFLOP/s
+  double gbps = 0;        // main memory bandwidth, GB/s: the roof
+  double cache_gbps = 0;  // the same triad on arrays that stay in the L2 cache: a ceiling above it
   double ridge() const { return gbps > 0 ? gflops / gbps : 0; }  // FLOP per byte where the two bounds meet
 };
 
@@ -31,6 +33,7 @@ struct Roofline {
 struct RooflineOptions {
   double fma_seconds = 0.05;              // per timed FMA run
   int64_t triad_bytes = 3 * (256 << 20);  // the three arrays together (at least 4x the last-level cache)
+  int64_t cache_triad_bytes = 3 * (48 << 10);  // per thread: within any L2, beyond any L1
   int repeats = 5;                        // the best of these runs counts
 };
 

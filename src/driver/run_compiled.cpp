@@ -105,7 +105,7 @@ void print_profile(const ModelProfile& p, const RooflinePoint* roof, std::ostrea
   if (roof)
     out << "roofline at " << p.threads << (p.threads == 1 ? " thread: " : " threads: ") << format("%.1f", roof->gflops)
         << " GFLOP/s, " << format("%.1f", roof->gbps) << " GB/s, ridge " << format("%.2f", roof->ridge())
-        << " FLOP/byte\n";
+        << " FLOP/byte (over 100%: bytes from cache; L2 " << format("%.1f", roof->cache_gbps) << " GB/s)\n";
 }
 
 }  // namespace tessel::driver

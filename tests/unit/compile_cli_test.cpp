@@ -135,7 +135,7 @@ TEST(CompileCli, ProfileListsEveryKernelAndTheEndToEndTime) {
                                                   std::to_string(kernels) + " kernels, [0-9.]+ ms in kernels\\)\n")))
       << r.out;
   EXPECT_TRUE(std::regex_search(r.out, std::regex("roofline at [0-9]+ threads?: [0-9.]+ GFLOP/s, [0-9.]+ GB/s, "
-                                                  "ridge [0-9.]+ FLOP/byte\n")))
+                                                  "ridge [0-9.]+ FLOP/byte \\(over 100%: bytes from cache; L2 [0-9.]+ GB/s\\)\n")))
       << r.out;
 }
 

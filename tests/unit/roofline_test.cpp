@@ -36,12 +36,14 @@ TEST(Roofline, AKernelIsPlacedByItsIntensity) {
 }
 
 TEST(Roofline, FewerThreadsThanCoresScaleOneThreadsPeakUpToAllCores) {
-  driver::Roofline r{"m", 4, {10, 5}, {30, 12}};
+  driver::Roofline r{"m", 4, {10, 5, 40}, {30, 12, 100}};
   EXPECT_DOUBLE_EQ(r.at(1).gflops, 10);
   EXPECT_DOUBLE_EQ(r.at(2).gflops, 20);
   EXPECT_DOUBLE_EQ(r.at(2).gbps, 10);
   EXPECT_DOUBLE_EQ(r.at(4).gflops, 30);
   EXPECT_DOUBLE_EQ(r.at(4).gbps, 12);
+  EXPECT_DOUBLE_EQ(r.at(2).cache_gbps, 80);
+  EXPECT_DOUBLE_EQ(r.at(4).cache_gbps, 100);
 }
 
 driver::RooflineOptions quick() {
@@ -70,6 +72,8 @@ TEST(Roofline, MeasuredOnceThenReadFromTheCacheAndRemeasuredWhenCorrupt) {
   EXPECT_GT(measured.one_thread.gflops, 0);
   EXPECT_GT(measured.one_thread.gbps, 0);
   EXPECT_GT(measured.all_threads.gflops, 0);
+  EXPECT_GT(measured.one_thread.cache_gbps, 0);
+  EXPECT_GT(measured.all_threads.cache_gbps, 0);
   EXPECT_EQ(driver::roofline_cache_path(), (cache.dir / "roofline.json").string());
   std::ostringstream second;
   driver::Roofline cached = driver::machine_roofline(host, false, second, quick());

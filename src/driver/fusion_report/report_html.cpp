@@ -78,6 +78,14 @@ void roofline_plot(const FusionReport& r, std::ostringstream& h) {
     roof += (i ? " " : "") + fixed(x.at(ai), 1) + "," + fixed(y.at(std::min(peak, ai * r.roof.gbps)), 1);
   }
   h << "<polyline points=\"" << roof << "\" fill=\"none\" stroke=\"#000\" stroke-width=\"2\"/>\n";
+  std::string cache_roof;
+  for (int i = 0; i <= 100 && r.roof.cache_gbps > 0; ++i) {
+    double ai = std::pow(10, -2 + 5.0 * i / 100);
+    cache_roof += (i ? " " : "") + fixed(x.at(ai), 1) + "," + fixed(y.at(std::min(peak, ai * r.roof.cache_gbps)), 1);
+  }
+  if (!cache_roof.empty())
+    h << "<polyline points=\"" << cache_roof << "\" fill=\"none\" stroke=\"#888\" stroke-dasharray=\"6,4\"/>"
+      << "<text x=\"500\" y=\"395\" font-size=\"11\">solid: main memory; dashed: L2 cache</text>\n";
   for (size_t i = 0; i < r.policies.size(); ++i)
     for (const ReportKernel& k : r.policies[i].kernels) {
       if (k.flops <= 0 || k.bytes <= 0 || k.median_ms <= 0) continue;

@@ -59,7 +59,8 @@ nlohmann::json fusion_report_json(const FusionReport& r) {
   return {{"model", r.model},
           {"machine", r.machine},
           {"threads", r.threads},
-          {"roofline", {{"gflops", r.roof.gflops}, {"gbps", r.roof.gbps}, {"ridge", r.roof.ridge()}}},
+          {"roofline",
+           {{"gflops", r.roof.gflops}, {"gbps", r.roof.gbps}, {"ridge", r.roof.ridge()}, {"cache_gbps", r.roof.cache_gbps}}},
           {"policies", policies},
           {"group_changes", changes}};
 }

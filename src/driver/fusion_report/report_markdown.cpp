@@ -66,7 +66,8 @@ std::string fusion_report_markdown(const FusionReport& r) {
   md << "# Fusion report: " << r.model << "\n\n"
      << "Machine " << r.machine << ", " << r.threads << (r.threads == 1 ? " thread" : " threads")
      << "; roofline " << fixed(r.roof.gflops, 1) << " GFLOP/s, " << fixed(r.roof.gbps, 1) << " GB/s, ridge "
-     << fixed(r.roof.ridge(), 2) << " FLOP/byte. Medians of " << (r.policies.empty() ? 0 : r.policies[0].end_to_end.runs)
+     << fixed(r.roof.ridge(), 2) << " FLOP/byte (L2 cache " << fixed(r.roof.cache_gbps, 1)
+     << " GB/s: a kernel whose bytes stay in cache can pass 100% of the roof). Medians of " << (r.policies.empty() ? 0 : r.policies[0].end_to_end.runs)
      << " profiled runs per policy, the same inputs for all.\n\n";
   policy_table(r, md);
   changes_table(r, md);
