@@ -62,13 +62,20 @@ MODELS = {
     "squeezenet1_1": (make_vision("squeezenet1_1"), "input", [1, 3, 224, 224], "logits"),
     "transformer_encoder_layer": (make_encoder_layer, "src", [1, 128, 768], "out"),
 }
+# Exported only when named: CNNs that no heuristic of the compiler was fitted to, with SiLU and
+# hard-swish activations and squeeze-and-excitation gates (the fusion benchmark's unseen models).
+EXTRA_MODELS = {
+    "efficientnet_b0": (make_vision("efficientnet_b0"), "input", [1, 3, 224, 224], "logits"),
+    "mobilenet_v3_large": (make_vision("mobilenet_v3_large"), "input", [1, 3, 224, 224], "logits"),
+    "regnet_y_400mf": (make_vision("regnet_y_400mf"), "input", [1, 3, 224, 224], "logits"),
+}
 
 
 def export_one(name, out_dir):
     import onnx
     import torch
     import torchvision
-    builder, in_name, shape, out_name = MODELS[name]
+    builder, in_name, shape, out_name = {**MODELS, **EXTRA_MODELS}[name]
     torch.manual_seed(SEED)
     model = builder()
     model.eval()
@@ -106,7 +113,8 @@ def main():
     cache = os.environ.get("TESSEL_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "tessel"))
     ap.add_argument("--out", default=os.path.join(cache, "models"), help="output folder")
     ap.add_argument("--force", action="store_true", help="export again even if cached")
-    ap.add_argument("models", nargs="*", default=list(MODELS), help="subset of: " + ", ".join(MODELS))
+    ap.add_argument("models", nargs="*", default=list(MODELS),
+                    help="subset of: " + ", ".join(MODELS) + "; or by name: " + ", ".join(EXTRA_MODELS))
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     manifest_path = os.path.join(args.out, "manifest.json")
@@ -119,8 +127,8 @@ def main():
             manifest = {}
     total = time.monotonic()
     for name in args.models:
-        if name not in MODELS:
-            sys.exit(f"export_models: unknown model {name!r} (known: {', '.join(MODELS)})")
+        if name not in MODELS and name not in EXTRA_MODELS:
+            sys.exit(f"export_models: unknown model {name!r} (known: {', '.join(list(MODELS) + list(EXTRA_MODELS))})")
         entry = manifest.get(name)
         path = os.path.join(args.out, name + ".onnx")
         if (not args.force and entry and entry.get("export_version") == EXPORT_VERSION

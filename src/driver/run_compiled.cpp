@@ -66,15 +66,21 @@ ModelProfile profile_model(CompiledModel& model, const std::vector<Tensor>& inpu
   std::vector<KernelInfo> kernels = model.kernels();
   model.run(inputs);  // warm-up
   std::vector<std::vector<double>> per_kernel(kernels.size());
-  std::vector<double> totals;
+  std::vector<double> totals, outside;
   for (int r = 0; r < repeat; ++r) {
     std::vector<double> seconds;
     auto start = std::chrono::steady_clock::now();
     model.run(inputs, &seconds);
     totals.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-    for (size_t k = 0; k < kernels.size(); ++k) per_kernel[k].push_back(seconds[k] * 1e3);
+    double in_kernels = 0;
+    for (size_t k = 0; k < kernels.size(); ++k) {
+      per_kernel[k].push_back(seconds[k] * 1e3);
+      in_kernels += seconds[k] * 1e3;
+    }
+    outside.push_back(totals.back() - in_kernels);
   }
   ModelProfile p;
+  p.outside_kernels_ms = median(outside);
   for (size_t k = 0; k < kernels.size(); ++k) p.kernels.push_back({kernels[k], median(per_kernel[k])});
   p.end_to_end = {median(totals), *std::min_element(totals.begin(), totals.end()),
                   *std::max_element(totals.begin(), totals.end()), repeat};

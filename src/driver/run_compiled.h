@@ -34,6 +34,11 @@ struct KernelProfile {
 struct ModelProfile {
   std::vector<KernelProfile> kernels;  // in plan order
   Latency end_to_end;                  // of the profiled runs
+  // The median over runs of each run's time outside its kernels: a run
+  // slowed down by the OS is slowed inside some kernel, so this stays what
+  // the runtime itself costs (the medians of the parts need not add up to
+  // the median of the whole).
+  double outside_kernels_ms = 0;
   int threads = 1;
   double kernel_sum_ms() const;
 };

@@ -40,17 +40,21 @@ void time_bars(const FusionReport& r, std::ostringstream& h) {
     const PolicyReport& p = r.policies[i];
     double scale = longest > 0 ? width / longest : 0;
     int y = 10 + row * int(i);
-    double in = std::min(p.kernel_sum_ms, p.end_to_end.median_ms), out = std::max(0.0, p.outside_kernels_ms());
-    h << "<text x=\"0\" y=\"" << y + 17 << "\">" << escape(p.policy) << "</text>"
-      << "<rect x=\"100\" y=\"" << y << "\" width=\"" << fixed(in * scale, 1) << "\" height=\"24\" fill=\""
-      << color(i) << "\"><title>in kernels " << fixed(p.kernel_sum_ms, 3) << " ms</title></rect>"
-      << "<rect x=\"" << fixed(100 + in * scale, 1) << "\" y=\"" << y << "\" width=\"" << fixed(out * scale, 1)
-      << "\" height=\"24\" fill=\"#cccccc\"><title>outside kernels " << fixed(p.outside_kernels_ms(), 3)
-      << " ms</title></rect><text x=\"" << fixed(110 + std::max(in + out, p.kernel_sum_ms) * scale, 1) << "\" y=\""
+    double in = p.kernel_sum_ms, out = std::max(0.0, p.outside_kernels_ms());
+    double spread = std::max(0.0, p.end_to_end.median_ms - in - out);
+    auto bar = [&](double from, double ms, const char* fill, const std::string& title) {
+      h << "<rect x=\"" << fixed(100 + from * scale, 1) << "\" y=\"" << y << "\" width=\"" << fixed(ms * scale, 1)
+        << "\" height=\"24\" fill=\"" << fill << "\"><title>" << title << "</title></rect>";
+    };
+    h << "<text x=\"0\" y=\"" << y + 17 << "\">" << escape(p.policy) << "</text>";
+    bar(0, in, color(i), "kernels (their medians) " + fixed(in, 3) + " ms");
+    bar(in, out, "#999999", "outside kernels " + fixed(out, 3) + " ms");
+    bar(in + out, spread, "#dddddd", "run-to-run spread " + fixed(spread, 3) + " ms");
+    h << "<text x=\"" << fixed(110 + std::max(in + out + spread, p.end_to_end.median_ms) * scale, 1) << "\" y=\""
       << y + 17 << "\">" << fixed(p.end_to_end.median_ms, 3) << " ms, " << p.kernels.size() << " kernels</text>\n";
   }
   h << "<text x=\"100\" y=\"" << 30 + row * int(r.policies.size())
-    << "\">colour: time in kernels; grey: time outside them</text></svg>\n";
+    << "\">colour: the kernels' medians; grey: outside kernels; light: the rest of the median run</text></svg>\n";
 }
 
 struct LogAxis {

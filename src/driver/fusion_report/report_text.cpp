@@ -42,17 +42,17 @@ std::vector<std::string> report_findings(const FusionReport& r) {
             std::to_string(none->kernels.size()) + " kernels -> " + std::to_string(fastest->kernels.size()) + ")";
   lines.push_back(line + ".");
   for (const PolicyReport& p : r.policies) {
-    double share = p.end_to_end.median_ms > 0 ? 100 * p.outside_kernels_ms() / p.end_to_end.median_ms : 0;
     if (p.adds_up()) continue;
-    if (share > 0)
-      lines.push_back("Fusion " + p.policy + ": " + fixed(share, 1) + "% of the end-to-end median (" +
-                      fixed(p.outside_kernels_ms(), 3) + " ms, " + fixed(p.per_dispatch_us(), 2) +
-                      " us per dispatch) went outside the kernels: the runtime between them (argument binding, "
-                      "the timing of each kernel, waking the thread pool) and copies of outputs.");
-    else
-      lines.push_back("Fusion " + p.policy + ": the kernels' medians add up to more than the end-to-end median (by " +
-                      fixed(-share, 1) + "%): kernel times vary from run to run, and medians of parts need not add "
-                      "up to the median of the whole; compare with more --repeat.");
+    double gap = p.end_to_end.median_ms - p.kernel_sum_ms;
+    double outside = p.end_to_end.median_ms > 0 ? 100 * p.outside_kernels_ms() / p.end_to_end.median_ms : 0;
+    lines.push_back("Fusion " + p.policy + ": the kernels' medians add up to " + fixed(p.kernel_sum_ms, 3) +
+                    " ms, " + fixed(std::abs(gap), 3) + " ms " + (gap > 0 ? "short of" : "more than") +
+                    " the end-to-end median. Of each run, " + fixed(p.outside_kernels_ms(), 3) + " ms (" +
+                    fixed(outside, 1) + "%, " + fixed(p.per_dispatch_us(), 2) +
+                    " us per dispatch) is spent outside the kernels (the runtime between them, copies of "
+                    "outputs); the rest is time lost inside kernels in some runs and not others (the OS, other "
+                    "processes, threads waiting for a core): spread that medians of parts do not see. Compare "
+                    "with more --repeat on a quieter machine.");
   }
   if (!r.changes.empty()) {
     const GroupChange& c = r.changes.front();
