@@ -15,6 +15,15 @@
 
 #include <unistd.h>
 
+// What a probe that LLVM left through the fatal-error handler allocated is
+// kept on purpose (see ProbeState); the leak checker is told so.
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+#define TESSEL_PROBE_LEAKS_ON_PURPOSE __lsan::ScopedDisabler probe_allocations_are_kept
+#else
+#define TESSEL_PROBE_LEAKS_ON_PURPOSE (void)0
+#endif
+
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -121,6 +130,8 @@ std::optional<std::string> llvm_cannot_generate(const CpuTarget& target) {
   static std::once_flag handler_once;
   std::call_once(handler_once, [] { llvm::install_fatal_error_handler(on_fatal_error, nullptr); });
   static std::vector<std::unique_ptr<ProbeState>> failed_probes;
+  // Objects LLVM made on the stack frames a jump skips are unreachable afterwards.
+  TESSEL_PROBE_LEAKS_ON_PURPOSE;
   auto state = std::make_unique<ProbeState>();
   std::string fatal;
   probe_failure = &fatal;

@@ -21,8 +21,6 @@ namespace tessel::passes::fusion {
 
 namespace {
 
-constexpr size_t kMaxGroupNodes = 64;
-
 class DefaultGrouping final : public GroupingPolicy {
  public:
   std::vector<NodeGroup> group(const graph::Graph& g) const override {

@@ -34,6 +34,10 @@ class PostDominators {
   std::unordered_map<const Node*, int> depth_;  // 1 under the sink
 };
 
+// The most nodes a policy puts into one group (TVM caps its depth too): a
+// chain of hundreds of elementwise nodes is split rather than inlined whole.
+inline constexpr size_t kMaxGroupNodes = 64;
+
 // Grows a group downstream from its last node: while the region up to the
 // next post-dominator holds only unassigned nodes whose pattern is at most
 // max_pattern and the group stays within max_nodes, the region joins and
