@@ -54,8 +54,10 @@ driver::RooflineOptions quick() {
   return o;
 }
 
+// A cache folder of the test's own (tests run in parallel, each in a process).
 struct CacheDir {
-  std::filesystem::path dir = std::filesystem::path(testing::TempDir()) / "tessel_roofline_cache";
+  std::filesystem::path dir = std::filesystem::path(testing::TempDir()) /
+                              ("tessel_roofline_" + std::string(testing::UnitTest::GetInstance()->current_test_info()->name()));
   CacheDir() {
     std::filesystem::remove_all(dir);
     setenv("TESSEL_CACHE", dir.c_str(), 1);
