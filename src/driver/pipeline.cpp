@@ -168,9 +168,12 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
   std::unique_ptr<codegen::Backend> backend = codegen::make_backend(options.target);  // refuses what it cannot serve
   std::optional<sched::CpuScheduleOptions> cpu = cpu_schedule_options(options);
 
-  // Target graph passes. B's panels as wide as the default matmul tile; not
-  // without fusion, where the unpacking would be kernels of their own.
-  if (cpu && options.fusion != passes::FusionPolicy::kNone) {
+  // Target graph passes. B's panels as wide as the default matmul tile; only
+  // where fusion joins injective producers to their anchor (simple, default):
+  // elsewhere the unpacking would be a kernel of its own, run every time.
+  bool joins_producers = options.fusion == passes::FusionPolicy::kSimple ||
+                         options.fusion == passes::FusionPolicy::kDefault;
+  if (cpu && joins_producers) {
     StageTimer t("pack_matmul_weights", o);
     passes::pack_matmul_weights(g, [lanes = cpu->vector_lanes](int64_t rows, int64_t columns) {
       return sched::matmul_tile_columns(rows, columns, lanes);

@@ -211,3 +211,28 @@ TEST(FusionPolicies, EveryPolicyIsAConvexOrderedPartitionThatComputesTheReferenc
 
 }  // namespace
 }  // namespace tessel
+
+namespace tessel {
+namespace {
+
+// Packed weights are read back through a Transpose + Reshape that only a
+// policy joining injective producers to their anchor fuses into the matmul:
+// under injective they would be a copy of the weights every run.
+TEST(FusionPolicies, WeightsArePackedOnlyWhereTheUnpackingJoinsTheMatmul) {
+  for (FusionPolicy p : {FusionPolicy::kNone, FusionPolicy::kInjective, FusionPolicy::kSimple, FusionPolicy::kDefault}) {
+    SCOPED_TRACE(std::string(passes::fusion_policy_name(p)));
+    Builder b;
+    Value* x = b.input("x", {12, 64});
+    Value* w = b.g.add_constant("w", random_tensor({64, 96}, 3));
+    b.g.set_outputs({b.op("Relu", "relu", {b.op("MatMul", "mm", {x, w})})});
+    driver::CompileOptions options;
+    options.fusion = p;
+    driver::CompiledGraph compiled = driver::compile_graph(b.g, options);
+    // none and injective: the relu is a kernel of its own, and no third copies the weights
+    size_t expected = p == FusionPolicy::kNone || p == FusionPolicy::kInjective ? 2 : 1;
+    EXPECT_EQ(compiled.kernels.size(), expected);
+  }
+}
+
+}  // namespace
+}  // namespace tessel
