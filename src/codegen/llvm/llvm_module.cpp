@@ -28,24 +28,6 @@ namespace tessel::codegen {
 
 namespace {
 
-// LLVM's warnings and remarks (a loop the vectorizer declined, say) are for
-// us to read through --print-llvm, not for the user of `tessel compile`:
-// they are dropped here. Errors are kept, to be a user error once code
-// generation returns (LLVM's default path exits the process).
-struct QuietDiagnostics final : llvm::DiagnosticHandler {
-  std::string* errors;
-  explicit QuietDiagnostics(std::string* e) : errors(e) {}
-  bool handleDiagnostics(const llvm::DiagnosticInfo& info) override {
-    if (info.getSeverity() == llvm::DS_Error) {
-      llvm::raw_string_ostream os(*errors);
-      llvm::DiagnosticPrinterRawOStream printer(os);
-      if (!errors->empty()) os << "; ";
-      info.print(printer);
-    }
-    return true;
-  }
-};
-
 void check_no_llvm_errors(const std::string& errors, const CpuTarget& target) {
   TESSEL_USER_CHECK(errors.empty(), Span{}) << "LLVM cannot generate code for cpu " << target.cpu << ": " << errors;
 }
@@ -83,6 +65,21 @@ void run_o3(llvm::Module& m, llvm::TargetMachine& tm) {
 }
 
 }  // namespace
+
+bool KeepLlvmErrors::handleDiagnostics(const llvm::DiagnosticInfo& info) {
+  if (info.getSeverity() != llvm::DS_Error) return true;
+  std::string text;
+  const auto* unsupported = llvm::dyn_cast<llvm::DiagnosticInfoUnsupported>(&info);
+  if (unsupported && !with_location) {
+    text = unsupported->getMessage().str();
+  } else {
+    llvm::raw_string_ostream os(text);
+    llvm::DiagnosticPrinterRawOStream printer(os);
+    info.print(printer);
+  }
+  if (errors->find(text) == std::string::npos) *errors += (errors->empty() ? "" : "; ") + text;
+  return true;
+}
 
 void initialize_llvm_targets() {
   static std::once_flag once;
@@ -123,7 +120,7 @@ LlvmModule LlvmModule::build(const std::vector<KernelSource>& kernels, const Cod
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   impl->context = std::make_unique<llvm::LLVMContext>();
-  impl->context->setDiagnosticHandler(std::make_unique<QuietDiagnostics>(&impl->llvm_errors));
+  impl->context->setDiagnosticHandler(std::make_unique<KeepLlvmErrors>(&impl->llvm_errors, true));
   impl->module = std::make_unique<llvm::Module>("tessel", *impl->context);
   impl->machine = make_target_machine(options.target);
   impl->module->setTargetTriple(options.target.triple);

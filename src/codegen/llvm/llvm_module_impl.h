@@ -1,6 +1,7 @@
 // Internal to the CPU backend: what an LlvmModule owns.
 #pragma once
 
+#include <llvm/IR/DiagnosticHandler.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Target/TargetMachine.h>
@@ -17,6 +18,18 @@ struct LlvmModule::Impl {
   std::unique_ptr<llvm::Module> module;
   std::unique_ptr<llvm::TargetMachine> machine;
   std::string llvm_errors;  // errors LLVM reported while generating code
+};
+
+// Keeps LLVM's error diagnostics in `errors` ("; "-separated, each once)
+// instead of taking LLVM's default path, which exits the process; warnings
+// and remarks (a loop the vectorizer declined) are dropped. with_location:
+// the whole text ("in function k0: ..."); else an unsupported operation's
+// message alone.
+struct KeepLlvmErrors final : llvm::DiagnosticHandler {
+  KeepLlvmErrors(std::string* errors, bool with_location) : errors(errors), with_location(with_location) {}
+  bool handleDiagnostics(const llvm::DiagnosticInfo& info) override;
+  std::string* errors;
+  bool with_location;
 };
 
 // Registers the native target with LLVM, once per process.

@@ -3,9 +3,6 @@
 // keeps LLVM's errors instead of exiting on them.
 #include "src/codegen/llvm/target_probe.h"
 
-#include <llvm/IR/DiagnosticHandler.h>
-#include <llvm/IR/DiagnosticInfo.h>
-#include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/Support/CrashRecoveryContext.h>
@@ -51,26 +48,6 @@ void on_fatal_error(void*, const char* reason, bool crash_diagnostics) {
   exit(1);
 }
 
-// LLVM's errors, each once; an unsupported operation by its message alone
-// (where it points to is the probe's, not the user's).
-struct KeepErrors final : llvm::DiagnosticHandler {
-  std::string* errors;
-  explicit KeepErrors(std::string* e) : errors(e) {}
-  bool handleDiagnostics(const llvm::DiagnosticInfo& info) override {
-    if (info.getSeverity() != llvm::DS_Error) return true;
-    std::string text;
-    if (const auto* unsupported = llvm::dyn_cast<llvm::DiagnosticInfoUnsupported>(&info)) {
-      text = unsupported->getMessage().str();
-    } else {
-      llvm::raw_string_ostream os(text);
-      llvm::DiagnosticPrinterRawOStream printer(os);
-      info.print(printer);
-    }
-    if (errors->find(text) == std::string::npos) *errors += (errors->empty() ? "" : "; ") + text;
-    return true;
-  }
-};
-
 // float probe(ptr p, float x, i64 n): p[n..] = p[n..] + p[n..] as one vector;
 // return expf(x) + (float)n.
 void build_probe(llvm::Module& m, int vector_bits) {
@@ -105,7 +82,8 @@ struct ProbeState {
 
 void emit_probe(const CpuTarget& target, ProbeState& p) {
   p.context = std::make_unique<llvm::LLVMContext>();
-  p.context->setDiagnosticHandler(std::make_unique<KeepErrors>(&p.errors));
+  // Without location: where an error stands is in the probe, not the user's model.
+  p.context->setDiagnosticHandler(std::make_unique<KeepLlvmErrors>(&p.errors, false));
   p.module = std::make_unique<llvm::Module>("tessel_probe", *p.context);
   p.machine = make_target_machine(target);
   p.module->setTargetTriple(target.triple);

@@ -26,26 +26,16 @@ class DefaultGrouping final : public GroupingPolicy {
   std::vector<NodeGroup> group(const graph::Graph& g) const override {
     GraphUses uses(g);
     PostDominators pdom(uses);
-    std::unordered_map<const Node*, int> assigned;
-    std::vector<std::vector<const Node*>> groups;
-    auto add = [&](const std::unordered_set<const Node*>& members) {
-      for (const Node* m : members) assigned[m] = int(groups.size());
-      groups.push_back(in_graph_order(g, members));
-    };
+    Partition partition;
     for (const Node* n : g.nodes()) {
-      if (assigned.count(n) || !is_anchor(*n)) continue;
+      if (partition.assigned.count(n) || !is_anchor(*n)) continue;
       std::unordered_set<const Node*> members{n};
-      add_leading_data_movement(uses, assigned, members);
-      grow_to_post_dominators(pdom, n, OpPattern::kBroadcast, kMaxGroupNodes, assigned, members);
-      add(members);
+      add_leading_data_movement(uses, partition.assigned, members);
+      grow_to_post_dominators(pdom, n, OpPattern::kBroadcast, kMaxGroupNodes, partition.assigned, members);
+      partition.add(g, members);
     }
-    for (const Node* n : g.nodes()) {
-      if (assigned.count(n)) continue;
-      std::unordered_set<const Node*> members{n};
-      grow_to_post_dominators(pdom, n, OpPattern::kInjective, kMaxGroupNodes, assigned, members);
-      add(members);
-    }
-    return named(topological_order(g, std::move(groups)));
+    add_chain_groups(g, pdom, partition);  // every node left is no anchor
+    return named(topological_order(g, std::move(partition.groups)));
   }
 };
 

@@ -60,6 +60,11 @@ std::vector<const Node*> in_graph_order(const graph::Graph& g, const std::unorde
   return ordered;
 }
 
+void Partition::add(const graph::Graph& g, const std::unordered_set<const Node*>& members) {
+  for (const Node* m : members) assigned[m] = int(groups.size());
+  groups.push_back(in_graph_order(g, members));
+}
+
 std::vector<std::vector<const Node*>> topological_order(const graph::Graph& g,
                                                         std::vector<std::vector<const Node*>> groups) {
   std::unordered_map<const Node*, size_t> group_of, position;

@@ -48,6 +48,14 @@ struct GraphUses {
 void add_leading_data_movement(const GraphUses& uses, const std::unordered_map<const Node*, int>& assigned,
                                std::unordered_set<const Node*>& members);
 
+// Groups being formed: the group of each node so far, and the groups in the
+// order they were made.
+struct Partition {
+  std::unordered_map<const Node*, int> assigned;
+  std::vector<std::vector<const Node*>> groups;
+  void add(const graph::Graph& g, const std::unordered_set<const Node*>& members);
+};
+
 // The members in graph order.
 std::vector<const Node*> in_graph_order(const graph::Graph& g, const std::unordered_set<const Node*>& members);
 

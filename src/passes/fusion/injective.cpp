@@ -15,17 +15,9 @@ class InjectiveGrouping final : public GroupingPolicy {
  public:
   std::vector<NodeGroup> group(const graph::Graph& g) const override {
     GraphUses uses(g);
-    PostDominators pdom(uses);
-    std::unordered_map<const Node*, int> assigned;
-    std::vector<std::vector<const Node*>> groups;
-    for (const Node* n : g.nodes()) {
-      if (assigned.count(n)) continue;
-      std::unordered_set<const Node*> members{n};
-      if (!is_anchor(*n)) grow_to_post_dominators(pdom, n, OpPattern::kInjective, kMaxGroupNodes, assigned, members);
-      for (const Node* m : members) assigned[m] = int(groups.size());
-      groups.push_back(in_graph_order(g, members));
-    }
-    return named(topological_order(g, std::move(groups)));
+    Partition partition;
+    add_chain_groups(g, PostDominators(uses), partition);
+    return named(topological_order(g, std::move(partition.groups)));
   }
 };
 

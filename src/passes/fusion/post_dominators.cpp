@@ -74,4 +74,14 @@ void grow_to_post_dominators(const PostDominators& pdom, const Node* last, OpPat
   }
 }
 
+void add_chain_groups(const graph::Graph& g, const PostDominators& pdom, Partition& partition) {
+  for (const Node* n : g.nodes()) {
+    if (partition.assigned.count(n)) continue;
+    std::unordered_set<const Node*> members{n};
+    if (!is_anchor(*n))
+      grow_to_post_dominators(pdom, n, OpPattern::kInjective, kMaxGroupNodes, partition.assigned, members);
+    partition.add(g, members);
+  }
+}
+
 }  // namespace tessel::passes::fusion

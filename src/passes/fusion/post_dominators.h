@@ -47,4 +47,9 @@ void grow_to_post_dominators(const PostDominators& pdom, const Node* last, OpPat
                              size_t max_nodes, const std::unordered_map<const Node*, int>& assigned,
                              std::unordered_set<const Node*>& members);
 
+// Every node no group holds yet, in graph order, starts a group; one that is
+// not an anchor grows along post-dominators through elementwise, broadcast
+// and data-movement nodes (an anchor stays alone).
+void add_chain_groups(const graph::Graph& g, const PostDominators& pdom, Partition& partition);
+
 }  // namespace tessel::passes::fusion
