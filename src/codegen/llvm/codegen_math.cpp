@@ -33,28 +33,66 @@ llvm::Value* select_nan(Builder& b, llvm::Value* x, llvm::Value* r) {
   return b.CreateSelect(b.CreateFCmpUNO(x, x), x, r);
 }
 
-// 2^n for an integral float n in [-150, 128], as two factors so that neither
-// overflows nor underflows on its own.
-llvm::Value* scale_by_power_of_two(Builder& b, llvm::Value* y, llvm::Value* n) {
-  llvm::Value* ni = b.CreateFPToSI(n, b.getInt32Ty());
-  llvm::Value* half = b.CreateAShr(ni, 1);
-  auto pow2 = [&](llvm::Value* e) {
-    return b.CreateBitCast(b.CreateShl(b.CreateAdd(e, b.getInt32(127)), 23), b.getFloatTy());
-  };
-  return b.CreateFMul(b.CreateFMul(y, pow2(half)), pow2(b.CreateSub(ni, half)));
+// Clamps without minnum/maxnum's NaN rules (extra instructions on x86): a
+// NaN input is restored by select_nan at the end of each function.
+llvm::Value* clamp(Builder& b, llvm::Value* x, double lo, double hi) {
+  llvm::Value* c_hi = fconst(b, hi);
+  llvm::Value* c_lo = fconst(b, lo);
+  llvm::Value* below_hi = b.CreateSelect(b.CreateFCmpOLT(x, c_hi), x, c_hi);
+  return b.CreateSelect(b.CreateFCmpOGT(below_hi, c_lo), below_hi, c_lo);
 }
 
-llvm::Value* build_exp(Builder& b, llvm::Value* x) {
-  llvm::Value* xc = b.CreateMaxNum(b.CreateMinNum(x, fconst(b, 88.8)), fconst(b, -104.0));
-  llvm::Value* n = b.CreateUnaryIntrinsic(
-      llvm::Intrinsic::floor, b.CreateFAdd(b.CreateFMul(xc, fconst(b, 1.44269504088896341)), fconst(b, 0.5)));
-  llvm::Value* r = b.CreateFSub(xc, b.CreateFMul(n, fconst(b, 0.693359375)));
+// Adding 1.5 * 2^23 rounds a float of magnitude under 2^22 to an integer
+// (to nearest) and leaves that integer in the low mantissa bits.
+constexpr double kRoundingBias = 12582912.0;
+
+// round(x / ln 2) as n (an integral float) and its bits' offset from the
+// bias's, and the reduced argument r = x - n ln 2 in [-ln 2 / 2, ln 2 / 2]
+// (ln 2 split in two so that n ln 2 is exact).
+struct ReducedExp {
+  llvm::Value* n_int;
+  llvm::Value* r;
+};
+
+ReducedExp reduce_exp_argument(Builder& b, llvm::Value* x) {
+  llvm::Value* biased = b.CreateFAdd(b.CreateFMul(x, fconst(b, 1.44269504088896341)), fconst(b, kRoundingBias));
+  llvm::Value* n = b.CreateFSub(biased, fconst(b, kRoundingBias));
+  llvm::Value* n_int = b.CreateSub(b.CreateBitCast(biased, b.getInt32Ty()),
+                                   b.CreateBitCast(fconst(b, kRoundingBias), b.getInt32Ty()));
+  llvm::Value* r = b.CreateFSub(x, b.CreateFMul(n, fconst(b, 0.693359375)));
   r = b.CreateFSub(r, b.CreateFMul(n, fconst(b, -2.12194440e-4)));
+  return {n_int, r};
+}
+
+// e^r for r in [-ln 2 / 2, ln 2 / 2] (Cephes' polynomial).
+llvm::Value* exp_of_reduced(Builder& b, llvm::Value* r) {
   llvm::Value* p = polynomial(
       b, r,
       {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3, 4.1665795894E-2, 1.6666665459E-1, 5.0000001201E-1});
-  llvm::Value* y = b.CreateFAdd(b.CreateFAdd(b.CreateFMul(p, b.CreateFMul(r, r)), r), fconst(b, 1.0));
-  llvm::Value* result = scale_by_power_of_two(b, y, n);
+  return b.CreateFAdd(b.CreateFAdd(b.CreateFMul(p, b.CreateFMul(r, r)), r), fconst(b, 1.0));
+}
+
+// 1 / x for a finite x, allowed to be the reciprocal estimate refined by a
+// Newton step where the target has one (see set_target_attributes).
+llvm::Value* reciprocal(Builder& b, llvm::Value* x) {
+  auto* div = llvm::cast<llvm::Instruction>(b.CreateFDiv(fconst(b, 1.0), x));
+  div->setHasAllowReciprocal(true);
+  div->setHasNoInfs(true);  // LLVM estimates only divisions without infinities
+  return div;
+}
+
+llvm::Value* power_of_two(Builder& b, llvm::Value* e) {
+  return b.CreateBitCast(b.CreateShl(b.CreateAdd(e, b.getInt32(127)), 23), b.getFloatTy());
+}
+
+llvm::Value* build_exp(Builder& b, llvm::Value* x) {
+  ReducedExp red = reduce_exp_argument(b, clamp(b, x, -104.0, 88.8));
+  llvm::Value* y = exp_of_reduced(b, red.r);
+  // 2^n for n in [-150, 128] as two factors, so that neither overflows nor
+  // underflows on its own (the results below 2^-126 are subnormal).
+  llvm::Value* half = b.CreateAShr(red.n_int, 1);
+  llvm::Value* result =
+      b.CreateFMul(b.CreateFMul(y, power_of_two(b, half)), power_of_two(b, b.CreateSub(red.n_int, half)));
   result = b.CreateSelect(b.CreateFCmpOGT(x, fconst(b, 88.72283935546875)),
                           llvm::ConstantFP::getInfinity(b.getFloatTy()), result);
   result = b.CreateSelect(b.CreateFCmpOLT(x, fconst(b, -103.972084)), fconst(b, 0.0), result);
@@ -97,16 +135,17 @@ llvm::Value* build_tanh(Builder& b, llvm::Value* x) {
   llvm::Value* p = polynomial(
       b, z, {-5.70498872745E-3, 2.06390887954E-2, -5.37397155531E-2, 1.33314422036E-1, -3.33332819422E-1});
   llvm::Value* small = b.CreateFAdd(b.CreateFMul(b.CreateFMul(p, z), x), x);
-  // 1 - 2 / (e^(2|x|) + 1), with the sign of x; e^(2|x|) = inf gives 1.
-  llvm::Value* e2 = build_exp(b, b.CreateFMul(ax, fconst(b, 2.0)));
-  llvm::Value* big =
-      b.CreateFSub(fconst(b, 1.0), b.CreateFDiv(fconst(b, 2.0), b.CreateFAdd(e2, fconst(b, 1.0))));
+  // 1 - 2 / (e^(2|x|) + 1), with the sign of x; past |x| = 9 that is 1 in
+  // float, and the clamp keeps the divisor finite.
+  llvm::Value* e2 = build_exp(b, b.CreateFMul(clamp(b, ax, 0.0, 9.0), fconst(b, 2.0)));
+  llvm::Value* big = b.CreateFSub(fconst(b, 1.0),
+                                  b.CreateFMul(fconst(b, 2.0), reciprocal(b, b.CreateFAdd(e2, fconst(b, 1.0)))));
   big = b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, big, x);
   return select_nan(b, x, b.CreateSelect(b.CreateFCmpOLT(ax, fconst(b, 0.625)), small, big));
 }
 
 llvm::Value* build_erf(Builder& b, llvm::Value* x) {
-  llvm::Value* xc = b.CreateMaxNum(b.CreateMinNum(x, fconst(b, 4.0)), fconst(b, -4.0));
+  llvm::Value* xc = clamp(b, x, -4.0, 4.0);
   llvm::Value* x2 = b.CreateFMul(xc, xc);
   llvm::Value* p =
       polynomial(b, x2,
@@ -115,14 +154,23 @@ llvm::Value* build_erf(Builder& b, llvm::Value* x) {
   llvm::Value* q = polynomial(b, x2,
                               {-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,
                                -7.37332916720468e-03, -1.42647390514189e-02});
-  llvm::Value* r = b.CreateFDiv(b.CreateFMul(xc, p), q);
+  llvm::Value* r = b.CreateFMul(b.CreateFMul(xc, p), reciprocal(b, q));  // q < 0 on [-4, 4]
   // The rational form drifts just past 1 near the clamp.
-  r = b.CreateMaxNum(b.CreateMinNum(r, fconst(b, 1.0)), fconst(b, -1.0));
+  r = clamp(b, r, -1.0, 1.0);
   return select_nan(b, x, r);
 }
 
+// 1 / (1 + e^-x) from e = e^-|x| <= 1, where one factor 2^n suffices: f =
+// e / (1 + e) is sigmoid(-|x|), and sigmoid(x) = 1 - f for positive x.
+// Below -87.3 (e^-|x| subnormal) f is flushed to zero.
 llvm::Value* build_sigmoid(Builder& b, llvm::Value* x) {
-  return b.CreateFDiv(fconst(b, 1.0), b.CreateFAdd(fconst(b, 1.0), build_exp(b, b.CreateFNeg(x))));
+  llvm::Value* minus_ax = b.CreateFNeg(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x));
+  ReducedExp red = reduce_exp_argument(b, clamp(b, minus_ax, -87.0, 0.0));
+  llvm::Value* e = b.CreateFMul(exp_of_reduced(b, red.r), power_of_two(b, red.n_int));
+  llvm::Value* f = b.CreateFMul(e, reciprocal(b, b.CreateFAdd(e, fconst(b, 1.0))));
+  f = b.CreateSelect(b.CreateFCmpOLT(minus_ax, fconst(b, -87.0)), fconst(b, 0.0), f);
+  llvm::Value* result = b.CreateSelect(b.CreateFCmpOGT(x, fconst(b, 0.0)), b.CreateFSub(fconst(b, 1.0), f), f);
+  return select_nan(b, x, result);
 }
 
 // The C library's name of an intrinsic, for float or double.
@@ -160,6 +208,9 @@ llvm::Function* CodegenLLVM::math_function(Intrinsic op, DType t) {
     f->setDoesNotAccessMemory();
     set_target_attributes(*f, options_.target);
     Builder fb(llvm::BasicBlock::Create(ctx_, "entry", f));
+    llvm::FastMathFlags contract;  // the polynomials' a * x + c as fused multiply-adds
+    contract.setAllowContract();
+    fb.setFastMathFlags(contract);
     llvm::Value* x = f->getArg(0);
     llvm::Value* r = nullptr;
     switch (op) {

@@ -28,6 +28,10 @@ void set_target_attributes(llvm::Function& f, const CpuTarget& target) {
   // Intel parts); the kernels here are long loops where the full width wins.
   if (std::find(target.features.begin(), target.features.end(), "+avx512f") != target.features.end())
     f.addFnAttr("prefer-vector-width", "512");
+  // A division marked `arcp` (the built-in math functions mark theirs) may
+  // become the vector reciprocal estimate plus one Newton step, about one ulp
+  // from the quotient: a vector division is many times slower.
+  f.addFnAttr("reciprocal-estimates", "vec-divf:1");
 }
 
 CodegenLLVM::CodegenLLVM(llvm::Module& module, const CodegenOptions& options, int vector_bits)
