@@ -209,6 +209,38 @@ TEST(SchedDefaults, RowReductionsAreSummedByLanes) {
   EXPECT_EQ(check_against(reference(Workload::kReduceSum), small.func(), false), "");
 }
 
+// A pooling over the last two axes ([2, 3, 6, 8] -> [2, 3], 48 values per
+// row, three vectors of 16 lanes) is a row reduction too: the two reduction
+// loops fused, split by the lanes, factored out and vectorized. Over the
+// middle axis (the rows it reads are 8 apart) it is not.
+TEST(SchedDefaults, PoolingOverTheLastAxesIsSummedByLanes) {
+  for (bool trailing : {true, false}) {
+    SCOPED_TRACE(trailing ? "over the last two axes" : "over the third axis");
+    lower::LowerContext ctx("pool");
+    lower::TensorExpr x = ctx.input("X", DType::kF32, {2, 3, 6, 8});
+    std::vector<int64_t> shape = trailing ? std::vector<int64_t>{2, 3} : std::vector<int64_t>{2, 3, 8};
+    std::vector<int64_t> reduce = trailing ? std::vector<int64_t>{6, 8} : std::vector<int64_t>{6};
+    lower::TensorExpr y = ctx.reduce("Y", shape, DType::kF32, reduce, lower::Combiner::kSum,
+                                     [&](const std::vector<tir::Expr>& s, const std::vector<tir::Expr>& r) {
+                                       return trailing ? x.at({s[0], s[1], r[0], r[1]}) : x.at({s[0], s[1], r[0], s[2]});
+                                     });
+    ctx.output("Y", y);
+    tir::PrimFunc f = ctx.finish();
+    Schedule sch(f);
+    apply_default_cpu_schedule(sch, CpuScheduleOptions{});
+    tir::Stmt rf = sched::find_block(sch.func(), "Y_rf");
+    EXPECT_EQ(rf.defined(), trailing) << sch.func();
+    if (trailing) {
+      std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "Y_rf");
+      ASSERT_GE(loops.size(), 2u) << sch.func();
+      EXPECT_EQ(extent(loops[loops.size() - 2]), 3) << sch.func();  // 48 values, 3 steps of 16 lanes
+      EXPECT_EQ(loops.back()->for_kind, tir::ForKind::kVectorized) << sch.func();
+      EXPECT_EQ(extent(loops.back()), 16) << sch.func();
+    }
+    EXPECT_EQ(check_against(reference_of(f), sch.func(), false), "");
+  }
+}
+
 // Y[p, q] = X[q * 2 + p]: the phase loop p is the only loop besides the row,
 // so after it moves inside the vector loop nothing is left to run in
 // parallel; the schedule still applies and computes the same.
