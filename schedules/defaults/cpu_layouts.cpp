@@ -9,7 +9,7 @@ namespace {
 
 // Output rows shorter than kFlatRowLimit, or not a multiple of
 // kFlatRowMultiple, are ragged: a row of 14 or 55 outputs is vectors and a
-// tail, a flat row is whole vectors. Ragged convs are computed flat; so are
+// tail, a flat row is whole vectors (pointwise convs: see below). Ragged convs are computed flat; so are
 // all 2-D convs that are neither 1x1 nor depthwise, whatever their rows: flat,
 // the tile's vector part can be two or three vectors (4 x 24 or 6 x 16)
 // instead of one vector of a row (8 x 8: a broadcast load per FMA).
@@ -38,9 +38,12 @@ lower::ConvLayout default_cpu_conv_layout(const lower::ConvShape& conv, const Cp
   if (conv.spatial() != 2) return {};
   int64_t rows = conv.out[2], row = conv.out[3], align = flat_align(options);
   bool ragged = row < kFlatRowLimit || row % kFlatRowMultiple != 0;
-  // Pointwise convs with ragged rows are a flat matmul (their input needs no
-  // copy); with rows of whole vectors, they keep their rows.
-  if (ragged && conv.plain_pointwise() && rows * row >= align) return {ConvForm::kFlatPointwise, align};
+  // Pointwise convs are a flat matmul (their input needs no copy) unless
+  // their rows are whole vectors of this target: a row of 56 is 7 AVX2
+  // vectors but 3.5 AVX-512 ones, and a tile of one row's vectors and a tail
+  // by two output channels reuses each load twice.
+  bool whole_vectors = row >= kFlatRowLimit && row % std::max(1, options.vector_lanes) == 0;
+  if (!whole_vectors && conv.plain_pointwise() && rows * row >= align) return {ConvForm::kFlatPointwise, align};
   bool pointwise = conv.kernel[0] == 1 && conv.kernel[1] == 1;
   bool wide_tiles = !conv.depthwise() && conv.out_per_group >= kFlatMinChannels;
   if (pointwise || !(ragged || wide_tiles)) return {};

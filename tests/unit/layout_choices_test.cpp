@@ -35,7 +35,9 @@ TEST(CpuLayouts, ConvFormsFollowRowsChannelsAndTaps) {
     EXPECT_EQ(cpu_choice(conv2d(8, 4, 30, 3), lanes), "flat align 16") << "ragged rows";
     EXPECT_EQ(cpu_choice(conv2d(32, 56, 56, 3, 32, 1), lanes), "direct") << "depthwise keeps its rows";
     EXPECT_EQ(cpu_choice(conv2d(64, 7, 7, 1), lanes), "flat-pointwise align 16") << "1x1, short rows";
-    EXPECT_EQ(cpu_choice(conv2d(64, 56, 56, 1), lanes), "direct") << "1x1 with rows of whole vectors";
+    EXPECT_EQ(cpu_choice(conv2d(64, 56, 64, 1), lanes), "direct") << "1x1 with rows of whole vectors";
+    EXPECT_EQ(cpu_choice(conv2d(64, 56, 56, 1), lanes), lanes == 8 ? "direct" : "flat-pointwise align 16")
+        << "1x1 with rows of 7 vectors of 8, 3.5 of 16";
     EXPECT_EQ(cpu_choice(conv2d(64, 3, 3, 1), lanes), "direct") << "1x1, a plane under one tile";
   }
   ConvShape one_d{{1, 16, 40}, {3}, {1}, {1}, {1}, {1}, 1, 4, 16};

@@ -12,7 +12,7 @@ using sched::BlockKind;
 // A 1x1 convolution keeps its taps (of extent 1), so it is a conv: the
 // vector runs along a row of the input, the unrolled rows are output channels.
 TEST(SchedBlockKind, OneByOneConvTilesOutputChannelsTimesARow) {
-  LoweredNode n = check_op("Conv", "c", {f32_arg({1, 8, 5, 40}), f32_arg({6, 8, 1, 1})});
+  LoweredNode n = check_op("Conv", "c", {f32_arg({1, 8, 5, 48}), f32_arg({6, 8, 1, 1})});  // rows of whole vectors
   sched::BlockInfo info = sched::classify_block(n.func, "c");
   EXPECT_EQ(info.kind, BlockKind::kConv) << n.text();
   EXPECT_EQ(info.vector_loop, 3);  // w
