@@ -7,6 +7,7 @@
 #include "ir/core/diagnostics.h"
 #include "ir/tensor/access_region.h"
 #include "ir/tensor/functor.h"
+#include "ir/tensor/simplify.h"
 
 namespace tessel::lower {
 
@@ -108,13 +109,29 @@ std::vector<Expr> vars_of(const std::vector<IterVar>& ivs, size_t begin, size_t 
 }  // namespace
 
 TensorExpr LowerContext::compute(const std::string& name, const std::vector<int64_t>& shape, DType dtype,
-                                 const IndexFn& value) {
+                                 const IndexFn& value, int flat_tail) {
   std::string block = unique_block_name(name);
   Buffer out = make_buffer(block, dtype, shape);
   intermediates_.push_back(out);
-  std::vector<IterVar> ivs = make_iter_vars(shape, IterKind::kSpatial, "v");
-  std::vector<Expr> idx = vars_of(ivs, 0, ivs.size());
-  Expr v = value(idx);
+  size_t lead = flat_tail >= 2 && size_t(flat_tail) <= shape.size() ? shape.size() - size_t(flat_tail) : shape.size();
+  std::vector<int64_t> domain(shape.begin(), shape.begin() + long(lead));
+  if (lead < shape.size()) {
+    int64_t flat = 1;
+    for (size_t d = lead; d < shape.size(); ++d) flat *= shape[d];
+    domain.push_back(flat);
+  }
+  std::vector<IterVar> ivs = make_iter_vars(domain, IterKind::kSpatial, "v");
+  std::vector<Expr> idx = vars_of(ivs, 0, lead);
+  if (lead < shape.size()) {  // row-major position of the flat index in the trailing dimensions
+    Expr rest = ivs.back().var;
+    std::vector<Expr> tail(shape.size() - lead);
+    for (size_t d = shape.size(); d-- > lead;) {
+      tail[d - lead] = d == lead ? rest : simplify(floormod(rest, int_imm(shape[d])));
+      rest = floordiv(rest, int_imm(shape[d]));
+    }
+    idx.insert(idx.end(), tail.begin(), tail.end());
+  }
+  Expr v = lead < shape.size() ? simplify(value(idx)) : value(idx);
   TESSEL_ICHECK(v->dtype == dtype) << "compute " << name << ": value is " << dtype_name(v->dtype);
   stages_.push_back(nest_block(block, std::move(ivs), Stmt{}, make_store(out, v, idx)));
   return from_buffer(out);
@@ -164,7 +181,7 @@ void LowerContext::output(const std::string& name, const TensorExpr& t) {
     outputs_.push_back(out);
     return;
   }
-  TensorExpr copy = compute(name, t.shape, t.dtype, t.at);
+  TensorExpr copy = compute(name, t.shape, t.dtype, t.at, t.flat_tail);
   output(name, copy);
 }
 

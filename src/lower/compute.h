@@ -21,6 +21,11 @@ struct TensorExpr {
   DType dtype = DType::kF32;
   IndexFn at;          // the element at indices (one i64 Expr per dimension)
   tir::Buffer buffer;  // set when the value is materialised in a buffer (then `at` loads from it)
+  // The trailing dimensions (0 or at least 2) that a block materialising the
+  // value iterates as one flat index: the value reads a buffer laid out flat
+  // over them (a pointwise conv over the flat plane), and a block over the
+  // same flat positions can join that buffer's register tile.
+  int flat_tail = 0;
 
   int rank() const { return int(shape.size()); }
 };
@@ -43,9 +48,11 @@ class LowerContext {
   // A parameter buffer for a value computed outside the function.
   TensorExpr input(const std::string& name, DType dtype, const std::vector<int64_t>& shape);
 
-  // A block `name` writing a new buffer: out[i...] = value(i...).
+  // A block `name` writing a new buffer: out[i...] = value(i...). With
+  // flat_tail >= 2, the block iterates the last flat_tail dimensions as one
+  // flat index f (out[..., f // W, f % W] = value(..., f // W, f % W), simplified).
   TensorExpr compute(const std::string& name, const std::vector<int64_t>& shape, DType dtype,
-                     const IndexFn& value);
+                     const IndexFn& value, int flat_tail = 0);
 
   // A reduction block: out[s...] = combine over r... of value(s..., r...),
   // starting from the combiner's identity (or `init` when given). With an

@@ -137,7 +137,7 @@ LoweredGroup lower_group_with_bindings(const graph::Graph& g, const NodeGroup& g
     TensorExpr t = it->second;
     const tir::BufferNode* backing = t.buffer.get();
     if (backing && std::find(taken.begin(), taken.end(), backing) != taken.end())
-      t = ctx.compute(out_names[i] + "_copy", t.shape, t.dtype, t.at);
+      t = ctx.compute(out_names[i] + "_copy", t.shape, t.dtype, t.at, t.flat_tail);
     taken.push_back(backing);
     results.push_back(std::move(t));
   }

@@ -2,7 +2,9 @@
 // schedule from the target: the default CPU rules, the forms lowering builds
 // for each choice (each checked against the reference on the interpreter),
 // choices lowering refuses, and what the pipeline picks per target.
+#include "schedules/defaults/cpu_defaults.h"
 #include "schedules/defaults/cpu_layouts.h"
+#include "schedules/tree_query.h"
 #include "src/driver/compile_model.h"
 #include "tests/unit/lower_nn_test_util.h"
 
@@ -68,9 +70,35 @@ TEST(LayoutChoicesLowering, EveryFormOfAConvMatchesTheReference) {
   EXPECT_NE(flat5.text().find("alloc c: f32[1, 16, 110]"), std::string::npos) << flat5.text();
   vector<Arg> pointwise = {f32_arg({1, 5, 7, 7}), f32_arg({3, 5, 1, 1})};
   LoweredNode p32 = check_op("Conv", "p", pointwise, {}, 1, 1e-5, always({ConvForm::kFlatPointwise, 32}));
-  EXPECT_EQ(block_shapes(p32.func), (vector<std::string>{"p: S S S R", "p_tail: S S S R", "out0: S S S S"}));
+  EXPECT_EQ(block_shapes(p32.func), (vector<std::string>{"p: S S S R", "p_tail: S S S R", "out0: S S S"}));
   EXPECT_NE(p32.text().find("alloc p_tail: f32[1, 3, 17]"), std::string::npos) << p32.text();
   check_op("Conv", "p", pointwise, {}, 1, 1e-5, {});
+}
+
+// A flat pointwise conv's output block (here its bias) iterates the flat
+// plane like the matmul, so the default schedule runs it inside the matmul's
+// tile (the same parallel loop, on the tile's columns) instead of a second
+// pass that reads the plane back; the result is unchanged.
+TEST(LayoutChoicesLowering, AFlatPointwiseConvsEpilogueJoinsItsTile) {
+  vector<Arg> args = {f32_arg({1, 8, 4, 12}), f32_arg({12, 8, 1, 1}), f32_arg({12})};  // a plane of 48
+  LoweredNode p = check_op("Conv", "p", args, {}, 1, 1e-5, always({ConvForm::kFlatPointwise, 16}));
+  EXPECT_NE(p.text().find("out0[v0_1, v1_1, v2_1 // 12, v2_1 % 12] = p[v0_1, v1_1, v2_1] + in2[v1_1]"), std::string::npos)
+      << p.text();
+  sched::Schedule sch(p.func);
+  sched::CpuScheduleOptions eager;
+  eager.min_parallel_work = 1;
+  sched::apply_default_cpu_schedule(sch, eager);
+  std::vector<tir::Stmt> conv = sched::loops_above(sch.func(), sched::find_block(sch.func(), "p").get());
+  std::vector<tir::Stmt> out = sched::loops_above(sch.func(), sched::find_block(sch.func(), "out0").get());
+  ASSERT_FALSE(conv.empty());
+  ASSERT_GE(out.size(), 2u) << sch.func();
+  EXPECT_TRUE(out[0].same_as(conv[0])) << sch.func();
+  EXPECT_EQ(out[0].as<tir::ForNode>()->for_kind, tir::ForKind::kParallel) << sch.func();
+  EXPECT_EQ(out.back().as<tir::ForNode>()->for_kind, tir::ForKind::kVectorized) << sch.func();
+  std::vector<Tensor> got = tir::interpret(sch.func(), p.values);
+  std::vector<Tensor> want = tir::interpret(p.func, p.values);
+  ASSERT_EQ(got.size(), 1u);
+  expect_close(got[0], want[0], 1e-6, "scheduled vs lowered");
 }
 
 TEST(LayoutChoicesLowering, AChoiceThatDoesNotFitTheConvIsAnInternalError) {

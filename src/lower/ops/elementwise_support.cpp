@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ir/core/diagnostics.h"
+#include "ir/graph/op_registry.h"
 #include "ir/graph/ops/shape_helpers.h"
 #include "ir/tensor/functor.h"
 #include "src/lower/ops/elem_lowerings.h"
@@ -24,7 +25,17 @@ Index fresh_index(int rank) {
 }
 
 TensorExpr materialize(LowerContext& ctx, const graph::Node& node, const TensorExpr& t) {
-  return ctx.compute(node.name.empty() ? node.op : node.name, t.shape, t.dtype, t.at);
+  return ctx.compute(node.name.empty() ? node.op : node.name, t.shape, t.dtype, t.at, t.flat_tail);
+}
+
+// An elementwise or broadcast op keeps the flat iteration of an operand of
+// its own shape (TensorExpr::flat_tail); data movement does not.
+int inherited_flat_tail(const graph::Node& node, const std::vector<TensorExpr>& inputs, const TensorExpr& out) {
+  const graph::OpSchema* schema = graph::OpRegistry::global().find(node.op);
+  if (!schema || schema->pattern > graph::OpPattern::kBroadcast) return 0;
+  for (const TensorExpr& in : inputs)
+    if (in.at && in.flat_tail && in.shape == out.shape) return in.flat_tail;
+  return 0;
 }
 
 }  // namespace
@@ -44,8 +55,11 @@ TensorExpr share(LowerContext& ctx, const graph::Node& node, const TensorExpr& t
 void add_injective(LoweringRegistry& r, const std::string& op, LowerFn fn) {
   r.add(op, [fn](LowerContext& ctx, const graph::Node& node, const std::vector<TensorExpr>& inputs) {
     std::vector<TensorExpr> outs = fn(ctx, node, inputs);
-    for (TensorExpr& t : outs)
-      if (!t.buffer.defined() && expr_size(t) > kMaxInlineNodes) t = materialize(ctx, node, t);
+    for (TensorExpr& t : outs) {
+      if (t.buffer.defined()) continue;
+      t.flat_tail = inherited_flat_tail(node, inputs, t);
+      if (expr_size(t) > kMaxInlineNodes) t = materialize(ctx, node, t);
+    }
     return outs;
   });
 }

@@ -104,6 +104,7 @@ std::vector<TensorExpr> lower_flat_pointwise(LowerContext& ctx, const graph::Nod
   TensorExpr y;
   y.shape = out;
   y.dtype = t;
+  y.flat_tail = 2;  // its consumers iterate the flat plane too, and can join the matmul's tile
   y.at = [=](const std::vector<Expr>& i) {
     Expr j = i[2] * width + i[3];
     if (!tail) return head.at({i[0], i[1], j});
