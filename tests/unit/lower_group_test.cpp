@@ -9,6 +9,8 @@
 #include "ir/graph/op_registry.h"
 #include "ir/tensor/functor.h"
 #include "ir/tensor/interpreter.h"
+#include "ir/tensor/printer.h"
+#include "schedules/tree_query.h"
 #include "src/driver/conformance.h"
 #include "src/driver/tir_runner.h"
 #include "schedules/defaults/cpu_layouts.h"
@@ -222,6 +224,33 @@ TEST(LowerGroupTest, TwoOutputsBackedByOneBuffer) {
   const Tensor& w = *net.conv->inputs[1]->constant;
   Tensor want = reference::evaluate_node(*net.conv, {&x, &w}).at(0);
   expect_same(tir::interpret(lowered.func, {x, w}), {want, want});
+}
+
+// Attention's q . k^T: a Transpose of a runtime value as MatMul's B joins the
+// matmul's group, and lowering computes it into a block first (mm_b), so that
+// the product's vector loop over B's columns reads in order instead of a
+// gather of elements a row apart. B read in order (no Transpose) stays inlined.
+TEST(LowerGroupTest, ATransposedMatMulOperandIsComputedInOrderFirst) {
+  for (bool transposed : {true, false}) {
+    SCOPED_TRACE(transposed ? "B = transpose(k)" : "B = k");
+    graph::Graph g;
+    Value* q = g.add_input("q", TensorType(DType::kF32, {2, 3, 4}));
+    Value* k = g.add_input("k", TensorType(DType::kF32, transposed ? Dims{2, 5, 4} : Dims{2, 4, 5}));
+    Value* b = k;
+    if (transposed) {
+      graph::Attrs perm;
+      perm.set("perm", std::vector<int64_t>{0, 2, 1});
+      b = add(g, "Transpose", "t", {k}, perm)->outputs[0];
+    }
+    Node* mm = add(g, "MatMul", "mm", {q, b});
+    g.set_outputs({mm->outputs[0]});
+    std::vector<lower::LoweredGroup> lowered =
+        lower::lower_graph(g, *passes::make_grouping_policy(passes::FusionPolicy::kDefault));
+    ASSERT_EQ(lowered.size(), 1u);
+    EXPECT_EQ(sched::find_block(lowered[0].func, "mm_b").defined(), transposed) << tir::to_string(lowered[0].func);
+    std::vector<Tensor> inputs{random_tensor({2, 3, 4}, 11), random_tensor(transposed ? Dims{2, 5, 4} : Dims{2, 4, 5}, 12)};
+    expect_same(driver::TirExecutor(g, passes::FusionPolicy::kDefault).run(inputs), reference::Executor(g).run(inputs));
+  }
 }
 
 TEST(LowerGroupTest, GraphInputsAndConstantsPassStraightThrough) {

@@ -3,6 +3,8 @@
 // reduction block over k followed, for Gemm, by an injective alpha/beta stage.
 #include <cctype>
 
+#include "ir/tensor/functor.h"
+#include "ir/tensor/simplify.h"
 #include "src/lower/ops/nn_lowerings.h"
 
 namespace tessel::lower::nn {
@@ -25,12 +27,40 @@ std::vector<int64_t> output_shape(const graph::Node& node, size_t i) {
 
 namespace {
 
+// Whether consecutive elements of t's last dimension are consecutive elements
+// of whatever it reads (a buffer, or a slice, reshape or concat of buffers),
+// so that a matmul's vector loop over B's columns reads contiguously.
+bool contiguous_in_last(const TensorExpr& t) {
+  if (t.buffer.defined() || t.rank() < 2) return true;
+  std::vector<Expr> idx;
+  for (int d = 0; d < t.rank(); ++d) idx.push_back(var("c" + std::to_string(d)));
+  const VarNode* last = idx.back().as<VarNode>();
+  bool contiguous = true;
+  walk_exprs(t.at(idx), [&](const Expr& e) {
+    const auto* load = e.as<LoadNode>();
+    if (!load || load->indices.empty()) return;
+    for (size_t d = 0; d + 1 < load->indices.size(); ++d)
+      contiguous = contiguous && !uses_var(load->indices[d], last);
+    contiguous = contiguous && !uses_var(simplify(load->indices.back() - idx.back()), last);
+  });
+  return contiguous;
+}
+
+// B computed into a block first when its columns are not contiguous (a
+// transposed operand, K^T in attention): read in place, every vector of a
+// tile's row would be a gather of elements a row apart.
+TensorExpr contiguous_operand(LowerContext& ctx, const graph::Node& node, const TensorExpr& b) {
+  if (contiguous_in_last(b)) return b;
+  return ctx.compute(stage_name(node, "b"), b.shape, b.dtype, b.at);
+}
+
 // numpy matmul: a 1-D A is a row [1, K] and a 1-D B a column [K, 1], the
 // promoted dimension absent from the output; batch dimensions broadcast.
 //   for b..., m, n, k: C[b..., m, n] += A[b'..., m, k] * B[b''..., k, n]
 std::vector<TensorExpr> lower_matmul(LowerContext& ctx, const graph::Node& node,
                                      const std::vector<TensorExpr>& in) {
-  const TensorExpr &a = in[0], &b = in[1];
+  const TensorExpr& a = in[0];
+  TensorExpr b = contiguous_operand(ctx, node, in[1]);
   std::vector<int64_t> out = output_shape(node);
   int64_t k_extent = a.shape.back();
   size_t a_matrix = a.rank() >= 2 ? 1 : 0, b_matrix = b.rank() >= 2 ? 1 : 0;
@@ -74,8 +104,16 @@ Expr scaled(Expr x, double factor) {
 // then alpha, beta and the broadcast C as an index map composed into the consumer.
 std::vector<TensorExpr> lower_gemm(LowerContext& ctx, const graph::Node& node,
                                    const std::vector<TensorExpr>& in) {
-  const TensorExpr &a = in[0], &b = in[1];
+  const TensorExpr& a = in[0];
   bool ta = node.attrs.get_int("transA") != 0, tb = node.attrs.get_int("transB") != 0;
+  TensorExpr b = in[1];
+  if (tb) {  // op(B)[k, n] = B[n, k], computed once (a constant B was transposed ahead of time)
+    TensorExpr bt = b;
+    bt.shape = {b.shape[1], b.shape[0]};
+    bt.at = [b](const std::vector<Expr>& i) { return b.at({i[1], i[0]}); };
+    b = ctx.compute(stage_name(node, "b"), bt.shape, bt.dtype, bt.at);
+    tb = false;
+  }
   double alpha = node.attrs.get_float("alpha"), beta = node.attrs.get_float("beta");
   std::vector<int64_t> out = output_shape(node);
   int64_t k_extent = a.shape[ta ? 0 : 1];
