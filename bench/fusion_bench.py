@@ -26,7 +26,7 @@ from common import REPO, Settings, median, ratio, table, time_runs  # noqa: E402
 
 DEFAULT_MODELS = ["resnet18", "mobilenet_v2", "squeezenet1_1", "transformer_encoder_layer",
                   "efficientnet_b0", "mobilenet_v3_large", "regnet_y_400mf"]
-POLICIES = ["none", "injective", "simple", "default"]
+POLICIES = ["none", "injective", "simple", "default", "aggressive"]
 
 
 def ort_ms(path, shape, threads, settings):

@@ -116,7 +116,7 @@ def fusion_report(model: str, policies: Optional[Sequence[str]] = None, threads:
                   seed: int = 0, target: str = "llvm", input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
                   output_dir: Optional[str] = None) -> dict:
     """What `tessel fusion-report` measures, as report.json holds it: the model compiled and profiled once per
-    fusion policy (default: none, injective, simple, default). With output_dir, report.md, report.json and
+    fusion policy (default: none, injective, simple, default, aggressive). With output_dir, report.md, report.json and
     report.html are written there too."""
     text = _call(lambda d: d.fusion_report, str(model), _shapes(input_shapes), target, list(policies or []),
                  int(threads), int(repeat), int(seed), str(output_dir or ""))

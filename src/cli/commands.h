@@ -25,6 +25,19 @@ driver::PipelineOptions pipeline_options(Args& args);
 void print_output_summary(const std::string& name, const Tensor& t);
 int run_compiled(Args& args, const driver::PipelineOptions& pipeline);
 
+// The fusion policies as every command's --fusion help describes them.
+#define TESSEL_FUSION_POLICIES_HELP                                                 \
+  "                  none: one kernel per node; injective: chains of\n"           \
+  "                  elementwise and data-movement ops; simple: an anchor op\n"   \
+  "                  (conv, matmul, pool, reduction) with its single-consumer\n"  \
+  "                  elementwise chain and the data movement feeding it;\n"       \
+  "                  default: TVM's post-dominator fusion, also across values\n"  \
+  "                  with several consumers (conv + x * sigmoid(x)); aggressive:\n" \
+  "                  default, plus row-wise reductions and normalisations\n"      \
+  "                  (Softmax, LayerNorm, global pooling) with their\n"           \
+  "                  neighbours and contractions that read one value (sibling\n"  \
+  "                  convs, attention's projections) in one kernel\n"
+
 inline constexpr const char* kInspectHelp =
     R"(usage: tessel inspect MODEL.onnx [--input-shape NAME=DxDxD ...] [--print]
 
@@ -40,8 +53,8 @@ parameter count and bytes, and the FLOPs of each node and in total.
 inline constexpr const char* kRunHelp =
     R"(usage: tessel run MODEL.so|MODEL.onnx [--inputs DIR] [--out DIR] [--seed S]
                   [--repeat N] [--threads N] [--profile] [--trace FILE]
-                  [--fusion none|injective|simple|default] [--schedule default|none] [--target llvm]
-       tessel run MODEL.onnx --reference|--tir [--fusion none|injective|simple|default] [--inputs DIR] [--out DIR]
+                  [--fusion none|injective|simple|default|aggressive] [--schedule default|none] [--target llvm]
+       tessel run MODEL.onnx --reference|--tir [--fusion none|injective|simple|default|aggressive] [--inputs DIR] [--out DIR]
 
 Runs a compiled model: a model.so written by `tessel compile`, or an ONNX
 model compiled in memory first (the options of `tessel compile` apply). With
@@ -73,7 +86,7 @@ lowered to the tensor IR on the tensor IR interpreter.
 
 inline constexpr const char* kCompileHelp =
     R"(usage: tessel compile MODEL.onnx -o OUT.so [--target "llvm [-mcpu=CPU] [-mattr=+f,-g]"]
-                      [--fusion none|injective|simple|default] [--schedule default|none] [--input-shape NAME=DxD ...]
+                      [--fusion none|injective|simple|default|aggressive] [--schedule default|none] [--input-shape NAME=DxD ...]
                       [--print-tir] [--print-llvm]
 
 Compiles the model for a CPU through LLVM into a self-contained shared
@@ -83,10 +96,8 @@ the C ABI of include/tessel/runtime.h. Load it from C (link it), from Python
   --target T      llvm (the host CPU as LLVM detects it); -mcpu= and -mattr=
                   override the CPU and its features (also as separate options);
                   `tessel target T` shows what a spec means
-  --fusion F      simple (default): an anchor op with its elementwise
-                  consumers and the data movement that feeds it; none: one
-                  kernel per node
-  --schedule S    default (hand-written CPU schedules: tiled, vectorized,
+  --fusion F      how nodes group into kernels (default: simple):
+)" TESSEL_FUSION_POLICIES_HELP R"(  --schedule S    default (hand-written CPU schedules: tiled, vectorized,
                   parallel) or none (loops as lowered, for comparison)
   --print-tir     print each kernel's tensor IR as scheduled and flattened
   --print-llvm    print the optimised LLVM IR of the module
@@ -103,7 +114,7 @@ partition_vector_loops, plan, codegen, export.
 
 inline constexpr const char* kCheckHelp =
     R"(usage: tessel check MODEL.onnx [--per-kernel] [--seed S] [--tolerance T]
-                    [--fusion none|injective|simple|default] [--schedule default|none] [--target llvm]
+                    [--fusion none|injective|simple|default|aggressive] [--schedule default|none] [--target llvm]
 
 Compiles the model in memory, runs it and the reference executor on the same
 seeded inputs, and prints for each output the max absolute and relative error
@@ -121,7 +132,7 @@ output fails.
 )";
 
 inline constexpr const char* kConformanceHelp =
-    R"(usage: tessel conformance DIR [--list FILE] [--target reference|tir|llvm] [--fusion none|injective|simple|default]
+    R"(usage: tessel conformance DIR [--list FILE] [--target reference|tir|llvm] [--fusion none|injective|simple|default|aggressive]
                           [--timeout SECONDS]
 
 Runs ONNX operator conformance cases: each case folder in DIR holds model.onnx
@@ -132,14 +143,13 @@ line, and the run closes with "N passed, N failed". Exit code 1 if any failed.
   --target T      reference: the reference executor; tir: lower the graph to
                   the tensor IR and run it on the tensor IR interpreter; llvm:
                   compile it for this CPU (default schedules) and run it
-  --fusion F      how the tir and llvm targets group nodes into kernels: none (one
-                  per node, the default) or simple (an anchor op with its
-                  elementwise consumers and leading data movement)
-  --timeout S     per-case limit in seconds (default 120)
+  --fusion F      how the tir and llvm targets group nodes into kernels
+                  (default: none):
+)" TESSEL_FUSION_POLICIES_HELP R"(  --timeout S     per-case limit in seconds (default 120)
 )";
 
 inline constexpr const char* kLowerHelp =
-    R"(usage: tessel lower MODEL.onnx [--input-shape NAME=DxDxD ...] [--fusion none|injective|simple|default]
+    R"(usage: tessel lower MODEL.onnx [--input-shape NAME=DxDxD ...] [--fusion none|injective|simple|default|aggressive]
                     [--node NAME] [--print]
 
 Groups the model's nodes into PrimFuncs and lowers each group to the tensor
@@ -147,11 +157,8 @@ IR. Prints each group's nodes, its function signature (parameters are the
 values crossing the group's boundary) and its blocks.
   --input-shape NAME=1x3x224x224   bind the symbolic dimensions of an input
                                    (lowering needs static shapes)
-  --fusion F      none: one group per node (default); simple: an anchor op
-                  (conv, matmul, pool, reduction, ...) with the chain of
-                  elementwise ops that consume it and the data movement that
-                  feeds it
-  --node NAME     only the group that holds node NAME
+  --fusion F      how nodes group (default: none):
+)" TESSEL_FUSION_POLICIES_HELP R"(  --node NAME     only the group that holds node NAME
   --print         also print each PrimFunc
   --verify                         run the graph verifier after every pass
 )";
@@ -170,7 +177,7 @@ without NVRTC.
 )";
 
 inline constexpr const char* kFusionReportHelp =
-    R"(usage: tessel fusion-report MODEL.onnx -o DIR [--policies none,injective,simple,default]
+    R"(usage: tessel fusion-report MODEL.onnx -o DIR [--policies none,injective,simple,default,aggressive]
                             [--threads N] [--repeat N] [--seed S] [--target llvm] [--input-shape ...]
 
 Compiles the model once per fusion policy, profiles each on the same seeded
@@ -183,7 +190,7 @@ FLOPs, bytes, FLOP per byte, GFLOP/s, GB/s and place on this machine's
 roofline (`tessel roofline`); the fused groups that gained or lost most
 against their nodes as kernels of their own; a bar chart of where each
 policy's time went and a roofline plot of every kernel of every policy.
-  --policies LIST   fusion policies to compare (default: all four)
+  --policies LIST   fusion policies to compare (default: all five)
   --threads N       threads of the model's pool (default: TESSEL_NUM_THREADS, else every core)
   --repeat N        profiled runs per policy (default 30)
 )";

@@ -172,7 +172,8 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
   // where fusion joins injective producers to their anchor (simple, default):
   // elsewhere the unpacking would be a kernel of its own, run every time.
   bool joins_producers = options.fusion == passes::FusionPolicy::kSimple ||
-                         options.fusion == passes::FusionPolicy::kDefault;
+                         options.fusion == passes::FusionPolicy::kDefault ||
+                         options.fusion == passes::FusionPolicy::kAggressive;
   if (cpu && joins_producers) {
     StageTimer t("pack_matmul_weights", o);
     passes::pack_matmul_weights(g, [lanes = cpu->vector_lanes](int64_t rows, int64_t columns) {

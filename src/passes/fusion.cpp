@@ -24,7 +24,8 @@ struct PolicyName {
 constexpr PolicyName kPolicies[] = {{FusionPolicy::kNone, "none"},
                                     {FusionPolicy::kInjective, "injective"},
                                     {FusionPolicy::kSimple, "simple"},
-                                    {FusionPolicy::kDefault, "default"}};
+                                    {FusionPolicy::kDefault, "default"},
+                                    {FusionPolicy::kAggressive, "aggressive"}};
 
 }  // namespace
 
@@ -53,6 +54,7 @@ std::unique_ptr<GroupingPolicy> make_grouping_policy(FusionPolicy policy) {
     case FusionPolicy::kInjective: return fusion::make_injective_grouping();
     case FusionPolicy::kSimple: return fusion::make_simple_grouping();
     case FusionPolicy::kDefault: return fusion::make_default_grouping();
+    case FusionPolicy::kAggressive: return fusion::make_aggressive_grouping();
   }
   TESSEL_ICHECK(false) << "fusion policy " << int(policy) << " has no grouping";
   return nullptr;

@@ -29,8 +29,10 @@ class GroupingPolicy {
 // "none": one group per node; "injective": chains of elementwise, broadcast
 // and data-movement nodes only; "simple": an anchor with its injective
 // producers and its single-consumer elementwise chain; "default": TVM's
-// algorithm on post-dominators (fusion/default.cpp). One file each in fusion/.
-enum class FusionPolicy { kNone, kInjective, kSimple, kDefault };
+// algorithm on post-dominators (fusion/default.cpp); "aggressive": default
+// plus multi-stage kernels (row-wise reductions and normalisations join) and
+// horizontal fusion of contractions reading one value. One file each in fusion/.
+enum class FusionPolicy { kNone, kInjective, kSimple, kDefault, kAggressive };
 // A user error listing the policies for any other name.
 FusionPolicy parse_fusion_policy(std::string_view name);
 std::string_view fusion_policy_name(FusionPolicy policy);

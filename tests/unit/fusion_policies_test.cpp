@@ -152,7 +152,7 @@ graph::Graph random_graph(uint32_t seed) {
   std::mt19937 rng(seed);
   Builder b;
   std::vector<Value*> values{b.input("x", {1, 4, 5, 5})};
-  const char* unary[] = {"Relu", "Sigmoid", "Neg", "Abs"};
+  const char* unary[] = {"Relu", "Sigmoid", "Neg", "Abs", "Softmax"};
   for (int i = 0; i < 14; ++i) {
     std::string name = "n" + std::to_string(i);
     Value* a = values[rng() % values.size()];
@@ -161,7 +161,7 @@ graph::Graph random_graph(uint32_t seed) {
       case 0: values.push_back(b.conv(name, a, 4, 1 + 2 * int64_t(rng() % 2), seed + i)); break;
       case 1: values.push_back(b.op("Add", name, {a, c})); break;
       case 2: values.push_back(b.op("Mul", name, {a, c})); break;
-      case 3: values.push_back(b.op(unary[rng() % 4], name, {a})); break;
+      case 3: values.push_back(b.op(unary[rng() % 5], name, {a})); break;
       default: {
         graph::Attrs perm;
         perm.set("perm", std::vector<int64_t>{0, 1, 3, 2});
@@ -180,7 +180,8 @@ TEST(FusionPolicies, EveryPolicyIsAConvexOrderedPartitionThatComputesTheReferenc
     graph::Graph g = random_graph(seed);
     std::vector<Tensor> inputs{random_tensor({1, 4, 5, 5}, seed)};
     std::vector<Tensor> want = reference::Executor(g).run(inputs);
-    for (FusionPolicy p : {FusionPolicy::kNone, FusionPolicy::kInjective, FusionPolicy::kSimple, FusionPolicy::kDefault}) {
+    for (FusionPolicy p : {FusionPolicy::kNone, FusionPolicy::kInjective, FusionPolicy::kSimple, FusionPolicy::kDefault,
+                           FusionPolicy::kAggressive}) {
       SCOPED_TRACE("seed " + std::to_string(seed) + " policy " + std::string(passes::fusion_policy_name(p)));
       std::vector<passes::NodeGroup> groups = passes::make_grouping_policy(p)->group(g);
       if (p == FusionPolicy::kDefault && groups.size() < grouped(g, FusionPolicy::kSimple).size()) ++default_fused_more;
@@ -219,7 +220,8 @@ namespace {
 // policy joining injective producers to their anchor fuses into the matmul:
 // under injective they would be a copy of the weights every run.
 TEST(FusionPolicies, WeightsArePackedOnlyWhereTheUnpackingJoinsTheMatmul) {
-  for (FusionPolicy p : {FusionPolicy::kNone, FusionPolicy::kInjective, FusionPolicy::kSimple, FusionPolicy::kDefault}) {
+  for (FusionPolicy p : {FusionPolicy::kNone, FusionPolicy::kInjective, FusionPolicy::kSimple, FusionPolicy::kDefault,
+                         FusionPolicy::kAggressive}) {
     SCOPED_TRACE(std::string(passes::fusion_policy_name(p)));
     Builder b;
     Value* x = b.input("x", {12, 64});

@@ -21,7 +21,8 @@ namespace tessel::driver {
 
 struct FusionReportOptions {
   std::vector<passes::FusionPolicy> policies = {passes::FusionPolicy::kNone, passes::FusionPolicy::kInjective,
-                                                passes::FusionPolicy::kSimple, passes::FusionPolicy::kDefault};
+                                                passes::FusionPolicy::kSimple, passes::FusionPolicy::kDefault,
+                                                passes::FusionPolicy::kAggressive};
   PipelineOptions pipeline;
   codegen::Target target = codegen::host_target();
   int threads = 0;  // 0: the runtime's default (TESSEL_NUM_THREADS, else every core)

@@ -59,19 +59,28 @@ std::vector<const Node*> PostDominators::region(const Node* from, const Node* to
   return in_graph_order(uses_.graph, seen);
 }
 
-void grow_to_post_dominators(const PostDominators& pdom, const Node* last, OpPattern max_pattern,
-                             size_t max_nodes, const std::unordered_map<const Node*, int>& assigned,
+void grow_to_post_dominators(const PostDominators& pdom, const Node* last,
+                             const std::function<bool(const Node&)>& may_join, size_t max_nodes,
+                             const std::unordered_map<const Node*, int>& assigned,
                              std::unordered_set<const Node*>& members) {
   for (const Node* next = pdom.immediate(last); next; next = pdom.immediate(last)) {
     std::vector<const Node*> region = pdom.region(last, next);
     bool joins = members.size() + region.size() <= max_nodes &&
                  std::all_of(region.begin(), region.end(), [&](const Node* n) {
-                   return !assigned.count(n) && !members.count(n) && pattern_of(*n) <= max_pattern;
+                   return !assigned.count(n) && !members.count(n) && may_join(*n);
                  });
     if (!joins) return;
     members.insert(region.begin(), region.end());
     last = next;
   }
+}
+
+void grow_to_post_dominators(const PostDominators& pdom, const Node* last, OpPattern max_pattern,
+                             size_t max_nodes, const std::unordered_map<const Node*, int>& assigned,
+                             std::unordered_set<const Node*>& members) {
+  grow_to_post_dominators(
+      pdom, last, [max_pattern](const Node& n) { return pattern_of(n) <= max_pattern; }, max_nodes, assigned,
+      members);
 }
 
 void add_chain_groups(const graph::Graph& g, const PostDominators& pdom, Partition& partition) {

@@ -5,6 +5,7 @@
 //   relu -> y;  y is a graph output             ipdom(relu) = none (the outputs' sink)
 #pragma once
 
+#include <functional>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -45,6 +46,11 @@ inline constexpr size_t kMaxGroupNodes = 64;
 // path out of a region passes through its post-dominator.
 void grow_to_post_dominators(const PostDominators& pdom, const Node* last, OpPattern max_pattern,
                              size_t max_nodes, const std::unordered_map<const Node*, int>& assigned,
+                             std::unordered_set<const Node*>& members);
+// The same with the nodes a region may hold decided by `may_join`.
+void grow_to_post_dominators(const PostDominators& pdom, const Node* last,
+                             const std::function<bool(const Node&)>& may_join, size_t max_nodes,
+                             const std::unordered_map<const Node*, int>& assigned,
                              std::unordered_set<const Node*>& members);
 
 // Every node no group holds yet, in graph order, starts a group; one that is
