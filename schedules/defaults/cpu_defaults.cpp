@@ -298,6 +298,10 @@ bool reads_reduction_in_rows(const tir::BlockNode& block, const std::vector<int6
     const auto* load = e.as<tir::LoadNode>();
     if (!load || load->indices.empty() || load->buffer.same_as(block.writes[0].buffer)) return;  // the accumulator
     size_t rank = load->indices.size();
+    bool reads_along = false;  // a load the reduction does not move (the row's max in a softmax) is no constraint
+    for (const tir::Expr& index : load->indices)
+      for (const tir::VarNode* k : ks) reads_along = reads_along || tir::uses_var(index, k);
+    if (!reads_along) return;
     for (size_t d = 0; d < rank; ++d) {
       const tir::Expr& index = load->indices[d];
       bool touches = false;

@@ -241,6 +241,26 @@ TEST(SchedDefaults, PoolingOverTheLastAxesIsSummedByLanes) {
   }
 }
 
+// Softmax's sum: sum over k of exp(X[r, k] - M[r]) also reads a value per
+// row that the reduction does not move; it is still summed by lanes.
+TEST(SchedDefaults, ARowReductionMayReadAValuePerRow) {
+  lower::LowerContext ctx("exp_sum");
+  lower::TensorExpr x = ctx.input("X", DType::kF32, {4, 32});
+  lower::TensorExpr m = ctx.input("M", DType::kF32, {4});
+  lower::TensorExpr y = ctx.reduce("Y", {4}, DType::kF32, {32}, lower::Combiner::kSum,
+                                   [&](const std::vector<tir::Expr>& s, const std::vector<tir::Expr>& r) {
+                                     return tir::call(tir::Intrinsic::k_exp, {x.at({s[0], r[0]}) - m.at({s[0]})});
+                                   });
+  ctx.output("Y", y);
+  tir::PrimFunc f = ctx.finish();
+  Schedule sch(f);
+  apply_default_cpu_schedule(sch, CpuScheduleOptions{});
+  std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "Y_rf");
+  ASSERT_FALSE(loops.empty()) << sch.func();
+  EXPECT_EQ(loops.back()->for_kind, tir::ForKind::kVectorized) << sch.func();
+  EXPECT_EQ(check_against(reference_of(f), sch.func(), false), "");
+}
+
 // Y[p, q] = X[q * 2 + p]: the phase loop p is the only loop besides the row,
 // so after it moves inside the vector loop nothing is left to run in
 // parallel; the schedule still applies and computes the same.
