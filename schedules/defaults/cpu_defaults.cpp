@@ -353,6 +353,10 @@ bool schedule_row_reduction(Context& ctx, const BlockInfo& info) {
     outer.assign(rf_loops.begin(), rf_loops.end() - 2);
   });
   if (!shaped) return false;
+  // The lanes of each row are summed right after its partial sums, inside the
+  // parallel loop, not in a serial pass over every row afterwards.
+  if (!outer.empty())
+    attempt(ctx.sch, [&](Schedule& s) { s.reverse_compute_at(s.get_block(info.name), outer.back()); });
   parallelize(ctx, outer, info.iterations * info.ops_per_iter);
   return true;
 }

@@ -514,6 +514,7 @@ TEST(SchedWorkloads, ComputeTheSoftmaxReductionsAtTheRowLoop) {
       [](Schedule& s) {
         LoopRV row = s.get_loops(s.get_block("sm_out"))[0];
         s.compute_at(s.get_block("sm_exp_sum"), row);
+        s.compute_at(s.get_block("sm_exp"), row);
         s.compute_at(s.get_block("sm_max"), row);
         expect_valid(s);
         s.parallel(row);
@@ -536,7 +537,7 @@ TEST(SchedWorkloads, ComputeAtRejections) {
   expect_rejected(
       Workload::kSoftmax,
       [](Schedule& s) { s.compute_at(s.get_block("sm_max"), s.get_loops(s.get_block("sm_out"))[0]); },
-      "compute_at.consumer_outside_loop", "'sm_exp_sum'");
+      "compute_at.consumer_outside_loop", "'sm_exp'");
 }
 
 // Whether relu_out reads conv[0, ...]: the broadcast Add lowers the index of a
@@ -583,7 +584,7 @@ TEST(SchedWorkloads, ReverseComputeAtRejections) {
       "reverse_compute_at.inside_reduction", "reduction loop of producer 'conv'");
   expect_rejected(
       Workload::kSoftmax,
-      [](Schedule& s) { s.reverse_compute_at(s.get_block("sm_out"), s.get_loops(s.get_block("sm_max"))[0]); },
+      [](Schedule& s) { s.reverse_compute_at(s.get_block("sm_out"), s.get_loops(s.get_block("sm_exp"))[0]); },
       "reverse_compute_at.dependence", "'sm_exp_sum'");
 }
 

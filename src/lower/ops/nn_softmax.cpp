@@ -1,6 +1,6 @@
-// Compute definitions of Softmax and LogSoftmax along one axis, in three
-// stages: a max reduction, a sum of exp(x - max), and the output as an index
-// map of both (exp(x - max) / sum, or x - max - log(sum)).
+// Compute definitions of Softmax and LogSoftmax along one axis: a max
+// reduction, e = exp(x - max) (Softmax only), a sum of e, and the output as an
+// index map (e * (1 / sum), or x - max - log(sum)).
 #include "ir/graph/ops/shape_helpers.h"
 #include "src/lower/ops/nn_lowerings.h"
 
@@ -37,20 +37,27 @@ std::vector<TensorExpr> lower_softmax(LowerContext& ctx, const graph::Node& node
                               [=](const std::vector<Expr>& s, const std::vector<Expr>& r) {
                                 return element(with_axis(s, axis, r[0]));
                               });
-  TensorExpr sum =
-      ctx.reduce(stage_name(node, "exp_sum"), outer, t, along, Combiner::kSum,
-                 [=](const std::vector<Expr>& s, const std::vector<Expr>& r) {
-                   return call(Intrinsic::k_exp, {element(with_axis(s, axis, r[0])) - max.at(s)});
-                 });
   bool log = node.op == "LogSoftmax";
+  auto shifted = [=](const std::vector<Expr>& idx) { return element(idx) - max.at(without_axis(idx, axis)); };
+  // Softmax's exponentials are computed once into a block that the sum and
+  // the output read; LogSoftmax needs them only inside the sum.
+  TensorExpr exps;
+  if (!log)
+    exps = ctx.compute(stage_name(node, "exp"), x.shape, t,
+                       [=](const std::vector<Expr>& idx) { return call(Intrinsic::k_exp, {shifted(idx)}); });
+  TensorExpr sum = ctx.reduce(stage_name(node, "exp_sum"), outer, t, along, Combiner::kSum,
+                              [=](const std::vector<Expr>& s, const std::vector<Expr>& r) {
+                                std::vector<Expr> idx = with_axis(s, axis, r[0]);
+                                return log ? call(Intrinsic::k_exp, {shifted(idx)}) : exps.at(idx);
+                              });
   TensorExpr y;
   y.shape = x.shape;
   y.dtype = x.dtype;
   y.at = [=](const std::vector<Expr>& idx) {
     std::vector<Expr> s = without_axis(idx, axis);
-    Expr shifted = element(idx) - max.at(s);
-    if (log) return cast(x.dtype, shifted - call(Intrinsic::k_log, {sum.at(s)}));
-    return cast(x.dtype, div(call(Intrinsic::k_exp, {shifted}), sum.at(s)));
+    if (log) return cast(x.dtype, shifted(idx) - call(Intrinsic::k_log, {sum.at(s)}));
+    // times 1 / sum, not divided by it: the reciprocal is the row's, hoisted out of the loop over the row
+    return cast(x.dtype, exps.at(idx) * div(const_of(t, 1.0), sum.at(s)));
   };
   return {y};
 }
