@@ -218,7 +218,8 @@ namespace {
 
 // Packed weights are read back through a Transpose + Reshape that only a
 // policy joining injective producers to their anchor fuses into the matmul:
-// under injective they would be a copy of the weights every run.
+// under injective they would be a copy of the weights every run. Nor does
+// lowering copy them as a transposed operand (mm_b).
 TEST(FusionPolicies, WeightsArePackedOnlyWhereTheUnpackingJoinsTheMatmul) {
   for (FusionPolicy p : {FusionPolicy::kNone, FusionPolicy::kInjective, FusionPolicy::kSimple, FusionPolicy::kDefault,
                          FusionPolicy::kAggressive}) {
@@ -233,6 +234,9 @@ TEST(FusionPolicies, WeightsArePackedOnlyWhereTheUnpackingJoinsTheMatmul) {
     // none and injective: the relu is a kernel of its own, and no third copies the weights
     size_t expected = p == FusionPolicy::kNone || p == FusionPolicy::kInjective ? 2 : 1;
     EXPECT_EQ(compiled.kernels.size(), expected);
+    // The packed panels are read in place: along a panel's row, the columns are contiguous.
+    for (const driver::CompiledKernel& k : compiled.kernels)
+      EXPECT_EQ(driver::kernel_text(k).find("mm_b"), std::string::npos) << driver::kernel_text(k);
   }
 }
 

@@ -1,7 +1,9 @@
 // Compute definitions of the nn ops: the family's entry point, the stage
 // names they share, and the linear algebra ops (MatMul, Gemm), each one
 // reduction block over k followed, for Gemm, by an injective alpha/beta stage.
+#include <algorithm>
 #include <cctype>
+#include <optional>
 
 #include "ir/tensor/functor.h"
 #include "ir/tensor/simplify.h"
@@ -27,21 +29,42 @@ std::vector<int64_t> output_shape(const graph::Node& node, size_t i) {
 
 namespace {
 
-// Whether consecutive elements of t's last dimension are consecutive elements
-// of whatever it reads (a buffer, or a slice, reshape or concat of buffers),
-// so that a matmul's vector loop over B's columns reads contiguously.
+// Whether consecutive elements along t's last dimension are mostly
+// consecutive in memory: probed at the first columns of row 0, each load's
+// address (row-major in its buffer) steps by one for at least three steps in
+// four. A slice or a packed panel (n // W, k, n % W) passes; a transpose,
+// whose columns are a row apart, does not.
 bool contiguous_in_last(const TensorExpr& t) {
   if (t.buffer.defined() || t.rank() < 2) return true;
   std::vector<Expr> idx;
   for (int d = 0; d < t.rank(); ++d) idx.push_back(var("c" + std::to_string(d)));
-  const VarNode* last = idx.back().as<VarNode>();
+  int64_t probes = std::min<int64_t>(t.shape.back(), 64);
+  if (probes < 2) return true;
   bool contiguous = true;
   walk_exprs(t.at(idx), [&](const Expr& e) {
     const auto* load = e.as<LoadNode>();
-    if (!load || load->indices.empty()) return;
-    for (size_t d = 0; d + 1 < load->indices.size(); ++d)
-      contiguous = contiguous && !uses_var(load->indices[d], last);
-    contiguous = contiguous && !uses_var(simplify(load->indices.back() - idx.back()), last);
+    if (!load || load->indices.empty() || !contiguous) return;
+    auto address = [&](int64_t column) -> std::optional<int64_t> {
+      VarMap at;
+      for (int d = 0; d < t.rank(); ++d)
+        at[idx[size_t(d)].as<VarNode>()] = int_imm(d + 1 == t.rank() ? column : 0);
+      int64_t flat = 0;
+      for (size_t d = 0; d < load->indices.size(); ++d) {
+        Expr value = simplify(substitute(load->indices[d], at));
+        const auto* i = value.as<IntImmNode>();
+        if (!i) return std::nullopt;  // data-dependent (a gather): no claim
+        flat = flat * load->buffer->shape[d] + i->value;
+      }
+      return flat;
+    };
+    int64_t unit_steps = 0;
+    std::optional<int64_t> previous = address(0);
+    for (int64_t c = 1; c < probes && previous; ++c) {
+      std::optional<int64_t> next = address(c);
+      if (next && *next == *previous + 1) ++unit_steps;
+      previous = next;
+    }
+    contiguous = previous.has_value() ? 4 * unit_steps >= 3 * (probes - 1) : true;
   });
   return contiguous;
 }
