@@ -72,8 +72,9 @@ llvm::Value* exp_of_reduced(Builder& b, llvm::Value* r) {
   return b.CreateFAdd(b.CreateFAdd(b.CreateFMul(p, b.CreateFMul(r, r)), r), fconst(b, 1.0));
 }
 
-// 1 / x for a finite x, allowed to be the reciprocal estimate refined by a
-// Newton step where the target has one (see set_target_attributes).
+// 1 / x for an x that is never infinite, allowed to be the reciprocal
+// estimate refined by a Newton step where the target has one (see
+// set_target_attributes).
 llvm::Value* reciprocal(Builder& b, llvm::Value* x) {
   auto* div = llvm::cast<llvm::Instruction>(b.CreateFDiv(fconst(b, 1.0), x));
   div->setHasAllowReciprocal(true);
@@ -160,17 +161,28 @@ llvm::Value* build_erf(Builder& b, llvm::Value* x) {
   return select_nan(b, x, r);
 }
 
-// 1 / (1 + e^-x) from e = e^-|x| <= 1, where one factor 2^n suffices: f =
-// e / (1 + e) is sigmoid(-|x|), and sigmoid(x) = 1 - f for positive x.
-// Below -87.3 (e^-|x| subnormal) f is flushed to zero.
+// 1 / (1 + e^-x) from e = e^z, z = -|x| in [-87, 0]: f = e / (1 + e) is
+// sigmoid(-|x|), and sigmoid(x) = 1 - f for positive x. On that range one
+// factor 2^n suffices, and its bits come out of the rounding bias itself
+// (the bias carries the exponent's 127); e^t on the reduced argument is a
+// degree-5 minimax fit whose last step also applies 2^n. Below -87, f stays
+// e^-87 (1.6e-38) instead of going subnormal. A NaN passes through the clamp
+// and every step after it.
 llvm::Value* build_sigmoid(Builder& b, llvm::Value* x) {
   llvm::Value* minus_ax = b.CreateFNeg(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x));
-  ReducedExp red = reduce_exp_argument(b, clamp(b, minus_ax, -87.0, 0.0));
-  llvm::Value* e = b.CreateFMul(exp_of_reduced(b, red.r), power_of_two(b, red.n_int));
+  llvm::Value* lo = fconst(b, -87.0);
+  llvm::Value* z = b.CreateSelect(b.CreateFCmpOLT(minus_ax, lo), lo, minus_ax);
+  constexpr double kBiasWithExponent = kRoundingBias + 127.0;
+  llvm::Value* biased = b.CreateFAdd(b.CreateFMul(z, fconst(b, 1.44269504088896341)), fconst(b, kBiasWithExponent));
+  llvm::Value* n = b.CreateFSub(biased, fconst(b, kBiasWithExponent));
+  llvm::Value* scale = b.CreateBitCast(b.CreateShl(b.CreateBitCast(biased, b.getInt32Ty()), 23), b.getFloatTy());
+  llvm::Value* t = b.CreateFSub(z, b.CreateFMul(n, fconst(b, 0.693359375)));
+  t = b.CreateFSub(t, b.CreateFMul(n, fconst(b, -2.12194440e-4)));
+  llvm::Value* p = polynomial(b, t, {8.290315046906471e-3, 4.189793020486832e-2, 1.666763573884964e-1,
+                                     4.999915063381195e-1, 9.999997019767761e-1});
+  llvm::Value* e = b.CreateFAdd(b.CreateFMul(b.CreateFMul(t, scale), p), scale);  // 2^n (1 + t p(t))
   llvm::Value* f = b.CreateFMul(e, reciprocal(b, b.CreateFAdd(e, fconst(b, 1.0))));
-  f = b.CreateSelect(b.CreateFCmpOLT(minus_ax, fconst(b, -87.0)), fconst(b, 0.0), f);
-  llvm::Value* result = b.CreateSelect(b.CreateFCmpOGT(x, fconst(b, 0.0)), b.CreateFSub(fconst(b, 1.0), f), f);
-  return select_nan(b, x, result);
+  return b.CreateSelect(b.CreateFCmpOGT(x, fconst(b, 0.0)), b.CreateFSub(fconst(b, 1.0), f), f);
 }
 
 // The C library's name of an intrinsic, for float or double.
