@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The fusion benchmark: for each model, `tessel fusion-report` (every policy compiled and profiled in one
 process) repeated over --rounds, and ONNX Runtime in this process at the same thread count; prints per
-model the kernels and median latency of each policy, each policy's speedup over one kernel per node,
-default over simple, the best policy against ONNX Runtime, and the share of time outside kernels.
+model the kernels and median latency of each policy, the speedups over one kernel per node, of default
+over simple and of aggressive over default, the best policy against ONNX Runtime, and the share of
+time outside kernels.
 
     ~/.cache/tessel/venv/bin/python bench/fusion_bench.py [--tessel build/src/cli/tessel] [--threads 1]
         [--rounds 3] [--models resnet18,efficientnet_b0,...]
@@ -85,12 +86,14 @@ def main():
         ort = ort_ms(path, spec["shape"], args.threads, settings)
         rows.append([name] + [f"{kernels[p]} / {ms[p]:.2f}" for p in POLICIES] +
                     [ratio(ms["none"], ms["simple"]), ratio(ms["none"], ms["default"]),
-                     ratio(ms["simple"], ms["default"]), best, f"{ort:.2f}", ratio(ms[best], ort),
+                     ratio(ms["none"], ms["aggressive"]), ratio(ms["simple"], ms["default"]),
+                     ratio(ms["default"], ms["aggressive"]), best, f"{ort:.2f}", ratio(ms[best], ort),
                      f"{100 * median(outside['default']):.1f}%"])
     print(f"== Fusion policies at {args.threads} thread(s): kernels / median ms per policy (medians of "
           f"{args.rounds} reports of {args.repeat} runs), speedups, best policy against ONNX Runtime ==")
     print(table(["model"] + [f"{p} k/ms" for p in POLICIES] +
-                ["simple vs none", "default vs none", "default vs simple", "best", "ORT ms", "best/ORT",
+                ["simple vs none", "default vs none", "aggressive vs none", "default vs simple",
+                 "aggressive vs default", "best", "ORT ms", "best/ORT",
                  "default outside kernels"], rows))
     print("speedup a vs b: b's time / a's time (>1: a faster); best/ORT > 1: Tessel slower")
     print("command: " + " ".join([os.path.relpath(sys.argv[0], REPO)] + sys.argv[1:]))

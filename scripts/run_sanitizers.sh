@@ -25,6 +25,6 @@ ninja -C "$BUILD" tessel tessel_unit_tests
 ctest --test-dir "$BUILD" -L unit -E '^python_' --output-on-failure -j2
 
 for target in llvm tir; do
-  echo "== conformance under the sanitizers: --target $target --fusion simple"
-  "$BUILD/src/cli/tessel" conformance "$NODE_DIR" --list "$NODE_DIR/milestone1.txt" --target "$target" --fusion simple
+  echo "== conformance under the sanitizers: --target $target --fusion default"
+  "$BUILD/src/cli/tessel" conformance "$NODE_DIR" --list "$NODE_DIR/milestone1.txt" --target "$target" --fusion default
 done

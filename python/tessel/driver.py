@@ -85,7 +85,7 @@ class CompiledModel:
         return f"CompiledModel({self.path!r}, {len(self.kernels)} kernels)"
 
 
-def compile(model: str, target: str = "llvm", fusion: str = "simple", schedule: str = "default",
+def compile(model: str, target: str = "llvm", fusion: str = "default", schedule: str = "default",
             input_shapes: Optional[Mapping[str, Sequence[int]]] = None) -> CompiledModel:
     """Compiles an ONNX model in this process (target "llvm", "llvm -mcpu=znver3", ...)."""
     compiled = _call(lambda d: d.Compiled, str(model), _shapes(input_shapes), target, fusion, schedule)
@@ -103,7 +103,7 @@ class CheckResult(NamedTuple):
     report: str    # what `tessel check` prints
 
 
-def check(model: str, target: str = "llvm", fusion: str = "simple", schedule: str = "default",
+def check(model: str, target: str = "llvm", fusion: str = "default", schedule: str = "default",
           per_kernel: bool = False, seed: int = 0, tolerance: float = 1e-4,
           input_shapes: Optional[Mapping[str, Sequence[int]]] = None) -> CheckResult:
     """Compiles the model, runs it and the reference executor on the same seeded inputs, compares."""

@@ -96,7 +96,8 @@ the C ABI of include/tessel/runtime.h. Load it from C (link it), from Python
   --target T      llvm (the host CPU as LLVM detects it); -mcpu= and -mattr=
                   override the CPU and its features (also as separate options);
                   `tessel target T` shows what a spec means
-  --fusion F      how nodes group into kernels (default: simple):
+  --fusion F      how nodes group into kernels (the policy named default
+                  unless given):
 )" TESSEL_FUSION_POLICIES_HELP R"(  --schedule S    default (hand-written CPU schedules: tiled, vectorized,
                   parallel) or none (loops as lowered, for comparison)
   --print-tir     print each kernel's tensor IR as scheduled and flattened

@@ -29,7 +29,7 @@ driver::CompileOptions compile_options(Args& args, const driver::PipelineOptions
   auto target = args.value("--target");
   std::vector<std::string> mcpu = args.values("-mcpu"), mattr = args.values("-mattr");
   if (given) *given = fusion || schedule || target || !mcpu.empty() || !mattr.empty();
-  o.fusion = passes::parse_fusion_policy(fusion.value_or("simple"));
+  o.fusion = fusion ? passes::parse_fusion_policy(*fusion) : driver::CompileOptions{}.fusion;
   o.schedule = driver::parse_schedule_kind(schedule.value_or("default"));
   std::vector<std::string> extra;
   for (const std::string& v : mcpu) extra.push_back("-mcpu=" + v);

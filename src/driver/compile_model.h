@@ -32,7 +32,7 @@ ScheduleKind parse_schedule_kind(std::string_view name);  // a user error listin
 std::string_view schedule_kind_name(ScheduleKind kind);
 
 struct CompileOptions {
-  passes::FusionPolicy fusion = passes::FusionPolicy::kSimple;
+  passes::FusionPolicy fusion = passes::FusionPolicy::kDefault;
   ScheduleKind schedule = ScheduleKind::kDefault;
   codegen::Target target = codegen::host_target();
   StageOptions stages;

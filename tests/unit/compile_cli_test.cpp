@@ -79,7 +79,7 @@ TEST(CompileCli, CompileWritesASharedLibraryAndSummarisesIt) {
   const Result& r = tiny_cnn().compile;
   EXPECT_EQ(r.err, "");
   EXPECT_EQ(r.out.rfind("compiled " + kTinyCnn + " -> " + so + ": ", 0), 0u) << r.out;
-  EXPECT_TRUE(contains(r.out, " kernels (fusion simple, schedule default), target ")) << r.out;
+  EXPECT_TRUE(contains(r.out, " kernels (fusion default, schedule default), target ")) << r.out;
   EXPECT_GT(compiled_kernels(r), 0) << r.out;
   EXPECT_EQ(cli_test::read_file(so).substr(0, 4), "\x7f" "ELF");
 }
