@@ -229,27 +229,39 @@ TEST(LowerGroupTest, TwoOutputsBackedByOneBuffer) {
 // Attention's q . k^T: a Transpose of a runtime value as MatMul's B joins the
 // matmul's group, and lowering computes it into a block first (mm_b), so that
 // the product's vector loop over B's columns reads in order instead of a
-// gather of elements a row apart. B read in order (no Transpose) stays inlined.
+// gather of elements a row apart. B read in order stays inlined, also when it
+// is scaled by a value per row (whose address does not move along a row).
 TEST(LowerGroupTest, ATransposedMatMulOperandIsComputedInOrderFirst) {
-  for (bool transposed : {true, false}) {
-    SCOPED_TRACE(transposed ? "B = transpose(k)" : "B = k");
+  for (const char* form : {"transposed", "in order", "scaled per row"}) {
+    SCOPED_TRACE(form);
+    bool transposed = std::string(form) == "transposed", scaled = std::string(form) == "scaled per row";
     graph::Graph g;
+    Dims k_shape = transposed ? Dims{2, 5, 4} : Dims{2, 4, 5};
     Value* q = g.add_input("q", TensorType(DType::kF32, {2, 3, 4}));
-    Value* k = g.add_input("k", TensorType(DType::kF32, transposed ? Dims{2, 5, 4} : Dims{2, 4, 5}));
+    Value* k = g.add_input("k", TensorType(DType::kF32, k_shape));
+    std::vector<Tensor> inputs{random_tensor({2, 3, 4}, 11), random_tensor(k_shape, 12)};
     Value* b = k;
     if (transposed) {
       graph::Attrs perm;
       perm.set("perm", std::vector<int64_t>{0, 2, 1});
       b = add(g, "Transpose", "t", {k}, perm)->outputs[0];
     }
+    if (scaled) {
+      Value* per_row = g.add_input("scale", TensorType(DType::kF32, {2, 4, 1}));
+      inputs.push_back(random_tensor({2, 4, 1}, 13));
+      b = add(g, "Mul", "scale_rows", {k, per_row})->outputs[0];
+    }
     Node* mm = add(g, "MatMul", "mm", {q, b});
     g.set_outputs({mm->outputs[0]});
-    std::vector<lower::LoweredGroup> lowered =
-        lower::lower_graph(g, *passes::make_grouping_policy(passes::FusionPolicy::kDefault));
-    ASSERT_EQ(lowered.size(), 1u);
-    EXPECT_EQ(sched::find_block(lowered[0].func, "mm_b").defined(), transposed) << tir::to_string(lowered[0].func);
-    std::vector<Tensor> inputs{random_tensor({2, 3, 4}, 11), random_tensor(transposed ? Dims{2, 5, 4} : Dims{2, 4, 5}, 12)};
-    expect_same(driver::TirExecutor(g, passes::FusionPolicy::kDefault).run(inputs), reference::Executor(g).run(inputs));
+    std::vector<const Node*> nodes;
+    for (const Node* n : g.nodes()) nodes.push_back(n);
+    lower::LoweredGroup lowered = lower::lower_group_with_bindings(g, {"all", nodes});
+    EXPECT_EQ(sched::find_block(lowered.func, "mm_b").defined(), transposed) << tir::to_string(lowered.func);
+    std::vector<Tensor> params;
+    for (const Value* v : lowered.inputs)
+      for (size_t i = 0; i < g.inputs().size(); ++i)
+        if (g.inputs()[i] == v) params.push_back(inputs[i]);
+    expect_same(tir::interpret(lowered.func, params), reference::Executor(g).run(inputs));
   }
 }
 

@@ -32,8 +32,9 @@ namespace {
 // Whether consecutive elements along t's last dimension are mostly
 // consecutive in memory: probed at the first columns of row 0, each load's
 // address (row-major in its buffer) steps by one for at least three steps in
-// four. A slice or a packed panel (n // W, k, n % W) passes; a transpose,
-// whose columns are a row apart, does not.
+// four (a load whose address does not move with the column is no claim). A
+// slice or a packed panel (n // W, k, n % W) passes; a transpose, whose
+// columns are a row apart, does not.
 bool contiguous_in_last(const TensorExpr& t) {
   if (t.buffer.defined() || t.rank() < 2) return true;
   std::vector<Expr> idx;
@@ -57,14 +58,16 @@ bool contiguous_in_last(const TensorExpr& t) {
       }
       return flat;
     };
-    int64_t unit_steps = 0;
+    int64_t unit_steps = 0, still = 0;
     std::optional<int64_t> previous = address(0);
     for (int64_t c = 1; c < probes && previous; ++c) {
       std::optional<int64_t> next = address(c);
       if (next && *next == *previous + 1) ++unit_steps;
+      if (next && *next == *previous) ++still;
       previous = next;
     }
-    contiguous = previous.has_value() ? 4 * unit_steps >= 3 * (probes - 1) : true;
+    bool along_columns = still < probes - 1;  // a value per row (a scale) reads no columns
+    contiguous = previous.has_value() && along_columns ? 4 * unit_steps >= 3 * (probes - 1) : true;
   });
   return contiguous;
 }
