@@ -1,7 +1,8 @@
 // The default CPU schedule: the entry point, the helpers its rules share
 // (cpu_rules.h), and the tiled rule (register tiles for matmuls, convolutions
 // and reductions). Elementwise blocks: cpu_elementwise.cpp; windowed blocks
-// computed per channel with their private stages: cpu_per_channel.cpp.
+// computed per channel with their private stages: cpu_per_channel.cpp;
+// reductions along rows: cpu_row_reduction.cpp.
 #include "schedules/defaults/cpu_defaults.h"
 
 #include <algorithm>
@@ -283,82 +284,6 @@ void schedule_tiled(Context& ctx, const std::vector<BlockInfo>& blocks, size_t i
   bool anchor = info.kind != BlockKind::kReduction;
   if (anchor && !outer.empty()) attach_epilogues(ctx, blocks, index, {outer.rbegin(), outer.rend()}, done);
   parallelize(ctx, outer, info.iterations * info.ops_per_iter);
-}
-
-// Whether every load in the block but its accumulator's reads the reduction variables `ks` (the
-// block's last iteration variables) only in its last indices, one each, in
-// order, over the whole of those dimensions: the reduction then walks a
-// contiguous run of each row, and the fused reduction loop reads it in order.
-bool reads_reduction_in_rows(const tir::BlockNode& block, const std::vector<int64_t>& extents, size_t count) {
-  std::vector<const tir::VarNode*> ks;
-  for (size_t i = block.iter_vars.size() - count; i < block.iter_vars.size(); ++i)
-    ks.push_back(block.iter_vars[i].var.get());
-  bool in_rows = true;
-  tir::walk_exprs(block.body, [&](const tir::Expr& e) {
-    const auto* load = e.as<tir::LoadNode>();
-    if (!load || load->indices.empty() || load->buffer.same_as(block.writes[0].buffer)) return;  // the accumulator
-    size_t rank = load->indices.size();
-    bool reads_along = false;  // a load the reduction does not move (the row's max in a softmax) is no constraint
-    for (const tir::Expr& index : load->indices)
-      for (const tir::VarNode* k : ks) reads_along = reads_along || tir::uses_var(index, k);
-    if (!reads_along) return;
-    for (size_t d = 0; d < rank; ++d) {
-      const tir::Expr& index = load->indices[d];
-      bool touches = false;
-      for (const tir::VarNode* k : ks) touches = touches || tir::uses_var(index, k);
-      if (rank - d > count) {  // a row index
-        in_rows = in_rows && !touches;
-        continue;
-      }
-      size_t j = count - (rank - d);  // the reduction variable this index should be
-      in_rows = in_rows && index.as<tir::VarNode>() == ks[j] &&
-                load->buffer->shape[d] == extents[extents.size() - count + j];
-    }
-  });
-  return in_rows;
-}
-
-// A reduction along the rows it reads in order (softmax's max and sum,
-// LayerNorm's sums, ReduceSum over the last axis, global pooling over the
-// last two) has no contiguous spatial vector loop (a spatial loop vectorized
-// there would gather across rows), and a float reduction loop stays scalar
-// (LLVM may not reorder the sum). So the reduction loops (fused when
-// there are several) are split by a vector factor and the inner part
-// factored out (rfactor): partial results per lane, vectorized, then a
-// reduction of the lanes. Requires the reduction loops innermost and every
-// load reading them in order in its last indices.
-bool schedule_row_reduction(Context& ctx, const BlockInfo& info) {
-  size_t count = info.reduce.size();
-  if (count == 0) return false;
-  for (size_t j = 0; j < count; ++j)
-    if (info.reduce[j] != int(info.extents.size() - count + j)) return false;
-  int64_t extent = 1;
-  for (int p : info.reduce) extent *= info.extents[size_t(p)];
-  int64_t lanes = lanes_for(info, ctx.options), factor = vector_factor(extent, lanes);
-  if (factor < lanes / 2 || extent / factor < 2) return false;
-  tir::Stmt block_stmt = find_block(ctx.sch.func(), info.name);
-  if (!reads_reduction_in_rows(*block_stmt.as<tir::BlockNode>(), info.extents, count)) return false;
-  std::vector<LoopRV> outer;
-  bool shaped = attempt(ctx.sch, [&](Schedule& s) {
-    BlockRV b = s.get_block(info.name);
-    std::vector<LoopRV> loops = s.get_loops(b);
-    std::vector<LoopRV> reduce_loops(loops.end() - long(count), loops.end());
-    LoopRV k = count == 1 ? reduce_loops[0] : s.fuse(reduce_loops);
-    std::vector<LoopRV> k_parts = s.split(k, {extent / factor, factor}, /*exact=*/true);
-    BlockRV rf = s.rfactor(k_parts[1], int(info.output->rank()));
-    std::vector<LoopRV> rf_loops = s.get_loops(rf);  // [spatial..., k_outer, lane]
-    BlockRV init = s.decompose_reduction(rf, rf_loops[rf_loops.size() - 2]);
-    s.vectorize(rf_loops.back());
-    s.vectorize(s.get_loops(init).back());
-    outer.assign(rf_loops.begin(), rf_loops.end() - 2);
-  });
-  if (!shaped) return false;
-  // The lanes of each row are summed right after its partial sums, inside the
-  // parallel loop, not in a serial pass over every row afterwards.
-  if (!outer.empty())
-    attempt(ctx.sch, [&](Schedule& s) { s.reverse_compute_at(s.get_block(info.name), outer.back()); });
-  parallelize(ctx, outer, info.iterations * info.ops_per_iter);
-  return true;
 }
 
 }  // namespace

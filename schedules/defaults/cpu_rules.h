@@ -62,6 +62,12 @@ void vectorize_with_phases(Schedule& sch, const std::vector<LoopRV>& loops, int 
 
 void schedule_elementwise(Context& ctx, const BlockInfo& info);
 
+// A reduction along the rows it reads in order (its reduction loops
+// innermost, read in order in the loads' last indices) as partial sums per
+// lane, vectorized, then the lanes per row; false when that does not apply
+// (the schedule is then unchanged).
+bool schedule_row_reduction(Context& ctx, const BlockInfo& info);
+
 // The elementwise stages only blocks[anchor] reads, directly or through one
 // another (a windowed block's padding and stride phases); consumers first.
 std::vector<std::string> private_stages(Schedule& sch, const std::vector<BlockInfo>& blocks, size_t anchor);
