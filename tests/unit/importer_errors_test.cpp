@@ -328,6 +328,24 @@ TEST(ImporterErrors, UseOfAnUndefinedValue) {
                {"node 'add': uses 'q', which no earlier node, input or initializer defines"});
 }
 
+// Found by the fuzzer: a node with no outputs at all (here a
+// BatchNormalization, whose adapter read its first output's name) is an
+// error naming the node at every opset, also at one newer than Debian's ONNX
+// schemas (18), where their count check does not run; it crashed there.
+TEST(ImporterErrors, ANodeWithoutOutputs) {
+  TempDir dir;
+  for (int opset : {15, 17, 18}) {
+    SCOPED_TRACE(opset);
+    Model m(opset);
+    m.input("x", {1, 2, 3});
+    for (const char* stat : {"s", "b", "mean", "var"}) m.input(stat, {2});
+    m.node("BatchNormalization", {"x", "s", "b", "mean", "var"}, {}, "bn");
+    m.output("x");
+    fs::path path = m.save(dir / ("no_outputs_" + std::to_string(opset) + ".onnx"));
+    expect_error(import_error(path), path, {"node 'bn' (BatchNormalization): expects ", " got 0"});
+  }
+}
+
 TEST(ImporterErrors, ShapeMismatchBetweenInputs) {
   TempDir dir;
   Model m;

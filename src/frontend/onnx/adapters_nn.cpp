@@ -72,7 +72,7 @@ void adapt_batch_norm(AdaptContext& c) {
   c.attrs.erase("spatial");
   c.attrs.erase("is_test");  // opset < 7; harmless to drop
   if (per_activation) return adapt_batch_norm_per_activation(c);
-  if (c.output_names.size() == 1) return;
+  if (c.output_names.size() <= 1) return;
   graph::Node* n = c.graph.add_node(c.op, c.name, c.inputs, {c.output_names[0]}, c.attrs);
   infer_and_fold(*n, c.fold_constants);
   c.results = std::vector<graph::Value*>(c.output_names.size(), nullptr);

@@ -276,6 +276,9 @@ void Importer::import_node(const onnx::NodeProto& n, int index) {
   AdaptContext ctx{g_, opset_, may_fold(), n.op_type(), name, {}, {}, {}, std::nullopt};
   ctx.attrs = convert_attributes(n, Span{name, n.op_type()}, dir_);
   if (is_default_domain(n.domain())) check_onnx_schema(n, opset_, ctx.attrs, Span{name, n.op_type()});
+  // Every op has an output, and the adapters may assume one: ONNX's schema
+  // lets some ops (BatchNormalization) through with none.
+  TESSEL_USER_CHECK(n.output_size() > 0, (Span{name, n.op_type()})) << "expects at least 1 output, got 0";
   for (const std::string& in : n.input()) ctx.inputs.push_back(in.empty() ? nullptr : lookup(in, name));
   for (const std::string& out : n.output()) ctx.output_names.push_back(out);
   if (auto it = adapters().find(n.op_type()); it != adapters().end()) it->second(ctx);
