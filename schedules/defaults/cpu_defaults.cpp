@@ -266,27 +266,11 @@ bool epilogue_stays_outside(const Schedule& sch, const std::vector<BlockInfo>& b
   return false;
 }
 
-// A matrix-vector product (a matmul with a single row: a classifier at batch
-// 1) reuses no row of B, so its tile streams B: each reduction step reads a
-// long contiguous run of a row (the widest divisor of the columns up to
-// kGemvColumns that leaves a column tile per thread) instead of a vector or
-// two of it, a row apart per step. 0 when the columns have no such divisor.
-constexpr int64_t kGemvColumns = 1024;
-
-int64_t gemv_columns(int64_t columns, int64_t lanes, int64_t threads) {
-  int64_t widest = std::min(kGemvColumns, columns / std::max<int64_t>(threads, 1));
-  for (int64_t d = widest; d >= 2 * lanes; --d)
-    if (columns % d == 0) return d;
-  return 0;
-}
-
 void schedule_tiled(Context& ctx, const std::vector<BlockInfo>& blocks, size_t index,
                     std::set<std::string>& done) {
   const BlockInfo& info = blocks[index];
   int64_t lanes = lanes_for(info, ctx.options);
   int64_t vec = info.vector_loop < 0 ? 1 : tile_vector_factor(info, lanes);
-  if (info.kind == BlockKind::kMatmul && info.unroll_loop < 0 && info.vector_loop >= 0)
-    if (int64_t wide = gemv_columns(info.extents[info.vector_loop], lanes, ctx.options.num_threads)) vec = wide;
   int64_t unroll = 1;
   if (info.unroll_loop >= 0) unroll = tile_rows(info.extents[info.unroll_loop], vec, lanes);
   bool local_tile = (info.kind == BlockKind::kConv || info.kind == BlockKind::kMatmul) &&

@@ -261,34 +261,6 @@ TEST(SchedDefaults, ARowReductionMayReadAValuePerRow) {
   EXPECT_EQ(check_against(reference_of(f), sch.func(), false), "");
 }
 
-// A matrix-vector product (one row, a classifier at batch 1) streams B: the
-// tile's vector part is the widest divisor of the 1000 columns that leaves a
-// column tile per thread, not 50 (a divisor of a few vectors).
-TEST(SchedDefaults, AMatrixVectorProductStreamsRowsOfB) {
-  for (int threads : {1, 2}) {
-    SCOPED_TRACE(threads);
-    lower::LowerContext ctx("gemv");
-    lower::TensorExpr x = ctx.input("X", DType::kF32, {1, 64});
-    lower::TensorExpr w = ctx.input("W", DType::kF32, {64, 1000});
-    lower::TensorExpr y = ctx.reduce("Y", {1, 1000}, DType::kF32, {64}, lower::Combiner::kSum,
-                                     [&](const std::vector<tir::Expr>& s, const std::vector<tir::Expr>& r) {
-                                       return x.at({s[0], r[0]}) * w.at({r[0], s[1]});
-                                     });
-    ctx.output("Y", y);
-    tir::PrimFunc f = ctx.finish();
-    Schedule sch(f);
-    CpuScheduleOptions options;
-    options.num_threads = threads;
-    options.min_parallel_work = 1;
-    apply_default_cpu_schedule(sch, options);
-    std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "Y");
-    ASSERT_FALSE(loops.empty()) << sch.func();
-    EXPECT_EQ(loops.back()->for_kind, tir::ForKind::kVectorized) << sch.func();
-    EXPECT_EQ(extent(loops.back()), 1000 / threads) << sch.func();
-    EXPECT_EQ(check_against(reference_of(f), sch.func(), false), "");
-  }
-}
-
 // Y[p, q] = X[q * 2 + p]: the phase loop p is the only loop besides the row,
 // so after it moves inside the vector loop nothing is left to run in
 // parallel; the schedule still applies and computes the same.
