@@ -4,7 +4,6 @@
 // computes the reference's results on the interpreter and compiled.
 #include <gtest/gtest.h>
 
-#include <random>
 
 #include "ir/graph/op_registry.h"
 #include "src/driver/compile_model.h"
@@ -12,6 +11,7 @@
 #include "src/driver/tir_runner.h"
 #include "src/passes/fusion.h"
 #include "src/reference/executor.h"
+#include "tests/unit/fusion_test_util.h"
 
 namespace tessel {
 namespace {
@@ -20,22 +20,16 @@ using graph::Node;
 using graph::TensorType;
 using graph::Value;
 using passes::FusionPolicy;
-using Members = std::vector<std::vector<std::string>>;
-
-Tensor random_values(Dims shape, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  Tensor t(DType::kF32, std::move(shape));
-  for (int64_t i = 0; i < t.numel(); ++i) t.set_f64(i, dist(rng));
-  return t;
-}
+using fusion_test::grouped;
+using fusion_test::Members;
+using fusion_test::random_tensor;
 
 struct Net {
   graph::Graph g;
   std::vector<Tensor> inputs;
 
   Value* input(const std::string& name, Dims shape) {
-    inputs.push_back(random_values(shape, uint32_t(inputs.size() + 1)));
+    inputs.push_back(random_tensor(shape, uint32_t(inputs.size() + 1)));
     return g.add_input(name, TensorType(DType::kF32, shape));
   }
   Value* constant(const std::string& name, Tensor t) { return g.add_constant(name, std::move(t)); }
@@ -48,19 +42,10 @@ struct Net {
     graph::Attrs a;
     a.set("pads", std::vector<int64_t>(4, (k - 1) / 2));
     int64_t in_channels = x->type.static_dims()[1];
-    Value* w = constant(name + ".w", random_values({out_channels, in_channels, k, k}, seed));
+    Value* w = constant(name + ".w", random_tensor({out_channels, in_channels, k, k}, seed));
     return op("Relu", name + "_relu", {op("Conv", name, {x, w}, a)});
   }
 };
-
-Members grouped(const graph::Graph& g, FusionPolicy policy) {
-  Members out;
-  for (const passes::NodeGroup& group : passes::make_grouping_policy(policy)->group(g)) {
-    out.emplace_back();
-    for (const Node* n : group.nodes) out.back().push_back(n->name);
-  }
-  return out;
-}
 
 // The interpreter and the compiled model (default schedule) under the policy
 // compute the reference's outputs.
@@ -113,7 +98,7 @@ TEST(FusionAggressive, ALayerNormWrittenOutOpByOpIsOneKernel) {
   Value* eps = net.constant("eps", Tensor::scalar_f64(DType::kF32, 1e-5));
   Value* std_dev = net.op("Sqrt", "std", {net.op("Add", "add_eps", {variance, eps})});
   Value* normed = net.op("Div", "normalize", {centered, std_dev});
-  Value* gamma = net.constant("gamma", random_values({32}, 7));
+  Value* gamma = net.constant("gamma", random_tensor({32}, 7));
   net.g.set_outputs({net.op("Mul", "scale", {normed, gamma})});
   Members aggressive = grouped(net.g, FusionPolicy::kAggressive);
   ASSERT_EQ(aggressive.size(), 1u) << "default makes " << grouped(net.g, FusionPolicy::kDefault).size();
@@ -151,7 +136,7 @@ TEST(FusionAggressive, SiblingsWithAPathBetweenThemStayApart) {
     return perm;
   }());
   Value* b_in = net.op("Add", "b_in", {x, between});
-  Value* w = net.constant("b.w", random_values({4, 4, 1, 1}, 5));
+  Value* w = net.constant("b.w", random_tensor({4, 4, 1, 1}, 5));
   Value* b_conv = net.op("Conv", "b", {x, w});
   net.g.set_outputs({net.op("Add", "out", {b_conv, b_in})});
   for (const std::vector<std::string>& group : grouped(net.g, FusionPolicy::kAggressive)) {

@@ -17,6 +17,7 @@
 #include "src/passes/fusion.h"
 #include "src/passes/fusion/post_dominators.h"
 #include "src/reference/executor.h"
+#include "tests/unit/fusion_test_util.h"
 
 namespace tessel {
 namespace {
@@ -25,15 +26,9 @@ using graph::Node;
 using graph::TensorType;
 using graph::Value;
 using passes::FusionPolicy;
-using Members = std::vector<std::vector<std::string>>;
-
-Tensor random_tensor(Dims shape, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  Tensor t(DType::kF32, std::move(shape));
-  for (int64_t i = 0; i < t.numel(); ++i) t.set_f64(i, dist(rng));
-  return t;
-}
+using fusion_test::grouped;
+using fusion_test::Members;
+using fusion_test::random_tensor;
 
 struct Builder {
   graph::Graph g;
@@ -52,15 +47,6 @@ struct Builder {
   }
   Value* silu(const std::string& name, Value* x) { return op("Mul", name, {x, op("Sigmoid", name + "_sig", {x})}); }
 };
-
-Members grouped(const graph::Graph& g, FusionPolicy policy) {
-  Members out;
-  for (const passes::NodeGroup& group : passes::make_grouping_policy(policy)->group(g)) {
-    out.emplace_back();
-    for (const Node* n : group.nodes) out.back().push_back(n->name);
-  }
-  return out;
-}
 
 // conv -> x; y = x * sigmoid(x); conv2(y)
 struct SiluNet : Builder {

@@ -127,14 +127,11 @@ class AggressiveGrouping final : public GroupingPolicy {
     GraphUses uses(g);
     PostDominators pdom(uses);
     Partition partition;
-    for (const Node* n : g.nodes()) {
-      if (partition.assigned.count(n) || !is_anchor(*n)) continue;
-      std::unordered_set<const Node*> members{n};
-      add_leading_data_movement(uses, partition.assigned, members);
-      grow_to_post_dominators(pdom, n, may_join_aggressively, kMaxGroupNodes, partition.assigned, members);
-      if (is_row_stage(*n)) add_elementwise_producers(uses, partition.assigned, members);
-      partition.add(g, members);
-    }
+    add_anchor_groups(g, uses, pdom, may_join_aggressively,
+                      [&](const Node& anchor, std::unordered_set<const Node*>& members) {
+                        if (is_row_stage(anchor)) add_elementwise_producers(uses, partition.assigned, members);
+                      },
+                      partition);
     add_chain_groups(g, pdom, partition);
     merge_siblings(g, partition.groups);
     return named(topological_order(g, std::move(partition.groups)));

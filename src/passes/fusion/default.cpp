@@ -27,13 +27,8 @@ class DefaultGrouping final : public GroupingPolicy {
     GraphUses uses(g);
     PostDominators pdom(uses);
     Partition partition;
-    for (const Node* n : g.nodes()) {
-      if (partition.assigned.count(n) || !is_anchor(*n)) continue;
-      std::unordered_set<const Node*> members{n};
-      add_leading_data_movement(uses, partition.assigned, members);
-      grow_to_post_dominators(pdom, n, OpPattern::kBroadcast, kMaxGroupNodes, partition.assigned, members);
-      partition.add(g, members);
-    }
+    auto epilogue = [](const Node& n) { return pattern_of(n) <= OpPattern::kBroadcast; };
+    add_anchor_groups(g, uses, pdom, epilogue, nullptr, partition);
     add_chain_groups(g, pdom, partition);  // every node left is no anchor
     return named(topological_order(g, std::move(partition.groups)));
   }

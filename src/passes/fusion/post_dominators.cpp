@@ -83,6 +83,19 @@ void grow_to_post_dominators(const PostDominators& pdom, const Node* last, OpPat
       members);
 }
 
+void add_anchor_groups(const graph::Graph& g, const GraphUses& uses, const PostDominators& pdom,
+                       const std::function<bool(const Node&)>& may_join, const GroupExtension& extend,
+                       Partition& partition) {
+  for (const Node* n : g.nodes()) {
+    if (partition.assigned.count(n) || !is_anchor(*n)) continue;
+    std::unordered_set<const Node*> members{n};
+    add_leading_data_movement(uses, partition.assigned, members);
+    grow_to_post_dominators(pdom, n, may_join, kMaxGroupNodes, partition.assigned, members);
+    if (extend) extend(*n, members);
+    partition.add(g, members);
+  }
+}
+
 void add_chain_groups(const graph::Graph& g, const PostDominators& pdom, Partition& partition) {
   for (const Node* n : g.nodes()) {
     if (partition.assigned.count(n)) continue;

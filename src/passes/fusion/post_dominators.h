@@ -53,6 +53,15 @@ void grow_to_post_dominators(const PostDominators& pdom, const Node* last,
                              const std::unordered_map<const Node*, int>& assigned,
                              std::unordered_set<const Node*>& members);
 
+// Every anchor no group holds yet, in graph order, starts a group: its
+// leading data movement (add_leading_data_movement), then the regions along
+// its post-dominators whose nodes may_join allows; `extend`, when given, may
+// add more to the members before they become a group.
+using GroupExtension = std::function<void(const Node& anchor, std::unordered_set<const Node*>& members)>;
+void add_anchor_groups(const graph::Graph& g, const GraphUses& uses, const PostDominators& pdom,
+                       const std::function<bool(const Node&)>& may_join, const GroupExtension& extend,
+                       Partition& partition);
+
 // Every node no group holds yet, in graph order, starts a group; one that is
 // not an anchor grows along post-dominators through elementwise, broadcast
 // and data-movement nodes (an anchor stays alone).
