@@ -9,10 +9,11 @@ namespace {
 
 // Output rows shorter than kFlatRowLimit, or not a multiple of
 // kFlatRowMultiple, are ragged: a row of 14 or 55 outputs is vectors and a
-// tail, a flat row is whole vectors (pointwise convs: see below). Ragged convs are computed flat; so are
-// all 2-D convs that are neither 1x1 nor depthwise, whatever their rows: flat,
-// the tile's vector part can be two or three vectors (4 x 24 or 6 x 16)
-// instead of one vector of a row (8 x 8: a broadcast load per FMA).
+// tail, a flat row is whole vectors (pointwise convs: see below). Ragged
+// convs are computed flat; so are all 2-D convs that are neither 1x1 nor
+// depthwise, whatever their rows: flat, the tile's vector part can be two or
+// three vectors (4 x 24 or 6 x 16) instead of one vector of a row (8 x 8: a
+// broadcast load per FMA).
 // Depthwise convs keep their rows (flat, their per-channel stages were
 // slower), and so do convs with fewer output channels than kFlatMinChannels
 // (no room for the wide tile's rows, and the flat form costs a pass of its

@@ -46,22 +46,21 @@ llvm::Value* clamp(Builder& b, llvm::Value* x, double lo, double hi) {
 // (to nearest) and leaves that integer in the low mantissa bits.
 constexpr double kRoundingBias = 12582912.0;
 
-// round(x / ln 2) as n (an integral float) and its bits' offset from the
-// bias's, and the reduced argument r = x - n ln 2 in [-ln 2 / 2, ln 2 / 2]
-// (ln 2 split in two so that n ln 2 is exact).
+// round(x / ln 2) as n, through x / ln 2 + bias (`biased`, whose low
+// mantissa bits hold n plus whatever integer the bias carries), and the
+// reduced argument r = x - n ln 2 in [-ln 2 / 2, ln 2 / 2] (ln 2 split in two
+// so that n ln 2 is exact).
 struct ReducedExp {
-  llvm::Value* n_int;
+  llvm::Value* biased;
   llvm::Value* r;
 };
 
-ReducedExp reduce_exp_argument(Builder& b, llvm::Value* x) {
-  llvm::Value* biased = b.CreateFAdd(b.CreateFMul(x, fconst(b, 1.44269504088896341)), fconst(b, kRoundingBias));
-  llvm::Value* n = b.CreateFSub(biased, fconst(b, kRoundingBias));
-  llvm::Value* n_int = b.CreateSub(b.CreateBitCast(biased, b.getInt32Ty()),
-                                   b.CreateBitCast(fconst(b, kRoundingBias), b.getInt32Ty()));
+ReducedExp reduce_exp_argument(Builder& b, llvm::Value* x, double bias) {
+  llvm::Value* biased = b.CreateFAdd(b.CreateFMul(x, fconst(b, 1.44269504088896341)), fconst(b, bias));
+  llvm::Value* n = b.CreateFSub(biased, fconst(b, bias));
   llvm::Value* r = b.CreateFSub(x, b.CreateFMul(n, fconst(b, 0.693359375)));
   r = b.CreateFSub(r, b.CreateFMul(n, fconst(b, -2.12194440e-4)));
-  return {n_int, r};
+  return {biased, r};
 }
 
 // e^r for r in [-ln 2 / 2, ln 2 / 2] (Cephes' polynomial).
@@ -87,13 +86,15 @@ llvm::Value* power_of_two(Builder& b, llvm::Value* e) {
 }
 
 llvm::Value* build_exp(Builder& b, llvm::Value* x) {
-  ReducedExp red = reduce_exp_argument(b, clamp(b, x, -104.0, 88.8));
+  ReducedExp red = reduce_exp_argument(b, clamp(b, x, -104.0, 88.8), kRoundingBias);
   llvm::Value* y = exp_of_reduced(b, red.r);
   // 2^n for n in [-150, 128] as two factors, so that neither overflows nor
   // underflows on its own (the results below 2^-126 are subnormal).
-  llvm::Value* half = b.CreateAShr(red.n_int, 1);
+  llvm::Value* n_int = b.CreateSub(b.CreateBitCast(red.biased, b.getInt32Ty()),
+                                   b.CreateBitCast(fconst(b, kRoundingBias), b.getInt32Ty()));
+  llvm::Value* half = b.CreateAShr(n_int, 1);
   llvm::Value* result =
-      b.CreateFMul(b.CreateFMul(y, power_of_two(b, half)), power_of_two(b, b.CreateSub(red.n_int, half)));
+      b.CreateFMul(b.CreateFMul(y, power_of_two(b, half)), power_of_two(b, b.CreateSub(n_int, half)));
   result = b.CreateSelect(b.CreateFCmpOGT(x, fconst(b, 88.72283935546875)),
                           llvm::ConstantFP::getInfinity(b.getFloatTy()), result);
   result = b.CreateSelect(b.CreateFCmpOLT(x, fconst(b, -103.972084)), fconst(b, 0.0), result);
@@ -172,12 +173,9 @@ llvm::Value* build_sigmoid(Builder& b, llvm::Value* x) {
   llvm::Value* minus_ax = b.CreateFNeg(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x));
   llvm::Value* lo = fconst(b, -87.0);
   llvm::Value* z = b.CreateSelect(b.CreateFCmpOLT(minus_ax, lo), lo, minus_ax);
-  constexpr double kBiasWithExponent = kRoundingBias + 127.0;
-  llvm::Value* biased = b.CreateFAdd(b.CreateFMul(z, fconst(b, 1.44269504088896341)), fconst(b, kBiasWithExponent));
-  llvm::Value* n = b.CreateFSub(biased, fconst(b, kBiasWithExponent));
-  llvm::Value* scale = b.CreateBitCast(b.CreateShl(b.CreateBitCast(biased, b.getInt32Ty()), 23), b.getFloatTy());
-  llvm::Value* t = b.CreateFSub(z, b.CreateFMul(n, fconst(b, 0.693359375)));
-  t = b.CreateFSub(t, b.CreateFMul(n, fconst(b, -2.12194440e-4)));
+  ReducedExp red = reduce_exp_argument(b, z, kRoundingBias + 127.0);
+  llvm::Value* scale = b.CreateBitCast(b.CreateShl(b.CreateBitCast(red.biased, b.getInt32Ty()), 23), b.getFloatTy());
+  llvm::Value* t = red.r;
   llvm::Value* p = polynomial(b, t, {8.290315046906471e-3, 4.189793020486832e-2, 1.666763573884964e-1,
                                      4.999915063381195e-1, 9.999997019767761e-1});
   llvm::Value* e = b.CreateFAdd(b.CreateFMul(b.CreateFMul(t, scale), p), scale);  // 2^n (1 + t p(t))

@@ -67,24 +67,6 @@ bool may_join_aggressively(const Node& n) {
   return pattern_of(n) <= OpPattern::kBroadcast || is_row_stage(n);
 }
 
-// The elementwise and broadcast producers of the members that only members
-// read, transitively, within the size cap.
-void add_elementwise_producers(const GraphUses& uses, const std::unordered_map<const Node*, int>& assigned,
-                               std::unordered_set<const Node*>& members) {
-  std::vector<const Node*> worklist(members.begin(), members.end());
-  while (!worklist.empty() && members.size() < kMaxGroupNodes) {
-    const Node* n = worklist.back();
-    worklist.pop_back();
-    for (const Value* v : n->inputs) {
-      const Node* p = v ? v->producer : nullptr;
-      if (!p || members.count(p) || assigned.count(p) || pattern_of(*p) > OpPattern::kBroadcast) continue;
-      if (!uses.used_only_by(p, members) || members.size() >= kMaxGroupNodes) continue;
-      members.insert(p);
-      worklist.push_back(p);
-    }
-  }
-}
-
 bool has_contraction(const std::vector<const Node*>& group) {
   return std::any_of(group.begin(), group.end(),
                      [](const Node* n) { return pattern_of(*n) == OpPattern::kOutElemwiseFusable; });
@@ -105,9 +87,10 @@ std::unordered_set<const Value*> contraction_inputs(const std::vector<const Node
 void merge_siblings(const graph::Graph& g, std::vector<std::vector<const Node*>>& groups) {
   for (size_t i = 0; i < groups.size(); ++i) {
     if (!has_contraction(groups[i])) continue;
+    std::unordered_set<const Value*> left = contraction_inputs(groups[i]);
     for (size_t j = i + 1; j < groups.size(); ++j) {
       if (!has_contraction(groups[j]) || groups[i].size() + groups[j].size() > kMaxGroupNodes) continue;
-      std::unordered_set<const Value*> left = contraction_inputs(groups[i]), right = contraction_inputs(groups[j]);
+      std::unordered_set<const Value*> right = contraction_inputs(groups[j]);
       bool shared = std::any_of(right.begin(), right.end(), [&](const Value* v) { return left.count(v) > 0; });
       if (!shared) continue;
       std::unordered_set<const Node*> both(groups[i].begin(), groups[i].end());
@@ -115,6 +98,7 @@ void merge_siblings(const graph::Graph& g, std::vector<std::vector<const Node*>>
       std::vector<const Node*> merged = in_graph_order(g, both);
       if (!is_convex(g, {"siblings", merged})) continue;
       groups[i] = std::move(merged);
+      left.insert(right.begin(), right.end());
       groups.erase(groups.begin() + long(j));
       --j;
     }
@@ -129,7 +113,10 @@ class AggressiveGrouping final : public GroupingPolicy {
     Partition partition;
     add_anchor_groups(g, uses, pdom, may_join_aggressively,
                       [&](const Node& anchor, std::unordered_set<const Node*>& members) {
-                        if (is_row_stage(anchor)) add_elementwise_producers(uses, partition.assigned, members);
+                        if (!is_row_stage(anchor)) return;
+                        add_producers_used_only_inside(
+                            uses, partition.assigned, [](OpPattern p) { return p <= OpPattern::kBroadcast; },
+                            kMaxGroupNodes, members);
                       },
                       partition);
     add_chain_groups(g, pdom, partition);

@@ -1,5 +1,6 @@
 #include "src/passes/fusion/grouping_util.h"
 
+#include <cstdint>
 #include <set>
 #include <string>
 
@@ -37,20 +38,27 @@ bool GraphUses::used_only_by(const Node* n, const std::unordered_set<const Node*
   return true;
 }
 
-void add_leading_data_movement(const GraphUses& uses, const std::unordered_map<const Node*, int>& assigned,
-                               std::unordered_set<const Node*>& members) {
+void add_producers_used_only_inside(const GraphUses& uses, const std::unordered_map<const Node*, int>& assigned,
+                                   const std::function<bool(OpPattern)>& may_join, size_t max_nodes,
+                                   std::unordered_set<const Node*>& members) {
   std::vector<const Node*> worklist(members.begin(), members.end());
   while (!worklist.empty()) {
     const Node* n = worklist.back();
     worklist.pop_back();
     for (const Value* v : n->inputs) {
       const Node* p = v ? v->producer : nullptr;
-      if (!p || members.count(p) || assigned.count(p) || pattern_of(*p) != OpPattern::kInjective) continue;
-      if (!uses.used_only_by(p, members)) continue;
+      if (!p || members.count(p) || assigned.count(p) || !may_join(pattern_of(*p))) continue;
+      if (!uses.used_only_by(p, members) || members.size() >= max_nodes) continue;
       members.insert(p);
       worklist.push_back(p);
     }
   }
+}
+
+void add_leading_data_movement(const GraphUses& uses, const std::unordered_map<const Node*, int>& assigned,
+                               std::unordered_set<const Node*>& members) {
+  add_producers_used_only_inside(
+      uses, assigned, [](OpPattern p) { return p == OpPattern::kInjective; }, SIZE_MAX, members);
 }
 
 std::vector<const Node*> in_graph_order(const graph::Graph& g, const std::unordered_set<const Node*>& members) {

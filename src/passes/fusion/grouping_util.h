@@ -2,6 +2,7 @@
 // patterns, and turning node sets into ordered, named groups.
 #pragma once
 
+#include <functional>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -47,6 +48,11 @@ struct GraphUses {
 // inlined into a reduction they would be recomputed at every step.
 void add_leading_data_movement(const GraphUses& uses, const std::unordered_map<const Node*, int>& assigned,
                                std::unordered_set<const Node*>& members);
+// The same for the producers whose pattern `may_join` accepts, while the
+// members stay within max_nodes.
+void add_producers_used_only_inside(const GraphUses& uses, const std::unordered_map<const Node*, int>& assigned,
+                                   const std::function<bool(OpPattern)>& may_join, size_t max_nodes,
+                                   std::unordered_set<const Node*>& members);
 
 // Groups being formed: the group of each node so far, and the groups in the
 // order they were made.
