@@ -25,6 +25,10 @@ using Stmt = Ref<const StmtNode>;
 // Loops are (min, extent) everywhere. Pragmas and hints ride in annotations
 // (sorted by key, so that structural hashing is stable).
 using Annotations = std::map<std::string, int64_t>;
+// On a vectorized loop whose extent is not whole vectors (a row of 14, a
+// plane of 49): the last vector is a masked full-width one, not narrower
+// vectors and scalars. A hint for a CPU backend; the meaning is unchanged.
+inline constexpr const char* kMaskedTail = "masked_tail";
 
 enum class ForKind : uint8_t { kSerial, kParallel, kVectorized, kUnrolled, kThreadBound };
 std::string_view for_kind_name(ForKind kind);  // "serial", "parallel", ...

@@ -215,6 +215,10 @@ BlockInfo classify_block(const tir::PrimFunc& func, const std::string& name) {
   Loads a, b;
   if (match_contraction(*block, vars, &a, &b)) {
     classify_contraction(info, vars, a, b, info);
+    if (info.vector_loop >= 0)
+      info.vector_in_order = contiguous_in(*block, info.output, vars.spatial[size_t(
+                                 std::find(info.spatial.begin(), info.spatial.end(), info.vector_loop) -
+                                 info.spatial.begin())]);
     return info;
   }
   info.kind = BlockKind::kReduction;

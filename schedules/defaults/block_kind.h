@@ -36,6 +36,10 @@ struct BlockInfo {
   // whose inner part is unrolled (matmul rows, conv output channels); -1 for none.
   int vector_loop = -1;
   int unroll_loop = -1;
+  // Whether every load but the accumulator's reads the vector loop in order
+  // (or not at all): a matrix-vector product whose weight rows run along the
+  // reduction (a 1x1 conv over a 1x1 plane) reads them a row apart per lane.
+  bool vector_in_order = true;
   tir::Buffer output;        // the (first) buffer the block writes
   int64_t iterations = 1;    // product of the loop extents
   int64_t ops_per_iter = 1;  // arithmetic nodes of the body, at least 1

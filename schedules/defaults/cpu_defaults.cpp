@@ -310,6 +310,10 @@ void apply_default_cpu_schedule(Schedule& sch, const CpuScheduleOptions& options
   }
   for (size_t i = 0; i < blocks.size(); ++i) {
     if (done.count(blocks[i].name)) continue;
+    // A matrix-vector product with its weight rows along the reduction (an
+    // SE block's 1x1 convs over a 1x1 plane) is a dot product per output:
+    // summed by lanes along those rows, not a gather per FMA across them.
+    if (!blocks[i].vector_in_order && private_to[i].empty() && schedule_row_reduction(ctx, blocks[i])) continue;
     switch (blocks[i].kind) {
       case BlockKind::kDepthwise:
       case BlockKind::kReduction:

@@ -2,6 +2,8 @@
 // (with strided reads deinterleaved), fused planes for short rows, parallel
 // outer loops.
 #include <cstdint>
+#include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -58,6 +60,69 @@ void vectorize_with_phases(Schedule& sch, const std::vector<LoopRV>& loops, int 
   sch.vectorize(vec);
 }
 
+namespace {
+
+// The address of an access (row-major in its buffer) with the block's
+// iteration variables at `at`, or nothing when it is not a constant there.
+std::optional<int64_t> address_at(const tir::Buffer& buffer, const std::vector<tir::Expr>& indices,
+                                  const tir::VarMap& at) {
+  int64_t flat = 0;
+  for (size_t d = 0; d < indices.size(); ++d) {
+    tir::Expr value = tir::simplify(tir::substitute(indices[d], at));
+    const auto* i = value.as<tir::IntImmNode>();
+    if (!i) return std::nullopt;
+    flat = flat * buffer->shape[d] + i->value;
+  }
+  return flat;
+}
+
+// Whether the block's iteration variables from `first` on, fused into one
+// index, keep every access in order: as it steps, each load's and the
+// store's address steps by one everywhere or stays put everywhere. Probed at
+// the steps that matter for an affine address: the innermost variable's first
+// step and each carry into an outer variable of the group. A flat conv's
+// accumulator read as [c, h * 18 + w] is in order along w only; a gate read
+// per channel stays put along (h, w), not along (c, h, w): fused, they read
+// with gathers.
+bool fuses_in_order(const tir::BlockNode& block, const std::vector<int64_t>& extents, size_t first) {
+  using Point = std::vector<int64_t>;
+  std::vector<std::pair<Point, Point>> steps;  // the fused index's step from .first to .second
+  for (size_t d = first; d < extents.size(); ++d) {
+    if (extents[d] < 2) continue;
+    Point from(extents.size(), 0), to(extents.size(), 0);
+    for (size_t e = d + 1; e < extents.size(); ++e) from[e] = extents[e] - 1;
+    to[d] = 1;
+    steps.emplace_back(from, to);
+  }
+  auto bind = [&](const Point& point) {
+    tir::VarMap at;
+    for (size_t v = 0; v < block.iter_vars.size() && v < point.size(); ++v)
+      at[block.iter_vars[v].var.get()] = tir::int_imm(point[v]);
+    return at;
+  };
+  auto in_order = [&](const tir::Buffer& buffer, const std::vector<tir::Expr>& indices) {
+    bool all_one = true, all_still = true;
+    for (const auto& [from, to] : steps) {
+      std::optional<int64_t> x = address_at(buffer, indices, bind(from)), y = address_at(buffer, indices, bind(to));
+      all_one = all_one && x && y && *y - *x == 1;
+      all_still = all_still && x && y && *y == *x;
+    }
+    return all_one || all_still;
+  };
+  bool ok = true;
+  tir::walk_exprs(block.body, [&](const tir::Expr& e) {
+    if (const auto* load = e.as<tir::LoadNode>(); ok && load && !load->indices.empty())
+      ok = in_order(load->buffer, load->indices);
+  });
+  tir::walk(block.body, [&](const tir::Stmt& st) {
+    if (const auto* store = st.as<tir::StoreNode>(); ok && store) ok = in_order(store->buffer, store->indices);
+    return ok;
+  });
+  return ok;
+}
+
+}  // namespace
+
 // Rows of at least a vector: the outer loops fused into one parallel loop,
 // the row vectorized whole (LLVM gives it its tail), so indices stay affine;
 // a strided read's phase loop unrolled inside it (vectorize_with_phases).
@@ -81,18 +146,25 @@ void schedule_elementwise(Context& ctx, const BlockInfo& info) {
     return;
   }
   // Short rows: the trailing loops fused into a plane of a few vectors (7 x 7
-  // -> 49), vectorized whole, the rest parallel. Its index stays one variable
-  // of the plane: contiguous reads, and guards partition_vector_loops can split.
-  size_t trailing = info.extents.size();
-  int64_t plane = 1;
-  while (trailing > 0 && plane < 4 * lanes) plane *= info.extents[--trailing];
-  if (trailing > 0 && plane >= 4 * lanes) {
+  // -> 49) as long as the plane's index keeps every access in order,
+  // vectorized whole, the rest parallel. Its index stays one variable of the
+  // plane: contiguous reads, and guards partition_vector_loops can split.
+  tir::Stmt block_stmt = find_block(ctx.sch.func(), info.name);
+  const auto* block = block_stmt.as<tir::BlockNode>();
+  size_t trailing = info.extents.size() - 1;
+  int64_t plane = row;
+  while (trailing > 0 && plane < 4 * lanes && block && fuses_in_order(*block, info.extents, trailing - 1))
+    plane *= info.extents[--trailing];
+  if (trailing > 0) {
     LoopRV outer;
     bool shaped = attempt(ctx.sch, [&](Schedule& s) {
       std::vector<LoopRV> loops = s.get_loops(s.get_block(info.name));
       std::vector<LoopRV> inner(loops.begin() + long(trailing), loops.end());
       loops.resize(trailing);
-      s.vectorize(s.fuse(inner));
+      LoopRV plane_loop = inner.size() > 1 ? s.fuse(inner) : inner[0];
+      s.vectorize(plane_loop);
+      // Left to LLVM, a row of 14 with a sigmoid ran as three 4-lane vectors and two scalars.
+      if (plane % lanes != 0) s.annotate(plane_loop, tir::kMaskedTail, 1);
       outer = loops.size() > 1 ? s.fuse(loops) : loops[0];
     });
     if (shaped) {

@@ -22,6 +22,19 @@ void schedule_private_stage(Schedule& sch, const std::string& name, size_t plane
   attempt(sch, [&](Schedule& s) { vectorize_with_phases(s, own, phase_loop(s, name, own)); });
 }
 
+// A per-channel block has no rows of output channels to unroll: each tap is
+// one FMA per vector of its tile, and a tile of one vector is a chain of
+// dependent FMAs (25 for a 5x5 window). Up to kTileVectors whole vectors
+// dividing the row give that many independent accumulators.
+constexpr int64_t kTileVectors = 4;
+
+int64_t per_channel_vector(const BlockInfo& info, int64_t lanes) {
+  int64_t vec = tile_vector_factor(info, lanes), extent = info.extents[size_t(info.vector_loop)];
+  for (int64_t wide = kTileVectors * lanes; wide > vec; wide -= lanes)
+    if (extent % wide == 0) return wide;
+  return vec;
+}
+
 }  // namespace
 
 std::vector<std::string> private_stages(Schedule& sch, const std::vector<BlockInfo>& blocks, size_t anchor) {
@@ -45,17 +58,19 @@ std::vector<std::string> private_stages(Schedule& sch, const std::vector<BlockIn
 // A depthwise conv (or a pool) reads one input channel per output channel:
 // its re-layout stages are computed per channel inside its parallel channel
 // loop, where their planes stay in cache, instead of each streaming the
-// whole input through memory once more.
+// whole input through memory once more. Its tile accumulates in a local
+// buffer (held in registers): accumulated in the output, a store followed
+// every FMA.
 bool schedule_per_channel(Context& ctx, const std::vector<BlockInfo>& blocks, size_t index,
                           const std::vector<std::string>& stages, std::set<std::string>& done) {
   const BlockInfo& info = blocks[index];
   if (stages.empty() || info.spatial.size() < 3) return false;
   int64_t lanes = lanes_for(info, ctx.options);
-  int64_t vec = info.vector_loop < 0 ? 1 : tile_vector_factor(info, lanes);
+  int64_t vec = info.vector_loop < 0 ? 1 : per_channel_vector(info, lanes);
   std::vector<LoopRV> outer;
   LoopRV plane;
   bool ok = attempt(ctx.sch, [&](Schedule& s) {
-    outer = tile_reduction(s, info, vec, 1);
+    outer = tile_reduction(s, info, vec, 1, /*local_tile=*/true);
     plane = s.fuse({outer[0], outer[1]});
     for (const std::string& stage : stages) s.compute_at(s.get_block(stage), plane);
   });

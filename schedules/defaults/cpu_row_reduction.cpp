@@ -12,31 +12,41 @@ namespace {
 // variables (the block's last `count` iteration variables) only in its last
 // indices, one each, in order, over the whole of those dimensions: the
 // reduction then walks a contiguous run of each row, and the fused reduction
-// loop reads it in order.
+// loop reads it in order. Unit dimensions and reduction variables of extent 1
+// (a 1x1 conv's window over a 1x1 plane) move nothing and are left out.
 bool reads_reduction_in_rows(const tir::BlockNode& block, const std::vector<int64_t>& extents, size_t count) {
   std::vector<const tir::VarNode*> ks;
+  std::vector<int64_t> k_extents;
   for (size_t i = block.iter_vars.size() - count; i < block.iter_vars.size(); ++i)
-    ks.push_back(block.iter_vars[i].var.get());
+    if (extents[i] > 1) {
+      ks.push_back(block.iter_vars[i].var.get());
+      k_extents.push_back(extents[i]);
+    }
   bool in_rows = true;
   tir::walk_exprs(block.body, [&](const tir::Expr& e) {
     const auto* load = e.as<tir::LoadNode>();
     if (!load || load->indices.empty() || load->buffer.same_as(block.writes[0].buffer)) return;  // the accumulator
-    size_t rank = load->indices.size();
+    std::vector<tir::Expr> indices;
+    std::vector<int64_t> shape;
+    for (size_t d = 0; d < load->indices.size(); ++d)
+      if (load->buffer->shape[d] != 1) {
+        indices.push_back(load->indices[d]);
+        shape.push_back(load->buffer->shape[d]);
+      }
     bool reads_along = false;  // a load the reduction does not move (the row's max in a softmax) is no constraint
-    for (const tir::Expr& index : load->indices)
+    for (const tir::Expr& index : indices)
       for (const tir::VarNode* k : ks) reads_along = reads_along || tir::uses_var(index, k);
     if (!reads_along) return;
+    size_t rank = indices.size(), n = ks.size();
     for (size_t d = 0; d < rank; ++d) {
-      const tir::Expr& index = load->indices[d];
       bool touches = false;
-      for (const tir::VarNode* k : ks) touches = touches || tir::uses_var(index, k);
-      if (rank - d > count) {  // a row index
+      for (const tir::VarNode* k : ks) touches = touches || tir::uses_var(indices[d], k);
+      if (rank - d > n) {  // a row index
         in_rows = in_rows && !touches;
         continue;
       }
-      size_t j = count - (rank - d);  // the reduction variable this index should be
-      in_rows = in_rows && index.as<tir::VarNode>() == ks[j] &&
-                load->buffer->shape[d] == extents[extents.size() - count + j];
+      size_t j = n - (rank - d);  // the reduction variable this index should be
+      in_rows = in_rows && indices[d].as<tir::VarNode>() == ks[j] && shape[d] == k_extents[j];
     }
   });
   return in_rows;

@@ -160,6 +160,31 @@ TEST(CodegenLlvm, VectorizedLoopsBecomeVectorCode) {
   EXPECT_NEAR(y.data<float>()[999], std::exp(9.99f), 1e-6 * std::exp(9.99f));
 }
 
+// A vectorized loop annotated with a masked tail (a row of 14 with 16 lanes,
+// 6 with 8) runs as masked full-width vectors, not narrower vectors and a
+// scalar tail; every element is right.
+TEST(CodegenLlvm, AMaskedTailIsMaskedVectors) {
+  for (const CpuTarget& target : host_feature_sets()) {
+    int lanes = codegen::vector_register_bits(target) / 32;
+    int64_t n = lanes - 2;
+    SCOPED_TRACE(std::to_string(lanes) + " lanes, a loop of " + std::to_string(n));
+    std::string ir;
+    Tensor x(DType::kF32, {n});
+    for (int64_t k = 0; k < n; ++k) x.data<float>()[k] = float(k) / 4 - 1;
+    tir::PrimFunc f = unary_func(tir::Intrinsic::k_sigmoid, DType::kF32, n);
+    const auto& loop = static_cast<const tir::ForNode&>(*f->body);
+    f = tir::make_prim_func("unary", f->inputs, f->outputs,
+                            tir::make_for(loop.var, loop.min, loop.extent, loop.for_kind, loop.body, "",
+                                          {{tir::kMaskedTail, 1}}));
+    Tensor y = run_compiled(f, {x}, &ir, target)[0];
+    EXPECT_NE(ir.find("@llvm.masked.store.v" + std::to_string(lanes) + "f32"), std::string::npos) << ir.substr(0, 6000);
+    for (int64_t k = 0; k < n; ++k) {
+      float v = x.data<float>()[k];
+      EXPECT_NEAR(y.data<float>()[k], 1 / (1 + std::exp(-v)), 1e-6) << k;
+    }
+  }
+}
+
 TEST(CodegenLlvm, IntegerSemanticsFollowTheInterpreter) {
   // floor division and modulo of negative numbers, division by zero and by -1, u8 wrap, float to int.
   tir::Buffer a = tir::make_buffer("a", DType::kI32, {6}), b = tir::make_buffer("b", DType::kI32, {6});

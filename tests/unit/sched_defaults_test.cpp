@@ -10,39 +10,10 @@
 #include "src/tir_passes/compact_buffers.h"
 #include "src/lower/compute.h"
 #include "src/tir_passes/flatten_blocks.h"
-#include "tests/unit/sched_workloads_util.h"
+#include "tests/unit/sched_defaults_util.h"
 
 namespace tessel::sched_workloads {
 namespace {
-
-using sched::apply_default_cpu_schedule;
-using sched::CpuScheduleOptions;
-
-Schedule scheduled_workload(Workload w, const CpuScheduleOptions& options = {}, const Shapes& shapes = {}) {
-  Schedule sch(lower_workload(w, shapes));
-  apply_default_cpu_schedule(sch, options);
-  return sch;
-}
-
-std::vector<const tir::ForNode*> loops_of(const tir::PrimFunc& f, const std::string& block) {
-  std::vector<const tir::ForNode*> out;
-  tir::Stmt b = sched::find_block(f, block);
-  EXPECT_TRUE(b.defined()) << "no block " << block << "\n" << f;
-  if (!b.defined()) return out;
-  for (const tir::Stmt& l : sched::loops_above(f, b.get())) out.push_back(l.as<tir::ForNode>());
-  return out;
-}
-
-int64_t extent(const tir::ForNode* loop) {
-  const auto* imm = loop->extent.as<tir::IntImmNode>();
-  return imm ? imm->value : -1;
-}
-
-int count_kind(const std::vector<const tir::ForNode*>& loops, tir::ForKind kind) {
-  int n = 0;
-  for (const tir::ForNode* l : loops) n += l->for_kind == kind;
-  return n;
-}
 
 TEST(SchedDefaults, EveryWorkloadComputesTheReferenceAndItsTraceReplays) {
   for (Workload w : kAllWorkloads) {
@@ -162,14 +133,14 @@ TEST(SchedDefaults, ShortRowsAreTiledFlat) {
   // Its epilogue reads the flat rows back as a plane and stays outside the
   // tile, so the tile accumulates in a local buffer written back once.
   EXPECT_NE(to_string(sch.func()).find("_local: f32["), std::string::npos) << sch.func();
-  // The epilogue's rows of 10 are shorter than a vector (16 lanes): each
-  // channel's plane of 100 is one vectorized loop, the channels outside it
-  // (parallel when there is work enough).
+  // The epilogue reads the flat rows (12 apart) back as rows of 10: fused
+  // into one index, (channel, row, column) would read them with gathers, so
+  // each row is one vectorized loop, the (channel, row) pairs outside it.
   std::vector<const tir::ForNode*> out = loops_of(sch.func(), "conv_out");
   ASSERT_EQ(out.size(), 2u) << sch.func();
-  EXPECT_EQ(extent(out[0]), 8);
+  EXPECT_EQ(extent(out[0]), 80);
   EXPECT_EQ(out[1]->for_kind, tir::ForKind::kVectorized);
-  EXPECT_EQ(extent(out[1]), 100);
+  EXPECT_EQ(extent(out[1]), 10);
 }
 
 TEST(SchedDefaults, DepthwiseVectorizesWidthAndParallelizesChannels) {

@@ -143,6 +143,14 @@ void CodegenLLVM::emit_for(const ForNode& loop) {
       const int64_t* extent = as_const_int(loop.extent);
       if (extent && *extent == vector_bits_ / 32)
         hint_list.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.disable")}));
+      // A masked tail (tir::kMaskedTail) is folded into masked vectors, and
+      // the loop is not unrolled before the vectorizer sees it.
+      if (loop.annotations.count(kMaskedTail)) {
+        llvm::Metadata* fold[] = {llvm::MDString::get(ctx_, "llvm.loop.vectorize.predicate.enable"),
+                                  llvm::ConstantAsMetadata::get(b_.getTrue())};
+        hint_list.push_back(llvm::MDNode::get(ctx_, fold));
+        hint_list.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.disable")}));
+      }
       llvm::MDNode* hints = llvm::MDNode::get(ctx_, hint_list);
       access_groups_.push_back(group);
       loop_local_buffers_.emplace_back();

@@ -1,0 +1,105 @@
+// The default CPU schedule keeps memory in order where a loop is vectorized:
+// an elementwise block fuses only the trailing loops whose fused index reads
+// and writes in order; a matrix-vector product whose weight rows run along
+// its reduction is summed by lanes along them; a depthwise conv accumulates
+// several vectors in a local tile. Each scheduled function still computes what
+// the lowered one does.
+#include "src/lower/compute.h"
+#include "tests/unit/sched_defaults_util.h"
+
+namespace tessel::sched_workloads {
+namespace {
+
+// A squeeze-and-excitation gate, Y[c, h, w] = X[c, h, w] * G[c], on 7 x 7
+// planes: fused with the channel loop, the plane's index would read G (and
+// X's planes) with gathers. The plane of 49 is one vectorized loop, the
+// channels outside it.
+TEST(SchedDefaultsOrder, AGatePerChannelKeepsTheChannelLoopOutsideThePlane) {
+  lower::LowerContext ctx("gate");
+  lower::TensorExpr x = ctx.input("X", DType::kF32, {1, 40, 7, 7});
+  lower::TensorExpr g = ctx.input("G", DType::kF32, {1, 40, 1, 1});
+  lower::TensorExpr y = ctx.compute("Y", {1, 40, 7, 7}, DType::kF32, [&](const std::vector<tir::Expr>& i) {
+    return x.at(i) * g.at({i[0], i[1], tir::int_imm(0), tir::int_imm(0)});
+  });
+  ctx.output("Y", y);
+  tir::PrimFunc f = ctx.finish();
+  Schedule sch(f);
+  apply_default_cpu_schedule(sch, CpuScheduleOptions{});
+  std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "Y");
+  ASSERT_EQ(loops.size(), 2u) << sch.func();
+  EXPECT_EQ(extent(loops[0]), 40) << sch.func();
+  EXPECT_EQ(loops[1]->for_kind, tir::ForKind::kVectorized) << sch.func();
+  EXPECT_EQ(extent(loops[1]), 49) << sch.func();
+  EXPECT_EQ(loops[1]->annotations.count(tir::kMaskedTail), 1u) << sch.func();  // 3 vectors and a masked one
+  EXPECT_EQ(check_against(reference_of(f), sch.func(), false), "");
+}
+
+// Y = X + 1 on [1, 4, 3, 5]: every access is in order whatever is fused, so
+// the whole block (60 elements, under four vectors) is one vectorized loop.
+TEST(SchedDefaultsOrder, AnInOrderBlockFusesItsShortPlanes) {
+  lower::LowerContext ctx("add_one");
+  lower::TensorExpr x = ctx.input("X", DType::kF32, {1, 4, 3, 5});
+  lower::TensorExpr y = ctx.compute("Y", {1, 4, 3, 5}, DType::kF32, [&](const std::vector<tir::Expr>& i) {
+    return x.at(i) + tir::float_imm(1.0, DType::kF32);
+  });
+  ctx.output("Y", y);
+  tir::PrimFunc f = ctx.finish();
+  Schedule sch(f);
+  apply_default_cpu_schedule(sch, CpuScheduleOptions{});
+  std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "Y");
+  ASSERT_EQ(loops.size(), 1u) << sch.func();
+  EXPECT_EQ(loops[0]->for_kind, tir::ForKind::kVectorized) << sch.func();
+  EXPECT_EQ(extent(loops[0]), 60) << sch.func();
+  EXPECT_EQ(check_against(reference_of(f), sch.func(), false), "");
+}
+
+// A 1x1 conv over a 1x1 plane (an SE block's excitation), Y[m] = sum over k
+// of W[m, k] * X[k] in NCHW's unit dimensions: vectorized over m, each lane
+// would read a row of W 48 floats from the next. It is summed by lanes along
+// W's rows instead: 48 = 3 steps of 16 lanes, then the lanes of each output.
+TEST(SchedDefaultsOrder, AMatrixVectorProductAlongTheWeightRowsIsSummedByLanes) {
+  lower::LowerContext ctx("excite");
+  lower::TensorExpr x = ctx.input("X", DType::kF32, {1, 48, 1, 1});
+  lower::TensorExpr w = ctx.input("W", DType::kF32, {64, 48, 1, 1});
+  tir::Expr zero = tir::int_imm(0);
+  lower::TensorExpr y = ctx.reduce("Y", {1, 64, 1, 1}, DType::kF32, {48}, lower::Combiner::kSum,
+                                   [&](const std::vector<tir::Expr>& s, const std::vector<tir::Expr>& r) {
+                                     return x.at({s[0], r[0], s[2], s[3]}) * w.at({s[1], r[0], zero, zero});
+                                   });
+  ctx.output("Y", y);
+  tir::PrimFunc f = ctx.finish();
+  Schedule sch(f);
+  apply_default_cpu_schedule(sch, CpuScheduleOptions{});
+  std::vector<const tir::ForNode*> rf = loops_of(sch.func(), "Y_rf");
+  ASSERT_GE(rf.size(), 2u) << sch.func();
+  EXPECT_EQ(extent(rf[rf.size() - 2]), 3) << sch.func();
+  EXPECT_EQ(rf.back()->for_kind, tir::ForKind::kVectorized) << sch.func();
+  EXPECT_EQ(extent(rf.back()), 16) << sch.func();
+  EXPECT_EQ(check_against(reference_of(f), sch.func(), false), "");
+}
+
+// A padded depthwise conv on rows of 64 (four vectors of 16 lanes): its tile
+// is the four vectors, independent accumulators for the taps' FMAs, held in a
+// local buffer and written to the output once per tile.
+TEST(SchedDefaultsOrder, ADepthwiseTileIsSeveralVectorsInALocalBuffer) {
+  Shapes wide;
+  wide.W = 64;
+  tir::PrimFunc f = lower_workload(Workload::kDepthwise, wide);
+  Schedule sch(f);
+  apply_default_cpu_schedule(sch, CpuScheduleOptions{});
+  std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "dw");
+  ASSERT_GE(loops.size(), 2u) << sch.func();
+  EXPECT_EQ(loops.back()->for_kind, tir::ForKind::kVectorized) << sch.func();
+  EXPECT_EQ(extent(loops.back()), 64) << sch.func();
+  EXPECT_NE(to_string(sch.func()).find("alloc dw_out_local: f32["), std::string::npos) << sch.func();
+  EXPECT_EQ(check_against(reference_of(f), sch.func(), false), "");
+  Shapes narrow;
+  narrow.W = 40;  // 40 = 2.5 vectors: the tile stays the row
+  Schedule row = scheduled_workload(Workload::kDepthwise, {}, narrow);
+  loops = loops_of(row.func(), "dw");
+  ASSERT_GE(loops.size(), 2u) << row.func();
+  EXPECT_EQ(extent(loops.back()), 40) << row.func();
+}
+
+}  // namespace
+}  // namespace tessel::sched_workloads
