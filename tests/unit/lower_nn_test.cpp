@@ -87,12 +87,16 @@ TEST(LowerNnConv, WideConvsAreFlatAndDepthwiseKeepsRows) {
 }
 
 // A 1x1 conv with short rows is a matmul over the flat plane, read in place:
-// 7 x 7 = 49 columns as a block of 48 (whole tiles) and a tail of 1. Its
-// output (with the bias) is written over the flat plane too, out0[n, c, f // 7,
-// f % 7] for f < 49, so that it can join the matmul's tile.
+// 7 x 7 = 49 columns as a block of 48 (whole tiles) and a tail of 1, whose
+// column of X is copied first with the channels innermost (p_tail_input
+// [n, j, c]: the tail's products then read it in order). Its output (with
+// the bias) is written over the flat plane too, out0[n, c, f // 7, f % 7] for
+// f < 49, so that it can join the matmul's tile.
 TEST(LowerNnConv, ShortPointwiseRowsAreAFlatMatmulAndATail) {
   LoweredNode n = check_op("Conv", "p", {f32_arg({1, 5, 7, 7}), f32_arg({3, 5, 1, 1}), f32_arg({3})});
-  EXPECT_EQ(block_shapes(n.func), (vector<std::string>{"p: S S S R", "p_tail: S S S R", "out0: S S S"}));
+  EXPECT_EQ(block_shapes(n.func),
+            (vector<std::string>{"p: S S S R", "p_tail_input: S S S", "p_tail: S S S R", "out0: S S S"}));
+  EXPECT_NE(n.text().find("alloc p_tail_input: f32[1, 1, 5]"), std::string::npos) << n.text();
   std::string text = n.text();
   EXPECT_NE(text.find("alloc p: f32[1, 3, 48]"), std::string::npos) << text;
   EXPECT_NE(text.find("alloc p_tail: f32[1, 3, 1]"), std::string::npos) << text;

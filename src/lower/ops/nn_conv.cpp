@@ -77,6 +77,25 @@ std::vector<TensorExpr> lower_flat_conv(LowerContext& ctx, const graph::Node& no
   return {with_bias(y, in, x.dtype)};
 }
 
+// The last columns of a flat pointwise conv, from `first` on: fewer than a
+// vector, so the tail is a few matrix-vector products. Its columns of X are
+// copied first with the channels innermost (Xt[n, j, c]): each product then
+// reads a row of W and a row of Xt in order (summed by lanes); read in
+// place, a column of X is one plane apart per channel.
+TensorExpr tail_columns(LowerContext& ctx, const std::string& name, const TensorExpr& x, const TensorExpr& w,
+                        const std::vector<int64_t>& out, int64_t first) {
+  DType t = accum_dtype(x.dtype);
+  int64_t width = out[3], count = out[2] * out[3] - first, channels = w.shape[1];
+  TensorExpr xt = ctx.compute(name + "_input", {out[0], count, channels}, x.dtype, [=](const std::vector<Expr>& i) {
+    Expr j = i[1] + first;
+    return x.at({i[0], i[2], floordiv(j, width), floormod(j, width)});
+  });
+  auto value = [=](const std::vector<Expr>& s, const std::vector<Expr>& r) {
+    return cast(t, xt.at({s[0], s[2], r[0]})) * cast(t, w.at({s[1], r[0], int_imm(0), int_imm(0)}));
+  };
+  return ctx.reduce(name, {out[0], out[1], count}, t, {channels}, Combiner::kSum, value);
+}
+
 // A 1x1 convolution (stride 1, no padding, one group) is a matmul over the
 // flat plane: Y[n, oc, j] = sum over c: W[oc, c] * X[n, c, j], j = h * W + w,
 // and X's plane is already flat and contiguous. The columns split at the
@@ -100,7 +119,7 @@ std::vector<TensorExpr> lower_flat_pointwise(LowerContext& ctx, const graph::Nod
   TESSEL_ICHECK(main > 0) << node.name << ": a flat pointwise conv of " << plane << " positions aligned to " << align;
   TensorExpr head = columns(stage_name(node), 0, main);
   std::optional<TensorExpr> tail;
-  if (main < plane) tail = columns(stage_name(node, "tail"), main, plane - main);
+  if (main < plane) tail = tail_columns(ctx, stage_name(node, "tail"), x, w, out, main);
   TensorExpr y;
   y.shape = out;
   y.dtype = t;
