@@ -68,6 +68,11 @@ EXTRA_MODELS = {
     "efficientnet_b0": (make_vision("efficientnet_b0"), "input", [1, 3, 224, 224], "logits"),
     "mobilenet_v3_large": (make_vision("mobilenet_v3_large"), "input", [1, 3, 224, 224], "logits"),
     "regnet_y_400mf": (make_vision("regnet_y_400mf"), "input", [1, 3, 224, 224], "logits"),
+    # Held out: schedule changes fitted on the models above are checked on these.
+    "mnasnet1_0": (make_vision("mnasnet1_0"), "input", [1, 3, 224, 224], "logits"),
+    "shufflenet_v2_x1_0": (make_vision("shufflenet_v2_x1_0"), "input", [1, 3, 224, 224], "logits"),
+    "mobilenet_v3_small": (make_vision("mobilenet_v3_small"), "input", [1, 3, 224, 224], "logits"),
+    "efficientnet_b1": (make_vision("efficientnet_b1"), "input", [1, 3, 240, 240], "logits"),
 }
 
 
