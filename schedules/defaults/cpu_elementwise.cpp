@@ -3,8 +3,8 @@
 // outer loops.
 #include <cstdint>
 #include <optional>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/tensor/functor.h"
