@@ -17,6 +17,7 @@ int cmd_check(Args& args);
 int cmd_target(Args& args);
 int cmd_roofline(Args& args);
 int cmd_fusion_report(Args& args);
+int cmd_tasks(Args& args);
 
 // Shared by the commands.
 std::string single_model(Args& args, const char* command);
@@ -194,6 +195,22 @@ policy's time went and a roofline plot of every kernel of every policy.
   --policies LIST   fusion policies to compare (default: all five)
   --threads N       threads of the model's pool (default: TESSEL_NUM_THREADS, else every core)
   --repeat N        profiled runs per policy (default 30)
+)";
+
+inline constexpr const char* kTasksHelp =
+    R"(usage: tessel tasks MODEL.onnx [--fusion POLICY] [--target llvm] [--threads N] [--repeat N] [--seed S]
+                    [--input-shape NAME=DxD ...]
+
+The tuner's tasks of the model: one per distinct fused group (its key is the
+structural hash of the group's lowered function, so repeated blocks are one
+task), with how many times an inference runs it, its FLOPs and bytes per run,
+the default schedule's median time per run (the model compiled in memory and
+profiled on seeded random inputs) and its share of the time in kernels, the
+costliest first. A tuning session spends its trials where this table says
+the time goes.
+  --fusion F      how nodes group into kernels (the tasks are the groups; default: default)
+  --threads N     threads of the model's pool (default: TESSEL_NUM_THREADS, else every core)
+  --repeat N      profiled runs (default 20)
 )";
 
 inline constexpr const char* kRooflineHelp =

@@ -16,6 +16,7 @@
 #include "src/driver/run_compiled.h"
 #include "src/driver/run_inputs.h"
 #include "src/driver/targets.h"
+#include "src/driver/tuning_tasks.h"
 
 namespace tessel::cli {
 
@@ -204,6 +205,32 @@ int cmd_fusion_report(Args& args) {
   std::string md = driver::fusion_report_markdown(report);
   std::cout << md.substr(0, md.find("\n## ")) << "\n";  // the policies and findings
   std::cout << "wrote " << *out << "/report.md, report.json, report.html\n";
+  return 0;
+}
+
+int cmd_tasks(Args& args) {
+  driver::PipelineOptions pipeline = pipeline_options(args);
+  driver::CompileOptions options = compile_options(args, pipeline);
+  int64_t repeat = parse_int(args.value("--repeat").value_or("20"), "--repeat");
+  TESSEL_USER_CHECK(repeat >= 1 && repeat <= 100000, Span{}) << "--repeat must be 1 to 100000";
+  uint64_t seed = uint64_t(parse_int(args.value("--seed").value_or("0"), "--seed"));
+  auto threads = args.value("--threads");
+  std::string path = single_model(args, "tasks");
+  driver::check_thread_environment();
+  graph::Graph g = driver::load_graph(path, pipeline);
+  driver::CompiledGraph compiled = driver::compile_graph(g, options);
+  std::vector<driver::TuningTask> tasks = driver::extract_tasks(compiled.kernels);
+  driver::JitModel model(std::move(compiled));
+  if (threads) {
+    int64_t n = parse_int(*threads, "--threads");
+    TESSEL_USER_CHECK(n >= 1 && n <= 1024, Span{}) << "--threads must be 1 to 1024";
+    model.set_num_threads(int(n));
+  }
+  std::vector<Tensor> inputs = driver::random_inputs(model.inputs(), seed);
+  driver::ModelProfile profile = driver::profile_model(model, inputs, int(repeat));
+  std::cout << "model " << path << " (fusion " << passes::fusion_policy_name(options.fusion) << ", target "
+            << options.target.cpu.cpu << ")\n";
+  driver::print_task_table(tasks, profile, std::cout);
   return 0;
 }
 

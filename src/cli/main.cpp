@@ -26,6 +26,7 @@ commands:
   target       the parsed target: CPU, features, vector width, caches; or GPU limits
   roofline     this machine's peak GFLOP/s and memory bandwidth, 1 thread and all
   fusion-report  compare fusion policies: kernels, dispatch, bytes, roofline, time (md, json, html)
+  tasks        the tuner's tasks: distinct fused groups, runs, FLOPs, default-schedule time, share
   version      versions of Tessel and its compiler libraries, and the host CPU
 
 `tessel <command> --help` describes each command.
@@ -47,6 +48,7 @@ const std::map<std::string, Command>& commands() {
       {"target", {cmd_target, kTargetHelp}},
       {"roofline", {cmd_roofline, kRooflineHelp}},
       {"fusion-report", {cmd_fusion_report, kFusionReportHelp}},
+      {"tasks", {cmd_tasks, kTasksHelp}},
       {"version", {cmd_version, kVersionHelp}},
   };
   return table;

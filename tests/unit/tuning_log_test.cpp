@@ -1,0 +1,144 @@
+// The tuning log (tuner/log/tuning_log.h): records round-trip through a
+// line; appends survive a writer killed with SIGKILL between and during
+// writes (the record in flight is the most that is lost, and appending goes
+// on); a corrupt line is an error naming its line; records of another target
+// or compiler version are kept apart.
+#include "tuner/log/tuning_log.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tessel/error.h"
+
+namespace tessel::tuner {
+namespace {
+
+std::string temp_log(const std::string& name) {
+  std::string path = (std::filesystem::temp_directory_path() / ("tessel_" + std::to_string(getpid()) + "_" + name))
+                         .string();
+  std::filesystem::remove(path);
+  return path;
+}
+
+TuningRecord measured(const std::string& task, double ms) {
+  return {task, "llvm -mcpu=znver4", "0.1.0", R"({"insts":[]})", {ms, ms * 1.1}, ""};
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+TEST(TuningLog, ARecordRoundTripsThroughALine) {
+  TuningRecord failed = {"ab12", "llvm", "0.1.0", R"({"insts":[{"kind":"split"}]})", {}, "timed out after 10 s"};
+  for (const TuningRecord& r : {measured("9f3c", 0.25), failed}) {
+    TuningRecord back = record_from_line(to_line(r));
+    EXPECT_EQ(back.task, r.task);
+    EXPECT_EQ(back.target, r.target);
+    EXPECT_EQ(back.compiler_version, r.compiler_version);
+    EXPECT_EQ(back.trace, r.trace);
+    EXPECT_EQ(back.times_ms, r.times_ms);
+    EXPECT_EQ(back.error, r.error);
+    EXPECT_EQ(back.ok(), r.error.empty());
+  }
+  EXPECT_DOUBLE_EQ(measured("t", 0.25).best_ms(), 0.25);
+}
+
+TEST(TuningLog, WhatIsNotARecordIsRefusedWithItsReason) {
+  const char* bad[] = {"nonsense", "[1, 2]", R"({"task":"a"})",
+                       R"({"task":"a","target":"llvm","version":"1","trace":{},"times_ms":[-1],"error":""})",
+                       R"({"task":"a","target":"llvm","version":"1","trace":{},"times_ms":[],"error":""})",
+                       R"({"task":"","target":"llvm","version":"1","trace":{},"times_ms":[1],"error":""})",
+                       R"({"task":"a","target":7,"version":"1","trace":{},"times_ms":[1],"error":""})"};
+  for (const char* line : bad) EXPECT_THROW(record_from_line(line), UserError) << line;
+}
+
+TEST(TuningLog, AppendedRecordsAreReadBackInOrder) {
+  std::string path = temp_log("append.jsonl");
+  {
+    TuningLogWriter log(path);
+    log.append(measured("a", 1.0));
+    log.append(measured("b", 2.0));
+  }
+  TuningLogWriter again(path);  // a resumed session appends after what is there
+  again.append(measured("c", 3.0));
+  TuningLog read = read_tuning_log(path, "llvm -mcpu=znver4", "0.1.0");
+  ASSERT_EQ(read.records.size(), 3u);
+  EXPECT_EQ(read.records[0].task, "a");
+  EXPECT_EQ(read.records[2].task, "c");
+  EXPECT_FALSE(read.dropped_partial_line);
+  std::filesystem::remove(path);
+}
+
+// A corrupt line in the middle is an error with the file and line number.
+TEST(TuningLog, ACorruptLineIsAnErrorNamingItsLine) {
+  std::string path = temp_log("corrupt.jsonl");
+  write_file(path, to_line(measured("a", 1.0)) + "\n{\"task\": oops\n" + to_line(measured("b", 1.0)) + "\n");
+  try {
+    read_tuning_log(path, "", "");
+    FAIL() << "a corrupt line was accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ":2: not a tuning record"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(read_tuning_log(temp_log("missing.jsonl"), "", ""), UserError);
+  EXPECT_TRUE(read_tuning_log(temp_log("missing.jsonl"), "", "", /*missing_ok=*/true).records.empty());
+  std::filesystem::remove(path);
+}
+
+TEST(TuningLog, RecordsOfAnotherTargetOrVersionAreKeptApart) {
+  std::string path = temp_log("foreign.jsonl");
+  TuningRecord other_target = measured("a", 1.0), other_version = measured("b", 1.0);
+  other_target.target = "cuda -arch=sm_90";
+  other_version.compiler_version = "0.0.9";
+  {
+    TuningLogWriter log(path);
+    for (const TuningRecord& r : {measured("c", 1.0), other_target, other_version}) log.append(r);
+  }
+  TuningLog read = read_tuning_log(path, "llvm -mcpu=znver4", "0.1.0");
+  ASSERT_EQ(read.records.size(), 1u);
+  EXPECT_EQ(read.records[0].task, "c");
+  EXPECT_EQ(read.foreign.size(), 2u);
+  std::filesystem::remove(path);
+}
+
+// A writer process appends records as fast as it can and is killed with
+// SIGKILL: every complete line reads back, a line cut short (if the kill
+// landed mid-write) is dropped and reported, and the next writer truncates
+// it away and appends after the complete records.
+TEST(TuningLog, AWriterKilledMidSessionLosesAtMostTheRecordInFlight) {
+  std::string path = temp_log("killed.jsonl");
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    TuningLogWriter log(path);
+    for (int i = 0;; ++i) log.append(measured("task" + std::to_string(i), 1.0 + i));
+  }
+  for (int tries = 0; tries < 2000 && read_tuning_log(path, "", "", true).records.size() < 20; ++tries) usleep(1000);
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  TuningLog before = read_tuning_log(path, "", "");
+  ASSERT_GE(before.records.size(), 20u);
+  for (size_t i = 0; i < before.records.size(); ++i) EXPECT_EQ(before.records[i].task, "task" + std::to_string(i));
+  // The same state as a kill in the middle of a write: half a record at the end.
+  std::string half = to_line(measured("in_flight", 9.0));
+  std::ofstream(path, std::ios::binary | std::ios::app) << half.substr(0, half.size() / 2);
+  TuningLog cut = read_tuning_log(path, "", "");
+  EXPECT_TRUE(cut.dropped_partial_line);
+  EXPECT_EQ(cut.records.size(), before.records.size());
+  {
+    TuningLogWriter resumed(path);
+    resumed.append(measured("after", 1.0));
+  }
+  TuningLog after = read_tuning_log(path, "", "");
+  EXPECT_FALSE(after.dropped_partial_line);
+  ASSERT_EQ(after.records.size(), before.records.size() + 1);
+  EXPECT_EQ(after.records.back().task, "after");
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace tessel::tuner

@@ -1,0 +1,150 @@
+#include "tuner/log/tuning_log.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "ir/core/diagnostics.h"
+
+namespace tessel::tuner {
+
+namespace {
+
+using nlohmann::json;
+
+const char* const kFields[] = {"task", "target", "version", "trace", "times_ms", "error"};
+
+std::string field_string(const json& j, const char* key) {
+  const json& v = j.at(key);
+  TESSEL_USER_CHECK(v.is_string(), Span{}) << "field \"" << key << "\" is not a string";
+  return v.get<std::string>();
+}
+
+// Writes all of `text`, retrying short writes; false on an error (errno set).
+bool write_all(int fd, const std::string& text) {
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += size_t(n);
+  }
+  return true;
+}
+
+// The length of the file at fd up to and including its last newline (0 when
+// it has none): where a line cut short by an interrupted write begins.
+off_t whole_lines_length(int fd) {
+  off_t end = ::lseek(fd, 0, SEEK_END);
+  char chunk[4096];
+  while (end > 0) {
+    off_t begin = std::max<off_t>(0, end - off_t(sizeof chunk));
+    ssize_t n = ::pread(fd, chunk, size_t(end - begin), begin);
+    if (n != end - begin) return -1;
+    for (off_t i = n; i-- > 0;)
+      if (chunk[i] == '\n') return begin + i + 1;
+    end = begin;
+  }
+  return 0;
+}
+
+}  // namespace
+
+double TuningRecord::best_ms() const {
+  TESSEL_ICHECK(ok()) << "best time of a failed record";
+  return *std::min_element(times_ms.begin(), times_ms.end());
+}
+
+std::string to_line(const TuningRecord& r) {
+  json trace = r.trace.empty() ? json::object() : json::parse(r.trace);
+  json j = {{"task", r.task},   {"target", r.target},     {"version", r.compiler_version},
+            {"trace", trace},   {"times_ms", r.times_ms}, {"error", r.error}};
+  return j.dump();
+}
+
+TuningRecord record_from_line(const std::string& line) {
+  json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  TESSEL_USER_CHECK(!j.is_discarded(), Span{}) << "not JSON";
+  TESSEL_USER_CHECK(j.is_object(), Span{}) << "not a JSON object";
+  for (const char* key : kFields) TESSEL_USER_CHECK(j.contains(key), Span{}) << "no field \"" << key << "\"";
+  TuningRecord r;
+  r.task = field_string(j, "task");
+  r.target = field_string(j, "target");
+  r.compiler_version = field_string(j, "version");
+  r.error = field_string(j, "error");
+  TESSEL_USER_CHECK(!r.task.empty(), Span{}) << "an empty task key";
+  TESSEL_USER_CHECK(j["trace"].is_object(), Span{}) << "field \"trace\" is not an object";
+  r.trace = j["trace"].dump();
+  const json& times = j["times_ms"];
+  TESSEL_USER_CHECK(times.is_array(), Span{}) << "field \"times_ms\" is not an array";
+  for (const json& t : times) {
+    TESSEL_USER_CHECK(t.is_number() && t.get<double>() > 0, Span{}) << "a time that is not a positive number";
+    r.times_ms.push_back(t.get<double>());
+  }
+  TESSEL_USER_CHECK(!r.error.empty() || !r.times_ms.empty(), Span{}) << "neither times nor an error";
+  return r;
+}
+
+TuningLogWriter::TuningLogWriter(const std::string& path) : path_(path) {
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  TESSEL_USER_CHECK(fd_ >= 0, Span{}) << "cannot open the tuning log " << path << " for appending: "
+                                      << std::strerror(errno);
+  // A record cut short by an interrupted write is removed, so that the next
+  // one starts its own line.
+  off_t size = ::lseek(fd_, 0, SEEK_END), whole = whole_lines_length(fd_);
+  TESSEL_USER_CHECK(whole >= 0 && (whole == size || ::ftruncate(fd_, whole) == 0), Span{})
+      << "cannot repair the cut-short last line of " << path << ": " << std::strerror(errno);
+}
+
+TuningLogWriter::~TuningLogWriter() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void TuningLogWriter::append(const TuningRecord& record) {
+  std::string line = to_line(record) + "\n";
+  TESSEL_USER_CHECK(write_all(fd_, line) && ::fsync(fd_) == 0, Span{})
+      << "cannot append to the tuning log " << path_ << ": " << std::strerror(errno);
+}
+
+TuningLog read_tuning_log(const std::string& path, const std::string& target, const std::string& compiler_version,
+                          bool missing_ok) {
+  TuningLog log;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    TESSEL_USER_CHECK(missing_ok, Span{}) << "cannot read the tuning log " << path;
+    return log;
+  }
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  std::string text = buffer.str();
+  size_t start = 0, number = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    ++number;
+    if (end == std::string::npos) {  // the last line, cut short by an interrupted write
+      log.dropped_partial_line = true;
+      break;
+    }
+    std::string line = text.substr(start, end - start);
+    start = end + 1;
+    if (line.empty()) continue;
+    TuningRecord r;
+    try {
+      r = record_from_line(line);
+    } catch (const UserError& e) {
+      TESSEL_USER_ERROR(Span{}) << path << ":" << number << ": not a tuning record: " << e.what();
+    }
+    bool ours = (target.empty() || r.target == target) &&
+                (compiler_version.empty() || r.compiler_version == compiler_version);
+    (ours ? log.records : log.foreign).push_back(std::move(r));
+  }
+  return log;
+}
+
+}  // namespace tessel::tuner
