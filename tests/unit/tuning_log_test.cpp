@@ -15,7 +15,7 @@
 
 #include "tessel/error.h"
 
-namespace tessel::tuner {
+namespace tessel::tune {
 namespace {
 
 std::string temp_log(const std::string& name) {
@@ -141,4 +141,4 @@ TEST(TuningLog, AWriterKilledMidSessionLosesAtMostTheRecordInFlight) {
 }
 
 }  // namespace
-}  // namespace tessel::tuner
+}  // namespace tessel::tune

@@ -12,7 +12,7 @@
 
 #include "ir/core/diagnostics.h"
 
-namespace tessel::tuner {
+namespace tessel::tune {
 
 namespace {
 
@@ -147,4 +147,4 @@ TuningLog read_tuning_log(const std::string& path, const std::string& target, co
   return log;
 }
 
-}  // namespace tessel::tuner
+}  // namespace tessel::tune

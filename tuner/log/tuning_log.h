@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-namespace tessel::tuner {
+namespace tessel::tune {
 
 struct TuningRecord {
   std::string task;              // the task's key (the structural hash of its lowered function, in hex)
@@ -65,4 +65,4 @@ struct TuningLog {
 TuningLog read_tuning_log(const std::string& path, const std::string& target, const std::string& compiler_version,
                           bool missing_ok = false);
 
-}  // namespace tessel::tuner
+}  // namespace tessel::tune
