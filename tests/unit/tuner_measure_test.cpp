@@ -1,0 +1,85 @@
+// Measuring candidates without risking the session (tuner/measure/): work in
+// a child process comes back as a result or as an error saying why (a
+// crash, a timeout, a thrown error, an exit without a result), and the
+// process that asked goes on; a built candidate is checked against expected
+// outputs and timed; one that writes out of bounds or never ends is an error.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <csignal>
+#include <stdexcept>
+
+#include "src/codegen/llvm/llvm_module.h"
+#include "tuner/measure/isolated.h"
+#include "tuner/measure/measure.h"
+
+namespace tessel::tune {
+namespace {
+
+TEST(TunerIsolated, ResultsAndEveryWayOfFailingComeBack) {
+  IsolatedResult ok = run_isolated([] { return std::string("42"); }, 10);
+  EXPECT_TRUE(ok.ok);
+  EXPECT_EQ(ok.output, "42");
+  IsolatedResult thrown = run_isolated([]() -> std::string { throw std::runtime_error("no such kernel"); }, 10);
+  EXPECT_FALSE(thrown.ok);
+  EXPECT_EQ(thrown.error, "no such kernel");
+  IsolatedResult crashed = run_isolated([]() -> std::string { std::raise(SIGSEGV); return ""; }, 10);
+  EXPECT_FALSE(crashed.ok);
+  EXPECT_EQ(crashed.error.rfind("crashed: ", 0), 0u) << crashed.error;
+  IsolatedResult hung = run_isolated([]() -> std::string { for (;;) pause(); }, 0.3);
+  EXPECT_EQ(hung.error, "timed out after 0.3 s");
+  IsolatedResult silent = run_isolated([]() -> std::string { _exit(3); }, 10);
+  EXPECT_EQ(silent.error, "exited with status 3 and no result");
+  EXPECT_TRUE(run_isolated([] { return std::string("still here"); }, 10).ok) << "the parent goes on";
+}
+
+// y[index(i)] = x[index(i)] * 2 for i in 0..extent.
+tir::PrimFunc doubling(int64_t n, int64_t extent, std::function<tir::Expr(const tir::Var&)> index) {
+  using namespace tir;
+  Buffer x = make_buffer("x", DType::kF32, {n}), y = make_buffer("y", DType::kF32, {n});
+  Var i = var("i");
+  Stmt body = make_store(y, load(x, {index(i)}) * float_imm(2.0, DType::kF32), {index(i)});
+  return make_prim_func("doubling", {x}, {y}, make_for(i, int_imm(0), int_imm(extent), ForKind::kSerial, body));
+}
+
+TEST(TunerMeasure, ACandidateIsCheckedThenTimed) {
+  Tensor x(DType::kF32, {256}), want(DType::kF32, {256}), wrong(DType::kF32, {256});
+  for (int64_t i = 0; i < 256; ++i) x.set_f64(i, double(i)), want.set_f64(i, 2.0 * i), wrong.set_f64(i, 2.0 * i);
+  wrong.set_f64(7, 0.0);
+  codegen::Target host = codegen::parse_target("llvm");
+  MeasureOptions quick;
+  quick.repeat = 3;
+  quick.flush_caches = false;
+  Measurement m = measure_candidate(host, doubling(256, 256, [](const tir::Var& i) { return i; }), {x}, {want}, quick);
+  ASSERT_TRUE(m.ok()) << m.error;
+  EXPECT_EQ(m.times_ms.size(), 3u);
+  for (double t : m.times_ms) EXPECT_GT(t, 0);
+  Measurement bad = measure_candidate(host, doubling(256, 256, [](const tir::Var& i) { return i; }), {x}, {wrong}, quick);
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.error.find("wrong output: output 0[7] = 14, expected 0"), std::string::npos) << bad.error;
+}
+
+TEST(TunerMeasure, ACandidateThatCrashesOrNeverEndsIsAnError) {
+  Tensor x(DType::kF32, {256});
+  codegen::Target host = codegen::parse_target("llvm");
+  MeasureOptions quick;
+  quick.repeat = 1;
+  quick.flush_caches = false;
+  quick.timeout_s = 20;
+  // Stores a terabyte apart: the first lands far outside any mapping.
+  Measurement crashed = measure_candidate(
+      host, doubling(256, 256, [](const tir::Var& i) { return (i + 1) * tir::int_imm(int64_t(1) << 38); }), {x}, {},
+      quick);
+  EXPECT_FALSE(crashed.ok());
+  EXPECT_EQ(crashed.error.rfind("crashed: ", 0), 0u) << crashed.error;
+  // 2^62 iterations: it cannot end before the timeout.
+  quick.timeout_s = 2;
+  Measurement hung = measure_candidate(
+      host, doubling(256, int64_t(1) << 62, [](const tir::Var& i) { return tir::floormod(i, tir::int_imm(256)); }),
+      {x}, {}, quick);
+  EXPECT_EQ(hung.error, "timed out after 2 s");
+}
+
+}  // namespace
+}  // namespace tessel::tune

@@ -1,0 +1,107 @@
+#include "tuner/measure/measure.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+#include "ir/core/diagnostics.h"
+#include "src/codegen/backend.h"
+#include "src/runtime/kernel_error.h"
+#include "src/runtime/thread_pool.h"
+#include "tuner/measure/isolated.h"
+
+namespace tessel::tune {
+
+namespace {
+
+// The child's own pool: the parent's workers do not exist in a forked child.
+rt::ThreadPool* child_pool = nullptr;
+
+void child_parallel_for(int64_t n, tessel_rt_parallel_body body, void* closure) {
+  child_pool->parallel_for(n, body, closure);
+}
+
+// Larger than the last-level caches of the machines we run on.
+constexpr size_t kFlushBytes = size_t(64) << 20;
+
+void flush_caches(std::vector<char>& buffer) {
+  static char value = 0;
+  std::memset(buffer.data(), ++value, buffer.size());
+}
+
+// The first element that differs by more than the tolerance, described; empty when none does.
+std::string mismatch(const std::vector<Tensor>& got, const std::vector<Tensor>& want, const MeasureOptions& o) {
+  for (size_t t = 0; t < want.size(); ++t) {
+    if (got[t].dtype() != want[t].dtype() || got[t].numel() != want[t].numel())
+      return "output " + std::to_string(t) + " has another type or size than expected";
+    for (int64_t i = 0; i < want[t].numel(); ++i) {
+      double g = got[t].get_f64(i), w = want[t].get_f64(i);
+      bool same = std::isnan(w) ? std::isnan(g) : std::abs(g - w) <= o.atol + o.rtol * std::abs(w);
+      if (!same) {
+        std::ostringstream out;
+        out << "wrong output: output " << t << "[" << i << "] = " << g << ", expected " << w;
+        return out.str();
+      }
+    }
+  }
+  return "";
+}
+
+// In the child: build, run once and check, then time; the times as text.
+std::string build_check_and_time(const codegen::Target& target, const tir::PrimFunc& flat,
+                                 const std::vector<Tensor>& inputs, const std::vector<Tensor>& expected,
+                                 const MeasureOptions& o) {
+  rt::ThreadPool pool(o.threads);
+  child_pool = &pool;
+  std::unique_ptr<codegen::Module> module = codegen::make_backend(target)->build({{"candidate", flat}});
+  std::unique_ptr<codegen::LoadedModule> code =
+      module->load({{"tessel_rt_parallel_for", reinterpret_cast<void*>(&child_parallel_for)},
+                    {"tessel_rt_kernel_error", reinterpret_cast<void*>(&tessel_rt_kernel_error)}});
+  codegen::KernelFn fn = code->lookup("candidate");
+  TESSEL_USER_CHECK(inputs.size() == flat->inputs.size(), Span{})
+      << "the candidate takes " << flat->inputs.size() << " inputs, " << inputs.size() << " given";
+  std::vector<Tensor> outputs;
+  for (const tir::Buffer& b : flat->outputs) outputs.emplace_back(b->dtype, b->shape);
+  std::vector<void*> args;
+  for (const Tensor& t : inputs) args.push_back(const_cast<void*>(t.raw()));
+  for (Tensor& t : outputs) args.push_back(t.raw());
+  int32_t status = fn(args.data());
+  TESSEL_USER_CHECK(status == 0, Span{}) << "the candidate failed with status " << status << ": "
+                                         << rt::take_kernel_error();
+  if (!expected.empty()) {
+    std::string problem = mismatch(outputs, expected, o);
+    TESSEL_USER_CHECK(problem.empty(), Span{}) << problem;
+  }
+  std::vector<char> flush(o.flush_caches ? kFlushBytes : 0);
+  std::ostringstream times;
+  for (int r = 0; r < o.repeat; ++r) {
+    if (o.flush_caches) flush_caches(flush);
+    auto start = std::chrono::steady_clock::now();
+    fn(args.data());
+    times << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() << " ";
+  }
+  return times.str();
+}
+
+}  // namespace
+
+Measurement measure_candidate(const codegen::Target& target, const tir::PrimFunc& flat,
+                              const std::vector<Tensor>& inputs, const std::vector<Tensor>& expected,
+                              const MeasureOptions& options) {
+  TESSEL_USER_CHECK(options.repeat >= 1 && options.threads >= 1 && options.timeout_s > 0, Span{})
+      << "a measurement needs at least one run, one thread and a positive timeout";
+  IsolatedResult r = run_isolated([&] { return build_check_and_time(target, flat, inputs, expected, options); },
+                                  options.timeout_s);
+  Measurement m;
+  if (!r.ok) {
+    m.error = r.error;
+    return m;
+  }
+  std::istringstream times(r.output);
+  for (double t; times >> t;) m.times_ms.push_back(std::max(t, 1e-6));
+  if (m.times_ms.empty()) m.error = "no times came back";
+  return m;
+}
+
+}  // namespace tessel::tune

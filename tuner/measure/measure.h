@@ -1,0 +1,40 @@
+// Measuring a candidate: built for the target through its backend, run on
+// given inputs, its outputs checked against expected ones, then timed, all in
+// a child process (run_isolated) with a timeout, so that a candidate that
+// crashes, hangs or computes something else is a recorded error, not the
+// end of the session. Between timed runs a buffer larger than the caches is
+// written, so that every run starts from memory as it would in a model.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/core/tensor.h"
+#include "ir/tensor/function.h"
+#include "src/codegen/target.h"
+
+namespace tessel::tune {
+
+struct MeasureOptions {
+  int threads = 1;            // the child's thread pool
+  int repeat = 5;             // timed runs, after one checked run
+  double timeout_s = 10;      // for building, checking and timing together
+  bool flush_caches = true;   // between timed runs
+  double rtol = 1e-4, atol = 1e-5;  // for the check against the expected outputs
+};
+
+struct Measurement {
+  std::vector<double> times_ms;  // one per timed run
+  std::string error;             // why there are none
+
+  bool ok() const { return error.empty() && !times_ms.empty(); }
+};
+
+// `flat` is a flattened function (tir_passes::flatten_blocks) whose inputs
+// are `inputs`, in order; `expected` (when not empty) are its outputs as the
+// reference computes them.
+Measurement measure_candidate(const codegen::Target& target, const tir::PrimFunc& flat,
+                              const std::vector<Tensor>& inputs, const std::vector<Tensor>& expected,
+                              const MeasureOptions& options = {});
+
+}  // namespace tessel::tune
