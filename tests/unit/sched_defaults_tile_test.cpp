@@ -1,0 +1,35 @@
+// The register tile of the default CPU schedule for a conv whose whole
+// reduction is a few taps (an RGB stem): 4 rows of two vectors, not 6, which
+// LLVM unrolled into scalar code; a longer reduction keeps 6 rows.
+#include "tests/unit/sched_defaults_util.h"
+
+namespace tessel::sched_workloads {
+namespace {
+
+int64_t unrolled_rows(const tir::PrimFunc& f) {
+  for (const tir::ForNode* loop : loops_of(f, "conv"))
+    if (loop->for_kind == tir::ForKind::kUnrolled) return extent(loop);
+  return 0;
+}
+
+TEST(SchedDefaultsTile, AShortReductionGetsFourRowsOfTwoVectors) {
+  for (auto [channels, rows] : {std::pair<int64_t, int64_t>{3, 4}, std::pair<int64_t, int64_t>{8, 6}}) {
+    SCOPED_TRACE(std::to_string(channels) + " input channels: a reduction of " + std::to_string(channels * 9));
+    Shapes s;
+    s.C = channels;
+    s.OC = 24;
+    s.W = 32;
+    tir::PrimFunc f = lower_workload(Workload::kConv2d, s);
+    Schedule sch(f);
+    apply_default_cpu_schedule(sch, CpuScheduleOptions{});
+    std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "conv");
+    ASSERT_FALSE(loops.empty());
+    EXPECT_EQ(loops.back()->for_kind, tir::ForKind::kVectorized) << sch.func();
+    EXPECT_EQ(extent(loops.back()), 32) << sch.func();
+    EXPECT_EQ(unrolled_rows(sch.func()), rows) << sch.func();
+    EXPECT_EQ(check_against(reference_of(f), sch.func(), false), "");
+  }
+}
+
+}  // namespace
+}  // namespace tessel::sched_workloads
