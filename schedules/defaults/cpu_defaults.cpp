@@ -277,8 +277,7 @@ void schedule_tiled(Context& ctx, const std::vector<BlockInfo>& blocks, size_t i
   if (info.unroll_loop >= 0) unroll = tile_rows(info.extents[info.unroll_loop], vec, lanes);
   // A conv whose whole reduction is a few taps (an RGB stem: 3 x 3 x 3)
   // is unrolled whole by LLVM, and at 6 rows of two vectors the unrolled
-  // tile came out scalar (a 3 -> 24 stride-2 stem ran 15x slower than at 4
-  // rows); 4 rows of two vectors stay vector code.
+  // tile came out as scalar code; at 4 rows it stays vector code.
   int64_t reduction = 1;
   for (int p : info.reduce) reduction *= info.extents[size_t(p)];
   if (info.kind == BlockKind::kConv && unroll == 6 && reduction <= kShortReduction &&
