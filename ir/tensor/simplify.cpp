@@ -184,4 +184,15 @@ PrimFunc simplify(const PrimFunc& f) {
   return body.same_as(f->body) ? f : with_body(*f, body);
 }
 
+std::optional<int64_t> constant_offset(const Buffer& buffer, const std::vector<Expr>& indices, const VarMap& at) {
+  int64_t offset = 0;
+  for (size_t d = 0; d < indices.size(); ++d) {
+    Expr value = simplify(substitute(indices[d], at));
+    const auto* imm = value.as<IntImmNode>();
+    if (!imm) return std::nullopt;
+    offset += imm->value * buffer->strides[d];
+  }
+  return offset;
+}
+
 }  // namespace tessel::tir

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/tensor/function.h"
+#include "ir/tensor/functor.h"
 
 namespace tessel::tir {
 
@@ -53,5 +54,11 @@ Expr simplify(const Expr& e);
 //   for i in 0..1: for j in 0..8: if j < 8: A[i*8 + j] = 0   ->   for j in 0..8: A[j] = 0
 Stmt simplify(const Stmt& s);
 PrimFunc simplify(const PrimFunc& f);
+
+// The element offset of buffer[indices] (through the buffer's strides) with
+// the variables of `at` substituted, when every index then simplifies to a
+// constant; nothing otherwise (an index that reads data, a free variable).
+//   A: f32[4, 8], indices (i, j // 2), at {i: 1, j: 5}  ->  10
+std::optional<int64_t> constant_offset(const Buffer& buffer, const std::vector<Expr>& indices, const VarMap& at);
 
 }  // namespace tessel::tir

@@ -215,10 +215,8 @@ BlockInfo classify_block(const tir::PrimFunc& func, const std::string& name) {
   Loads a, b;
   if (match_contraction(*block, vars, &a, &b)) {
     classify_contraction(info, vars, a, b, info);
-    if (info.vector_loop >= 0)
-      info.vector_in_order = contiguous_in(*block, info.output, vars.spatial[size_t(
-                                 std::find(info.spatial.begin(), info.spatial.end(), info.vector_loop) -
-                                 info.spatial.begin())]);
+    int vec = innermost_wide(info, int(info.spatial.size()));  // the vector loop's position among the spatial ones
+    if (vec >= 0) info.vector_in_order = contiguous_in(*block, info.output, vars.spatial[size_t(vec)]);
     return info;
   }
   info.kind = BlockKind::kReduction;

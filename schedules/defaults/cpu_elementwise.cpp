@@ -62,20 +62,6 @@ void vectorize_with_phases(Schedule& sch, const std::vector<LoopRV>& loops, int 
 
 namespace {
 
-// The address of an access (row-major in its buffer) with the block's
-// iteration variables at `at`, or nothing when it is not a constant there.
-std::optional<int64_t> address_at(const tir::Buffer& buffer, const std::vector<tir::Expr>& indices,
-                                  const tir::VarMap& at) {
-  int64_t flat = 0;
-  for (size_t d = 0; d < indices.size(); ++d) {
-    tir::Expr value = tir::simplify(tir::substitute(indices[d], at));
-    const auto* i = value.as<tir::IntImmNode>();
-    if (!i) return std::nullopt;
-    flat = flat * buffer->shape[d] + i->value;
-  }
-  return flat;
-}
-
 // Whether the block's iteration variables from `first` on, fused into one
 // index, keep every access in order: as it steps, each load's and the
 // store's address steps by one everywhere or stays put everywhere. Probed at
@@ -103,7 +89,8 @@ bool fuses_in_order(const tir::BlockNode& block, const std::vector<int64_t>& ext
   auto in_order = [&](const tir::Buffer& buffer, const std::vector<tir::Expr>& indices) {
     bool all_one = true, all_still = true;
     for (const auto& [from, to] : steps) {
-      std::optional<int64_t> x = address_at(buffer, indices, bind(from)), y = address_at(buffer, indices, bind(to));
+      std::optional<int64_t> x = tir::constant_offset(buffer, indices, bind(from)),
+                             y = tir::constant_offset(buffer, indices, bind(to));
       all_one = all_one && x && y && *y - *x == 1;
       all_still = all_still && x && y && *y == *x;
     }

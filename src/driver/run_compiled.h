@@ -19,6 +19,9 @@ struct Latency {
 // count: the in-process pool would otherwise start with its default.
 void check_thread_environment();
 
+// The median of v (0 when empty).
+double median(std::vector<double> v);
+
 // `warmup` untimed runs, then `repeat` timed ones.
 Latency time_runs(CompiledModel& model, const std::vector<Tensor>& inputs, int repeat, int warmup = 3);
 

@@ -14,12 +14,6 @@ namespace tessel::driver {
 
 namespace {
 
-double median_of(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  size_t n = values.size();
-  return n == 0 ? 0 : n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
 // Blocks renamed b0, b1, ... in program order (pre-order).
 class CanonicalBlockNames : public tir::StmtMutator {
  protected:
@@ -83,7 +77,7 @@ void print_task_table(const std::vector<TuningTask>& tasks, const ModelProfile& 
     std::vector<double> times;
     for (size_t k : t.kernels) times.push_back(profile.kernels.at(k).median_ms);
     double total = std::accumulate(times.begin(), times.end(), 0.0);
-    rows.push_back({&t, median_of(times), total});
+    rows.push_back({&t, median(times), total});
     in_kernels += total;
   }
   std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.total_ms > b.total_ms; });

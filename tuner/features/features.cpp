@@ -31,7 +31,7 @@ struct Loop {
 };
 
 struct Access {
-  const tir::BufferNode* buffer;
+  tir::Buffer buffer;
   const std::vector<tir::Expr>* indices;
 };
 
@@ -45,14 +45,7 @@ int64_t const_extent(const tir::Expr& e) {
 std::optional<int64_t> offset_at(const Access& a, const std::vector<Loop>& loops, const tir::VarNode* moved) {
   tir::VarMap at;
   for (const Loop& l : loops) at[l.var] = tir::int_imm(l.var == moved ? 1 : 0);
-  int64_t offset = 0;
-  for (size_t d = 0; d < a.indices->size(); ++d) {
-    tir::Expr value = tir::simplify(tir::substitute((*a.indices)[d], at));
-    const auto* imm = value.as<tir::IntImmNode>();
-    if (!imm) return std::nullopt;
-    offset += imm->value * a.buffer->strides[d];
-  }
-  return offset;
+  return tir::constant_offset(a.buffer, *a.indices, at);
 }
 
 class Extractor {
@@ -91,7 +84,7 @@ class Extractor {
     }
     if (!loops_.empty()) innermost = double(loops_.back().extent);
     double counts[8] = {};  // float add, mul, div, math, cmp; int ops; casts; loads
-    std::vector<Access> accesses = {{store.buffer.get(), &store.indices}};
+    std::vector<Access> accesses = {{store.buffer, &store.indices}};
     tir::walk_exprs(store.value, [&](const tir::Expr& e) {
       bool is_float_op = tir::is_binary(e->kind) && is_float(tir::binary_a(*e)->dtype);
       switch (e->kind) {
@@ -105,7 +98,7 @@ class Extractor {
         case ExprKind::kLoad: {
           const auto& load = static_cast<const tir::LoadNode&>(*e);
           counts[7] += 1;
-          accesses.push_back({load.buffer.get(), &load.indices});
+          accesses.push_back({load.buffer, &load.indices});
           break;
         }
         default:

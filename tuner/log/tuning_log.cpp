@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "ir/core/diagnostics.h"
+#include "tuner/write_all.h"
 
 namespace tessel::tune {
 
@@ -24,18 +25,6 @@ std::string field_string(const json& j, const char* key) {
   const json& v = j.at(key);
   TESSEL_USER_CHECK(v.is_string(), Span{}) << "field \"" << key << "\" is not a string";
   return v.get<std::string>();
-}
-
-// Writes all of `text`, retrying short writes; false on an error (errno set).
-bool write_all(int fd, const std::string& text) {
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += size_t(n);
-  }
-  return true;
 }
 
 // The length of the file at fd up to and including its last newline (0 when

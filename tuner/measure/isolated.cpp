@@ -12,22 +12,15 @@
 #include <exception>
 
 #include "ir/core/diagnostics.h"
+#include "tuner/write_all.h"
 
 namespace tessel::tune {
 
 namespace {
 
-// The child's report: one status byte ('+' a result, '!' an error), then the text.
-void report(int fd, char status, const std::string& text) {
-  std::string message = status + text;
-  size_t done = 0;
-  while (done < message.size()) {
-    ssize_t n = ::write(fd, message.data() + done, message.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    done += size_t(n);
-  }
-}
+// The child's report: one status byte ('+' a result, '!' an error), then the
+// text. A failed write leaves the parent an incomplete report: no result.
+void report(int fd, char status, const std::string& text) { write_all(fd, status + text); }
 
 [[noreturn]] void run_child(int fd, const std::function<std::string()>& work) {
   // A crash is the default action of its signal, whatever handlers the

@@ -49,14 +49,7 @@ bool contiguous_in_last(const TensorExpr& t) {
       VarMap at;
       for (int d = 0; d < t.rank(); ++d)
         at[idx[size_t(d)].as<VarNode>()] = int_imm(d + 1 == t.rank() ? column : 0);
-      int64_t flat = 0;
-      for (size_t d = 0; d < load->indices.size(); ++d) {
-        Expr value = simplify(substitute(load->indices[d], at));
-        const auto* i = value.as<IntImmNode>();
-        if (!i) return std::nullopt;  // data-dependent (a gather): no claim
-        flat = flat * load->buffer->shape[d] + i->value;
-      }
-      return flat;
+      return constant_offset(load->buffer, load->indices, at);  // none: data-dependent (a gather), no claim
     };
     int64_t unit_steps = 0, still = 0;
     std::optional<int64_t> previous = address(0);
