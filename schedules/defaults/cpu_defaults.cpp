@@ -65,104 +65,15 @@ int64_t vector_factor(int64_t extent, int64_t lanes) {
   return extent;  // 111 = 3 x 37: one loop of 111 (13 vectors and a tail) beats 37 loops of 3
 }
 
+int64_t choose(Context& ctx, Schedule& sch, const std::string& key, std::vector<int64_t> candidates,
+               int64_t default_value) {
+  if (!ctx.options.knobs) return default_value;
+  return ctx.options.knobs->choose(sch, key, std::move(candidates), default_value);
+}
+
 int64_t extent_of(const Schedule& sch, LoopRV loop) {
   const auto* imm = sch.loop(loop).extent.as<tir::IntImmNode>();
   return imm ? imm->value : 0;
-}
-
-namespace {
-
-// The read (an index into the block's reads) of a matmul's column operand
-// worth packing at run time, or -1: B read as a plain row-major matrix with
-// rows wider than the tile (a constant B comes packed by pack_matmul_weights;
-// its rows are the tile's width), and enough row tiles (kMinPanelReuse) to
-// reuse each panel.
-constexpr int64_t kMinPanelReuse = 4;
-
-int panel_read(const Schedule& sch, const BlockInfo& info, int64_t vec, int64_t unroll) {
-  if (info.kind != BlockKind::kMatmul || info.vector_loop < 0 || info.unroll_loop < 0 || vec <= 1) return -1;
-  if (info.extents[info.unroll_loop] / std::max<int64_t>(unroll, 1) < kMinPanelReuse) return -1;
-  tir::Stmt block_stmt = find_block(sch.func(), info.name);
-  const auto* block = block_stmt.as<tir::BlockNode>();
-  const tir::VarNode* column = block->iter_vars[size_t(info.vector_loop)].var.get();
-  const tir::VarNode* k = block->iter_vars[size_t(info.reduce.back())].var.get();
-  for (size_t r = 0; r < block->reads.size(); ++r) {
-    const tir::BufferRegion& read = block->reads[r];
-    const tir::Buffer& b = read.buffer;
-    if (b.same_as(info.output) || b->rank() < 2 || b->shape.back() <= vec) continue;
-    // B[..., k, n] exactly: a strip of a plain matrix (a flat plane read as
-    // [c, j // W, j % W] would copy whole rows per tile and read them back by
-    // division).
-    bool column_last = read.region.back().min.get() == column, k_inside = false;
-    for (size_t d = 0; d + 1 < read.region.size(); ++d) k_inside = k_inside || read.region[d].min.get() == k;
-    if (column_last && k_inside) return int(r);
-  }
-  return -1;
-}
-
-}  // namespace
-
-std::vector<LoopRV> tile_reduction(Schedule& sch, const BlockInfo& info, int64_t vec, int64_t unroll,
-                                   bool local_tile) {
-  int packed = panel_read(sch, info, vec, unroll);
-  BlockRV block = sch.get_block(info.name);
-  std::vector<LoopRV> loops = sch.get_loops(block);
-  std::vector<LoopRV> outer, reduce, unrolled, vectorized;
-  size_t row_tiles = SIZE_MAX, column_tiles = SIZE_MAX;  // positions in outer
-  for (int p : info.spatial) {
-    if (p == info.unroll_loop) row_tiles = outer.size();
-    if (p == info.vector_loop) column_tiles = outer.size();
-    int64_t f = p == info.vector_loop ? vec : p == info.unroll_loop ? unroll : 1;
-    if (f <= 1) {
-      outer.push_back(loops[p]);
-      continue;
-    }
-    std::vector<LoopRV> parts = sch.split(loops[p], {info.extents[p] / f, f}, /*exact=*/true);
-    outer.push_back(parts[0]);
-    (p == info.vector_loop ? vectorized : unrolled).push_back(parts[1]);
-  }
-  for (int p : info.reduce) reduce.push_back(loops[p]);
-  // A matmul with more columns than rows (a linear layer: few tokens, a wide
-  // weight) walks the column tiles outside the row tiles: each column strip
-  // of the weight then stays in cache for every row tile, instead of the
-  // whole weight streaming through once per row tile.
-  // A B panel packed at run time is reused by every row tile: columns first too.
-  bool columns_first = info.kind == BlockKind::kMatmul && row_tiles < column_tiles &&
-                       (packed >= 0 || info.extents[info.vector_loop] > info.extents[info.unroll_loop]);
-  if (columns_first) std::swap(outer[row_tiles], outer[column_tiles]);
-  if (!unrolled.empty() || !vectorized.empty() || columns_first) {
-    std::vector<LoopRV> order = outer;
-    for (const auto* part : {&reduce, &unrolled, &vectorized})
-      order.insert(order.end(), part->begin(), part->end());
-    sch.reorder(order);
-  }
-  // The column tile's strip of B (K x the tile's width) copied once per column
-  // tile into a contiguous panel: the tile then walks B in order, as it walks
-  // a constant B that pack_matmul_weights laid out, instead of one row of B
-  // (N * 4 bytes apart) per reduction step.
-  if (packed >= 0 && columns_first) {
-    BlockRV panel = sch.cache_read(block, packed, tir::MemScope::kLocal);
-    sch.compute_at(panel, outer[row_tiles]);
-    std::vector<LoopRV> panel_loops = sch.get_loops(panel);
-    sch.vectorize(panel_loops.back());
-  }
-  // A convolution accumulates its tile in a local buffer written back once per
-  // tile: accumulating in its output (a whole flat plane when its epilogue
-  // cannot join the tile) kept LLVM from holding the tile in registers, and a
-  // store followed every FMA.
-  if (local_tile && !outer.empty()) {
-    BlockRV copy = sch.cache_write(block, 0, tir::MemScope::kLocal);
-    sch.reverse_compute_at(copy, outer.back());
-    std::vector<LoopRV> copy_loops = sch.get_loops(copy);
-    sch.vectorize(copy_loops.back());
-  }
-  BlockRV init = sch.decompose_reduction(block, reduce.front());
-  for (LoopRV l : unrolled) sch.unroll(l);
-  for (LoopRV l : vectorized) {
-    sch.vectorize(l);
-    sch.vectorize(sch.get_loops(init).back());  // the init's copy of the vector loop
-  }
-  return outer;
 }
 
 // One parallel loop over the outer loops (outermost first): the fewest
@@ -175,15 +86,18 @@ std::vector<LoopRV> tile_reduction(Schedule& sch, const BlockInfo& info, int64_t
 // the whole output: a 4.8 MB store stream for a 16-channel 1x1 conv).
 constexpr int64_t kChunksPerThread = 4;
 
-void parallelize(Context& ctx, std::vector<LoopRV> outer, int64_t work) {
+void parallelize(Context& ctx, std::vector<LoopRV> outer, int64_t work, const std::string& block) {
   if (outer.empty() || work < ctx.options.min_parallel_work) return;
   int64_t threads = ctx.options.num_threads, all = 1, above_tile = 1;
-  size_t enough = 0;  // loops in the shortest prefix with kChunksPerThread chunks per thread
+  int64_t chunks = kChunksPerThread;
+  if (threads > 1 && outer.size() > 1)
+    chunks = choose(ctx, ctx.sch, block + ".chunks", {1, 2, 4, 8, 16}, kChunksPerThread);
+  size_t enough = 0;  // loops in the shortest prefix with `chunks` chunks per thread
   for (size_t i = 0; i < outer.size(); ++i) {
     all *= extent_of(ctx.sch, outer[i]);
     if (i + 1 < outer.size()) {
       above_tile *= extent_of(ctx.sch, outer[i]);
-      if (!enough && above_tile >= kChunksPerThread * threads) enough = i + 1;
+      if (!enough && above_tile >= chunks * threads) enough = i + 1;
     }
   }
   if (all < threads) return;
@@ -251,12 +165,12 @@ int64_t tile_rows(int64_t extent, int64_t vec, int64_t lanes) {
 
 // Whether some block reading the anchor's output cannot join its tile loop
 // (a flat convolution's epilogue reads the rows back as planes): then the
-// tile accumulates in a local buffer (tile_reduction's local_tile).
+// tile accumulates in a local buffer (TileShape::local_tile).
 bool epilogue_stays_outside(const Schedule& sch, const std::vector<BlockInfo>& blocks, size_t index,
-                            int64_t vec, int64_t unroll) {
+                            const TileShape& shape) {
   Schedule trial = sch;
   std::vector<LoopRV> outer;
-  if (!attempt(trial, [&](Schedule& s) { outer = tile_reduction(s, blocks[index], vec, unroll); }) || outer.empty())
+  if (!attempt(trial, [&](Schedule& s) { outer = tile_reduction(s, blocks[index], shape); }) || outer.empty())
     return false;
   for (size_t i = index + 1; i < blocks.size(); ++i) {
     if (!reads_any(trial.func(), blocks[i].name, {blocks[index].output.get()})) continue;
@@ -268,32 +182,75 @@ bool epilogue_stays_outside(const Schedule& sch, const std::vector<BlockInfo>& b
 
 constexpr int64_t kShortReduction = 32;
 
-void schedule_tiled(Context& ctx, const std::vector<BlockInfo>& blocks, size_t index,
-                    std::set<std::string>& done) {
-  const BlockInfo& info = blocks[index];
-  int64_t lanes = lanes_for(info, ctx.options);
-  int64_t vec = info.vector_loop < 0 ? 1 : tile_vector_factor(info, lanes);
-  int64_t unroll = 1;
-  if (info.unroll_loop >= 0) unroll = tile_rows(info.extents[info.unroll_loop], vec, lanes);
+// The default's rows (tile_rows) with a short reduction's exception.
+int64_t default_rows(const BlockInfo& info, int64_t vec, int64_t lanes) {
+  int64_t rows = tile_rows(info.extents[size_t(info.unroll_loop)], vec, lanes);
   // A conv whose whole reduction is a few taps (an RGB stem: 3 x 3 x 3)
   // is unrolled whole by LLVM, and at 6 rows of two vectors the unrolled
   // tile came out as scalar code; at 4 rows it stays vector code.
   int64_t reduction = 1;
   for (int p : info.reduce) reduction *= info.extents[size_t(p)];
-  if (info.kind == BlockKind::kConv && unroll == 6 && reduction <= kShortReduction &&
+  if (info.kind == BlockKind::kConv && rows == 6 && reduction <= kShortReduction &&
       info.extents[size_t(info.unroll_loop)] % 4 == 0)
-    unroll = 4;
-  bool local_tile = (info.kind == BlockKind::kConv || info.kind == BlockKind::kMatmul) &&
-                    epilogue_stays_outside(ctx.sch, blocks, index, vec, unroll);
+    rows = 4;
+  return rows;
+}
+
+// The rows a tuner may try: up to 8 dividing the extent, at most 24 accumulators.
+std::vector<int64_t> row_candidates(int64_t extent, int64_t vec, int64_t lanes) {
+  std::vector<int64_t> out;
+  int64_t vectors = (vec + lanes - 1) / lanes;
+  for (int64_t r = 1; r <= std::min<int64_t>(8, extent); ++r)
+    if (extent % r == 0 && r * vectors <= 24) out.push_back(r);
+  return out;
+}
+
+// The tile's shape: the default's, or the tuner's where it decides.
+TileShape tile_shape(Context& ctx, const std::vector<BlockInfo>& blocks, size_t index) {
+  const BlockInfo& info = blocks[index];
+  const std::string& b = info.name;
+  int64_t lanes = lanes_for(info, ctx.options);
+  TileShape shape;
+  if (info.vector_loop >= 0) {
+    shape.vec = tile_vector_factor(info, lanes);
+    shape.vec = choose(ctx, ctx.sch, b + ".cols",
+                       vector_widths(info.extents[size_t(info.vector_loop)], lanes, 4, shape.vec), shape.vec);
+  }
+  if (info.unroll_loop >= 0) {
+    int64_t extent = info.extents[size_t(info.unroll_loop)];
+    shape.unroll = default_rows(info, shape.vec, lanes);
+    shape.unroll = choose(ctx, ctx.sch, b + ".rows", row_candidates(extent, shape.vec, lanes), shape.unroll);
+  }
+  bool contraction = info.kind == BlockKind::kConv || info.kind == BlockKind::kMatmul;
+  if (contraction) {
+    shape.local_tile = epilogue_stays_outside(ctx.sch, blocks, index, shape);
+    shape.local_tile = choose(ctx, ctx.sch, b + ".local", {0, 1}, shape.local_tile);
+  }
+  if (info.kind == BlockKind::kMatmul && info.vector_loop >= 0 && info.unroll_loop >= 0) {
+    bool first = columns_first_by_default(ctx.sch, info, shape.vec, shape.unroll);
+    shape.columns_first = choose(ctx, ctx.sch, b + ".cols_first", {0, 1}, first);
+  }
+  int64_t inner = info.reduce.empty() ? 0 : info.extents[size_t(info.reduce.back())];
+  if (contraction && inner > 1 && inner <= 16)
+    shape.unroll_reduction = choose(ctx, ctx.sch, b + ".unroll_k", {0, 1}, 0);
+  return shape;
+}
+
+void schedule_tiled(Context& ctx, const std::vector<BlockInfo>& blocks, size_t index,
+                    std::set<std::string>& done) {
+  const BlockInfo& info = blocks[index];
+  TileShape shape = tile_shape(ctx, blocks, index);
   std::vector<LoopRV> outer;
-  auto tile = [&](int64_t v, int64_t u, bool local) {
-    return attempt(ctx.sch, [&](Schedule& s) { outer = tile_reduction(s, info, v, u, local); });
+  auto tile = [&](const TileShape& sh) {
+    return attempt(ctx.sch, [&](Schedule& s) { outer = tile_reduction(s, info, sh); });
   };
-  bool tiled = (local_tile && tile(vec, unroll, true)) || tile(vec, unroll, false) || tile(1, 1, false);
+  TileShape shared = shape, scalar;
+  shared.local_tile = false;
+  bool tiled = (shape.local_tile && tile(shape)) || tile(shared) || tile(scalar);
   if (!tiled) return;
   bool anchor = info.kind != BlockKind::kReduction;
   if (anchor && !outer.empty()) attach_epilogues(ctx, blocks, index, {outer.rbegin(), outer.rend()}, done);
-  parallelize(ctx, outer, info.iterations * info.ops_per_iter);
+  parallelize(ctx, outer, info.iterations * info.ops_per_iter, info.name);
 }
 
 }  // namespace

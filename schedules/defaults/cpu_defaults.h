@@ -13,10 +13,13 @@
 
 namespace tessel::sched {
 
+class KnobChoices;
+
 struct CpuScheduleOptions {
   int vector_lanes = 16;              // f32 lanes (AVX-512); scaled for other dtypes by size
   int num_threads = 2;                // cores to fill
   int64_t min_parallel_work = 16384;  // iterations * operations below which no loop is parallel
+  KnobChoices* knobs = nullptr;       // the tuner's choices (cpu_knobs.h); none: the default's own
 };
 
 // Schedules every block of sch.func(); each step goes through the primitives,

@@ -66,11 +66,19 @@ bool schedule_per_channel(Context& ctx, const std::vector<BlockInfo>& blocks, si
   const BlockInfo& info = blocks[index];
   if (stages.empty() || info.spatial.size() < 3) return false;
   int64_t lanes = lanes_for(info, ctx.options);
-  int64_t vec = info.vector_loop < 0 ? 1 : per_channel_vector(info, lanes);
+  int64_t vec = 1;
+  if (info.vector_loop >= 0) {
+    vec = per_channel_vector(info, lanes);
+    int64_t extent = info.extents[size_t(info.vector_loop)];
+    vec = choose(ctx, ctx.sch, info.name + ".cols", vector_widths(extent, lanes, kTileVectors, vec), vec);
+  }
   std::vector<LoopRV> outer;
   LoopRV plane;
   bool ok = attempt(ctx.sch, [&](Schedule& s) {
-    outer = tile_reduction(s, info, vec, 1, /*local_tile=*/true);
+    TileShape shape;
+    shape.vec = vec;
+    shape.local_tile = true;
+    outer = tile_reduction(s, info, shape);
     plane = s.fuse({outer[0], outer[1]});
     for (const std::string& stage : stages) s.compute_at(s.get_block(stage), plane);
   });

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -11,6 +12,7 @@
 
 #include "schedules/defaults/block_kind.h"
 #include "schedules/defaults/cpu_defaults.h"
+#include "schedules/defaults/cpu_knobs.h"
 #include "schedules/schedule_error.h"
 
 namespace tessel::sched::cpu_rules {
@@ -33,6 +35,10 @@ bool attempt(Schedule& sch, Rule&& rule) {
   return true;
 }
 
+// The value of knob `key` (cpu_knobs.h): the tuner's when it decides, else `default_value`.
+int64_t choose(Context& ctx, Schedule& sch, const std::string& key, std::vector<int64_t> candidates,
+               int64_t default_value);
+
 // Vector lanes for the block's element type: vector_lanes f32 lanes fill one register.
 int64_t lanes_for(const BlockInfo& info, const CpuScheduleOptions& options);
 // The inner, vectorized part of a loop of `extent`.
@@ -41,14 +47,26 @@ int64_t extent_of(const Schedule& sch, LoopRV loop);
 // The vector part of a block's register tile.
 int64_t tile_vector_factor(const BlockInfo& info, int64_t lanes);
 
+// A register tile: `vec` columns vectorized, `unroll` rows unrolled; with
+// local_tile accumulated in a local buffer; a matmul's column tiles outside
+// its row tiles or not (unset: columns_first_by_default); the innermost
+// reduction loop unrolled or not.
+struct TileShape {
+  int64_t vec = 1, unroll = 1;
+  bool local_tile = false;
+  std::optional<bool> columns_first;
+  bool unroll_reduction = false;
+};
 // A reduction in register-tile form: the spatial loops split at the vector and
 // unroll loops, ordered [outer spatial..., reduction..., unrolled, vectorized],
-// the init hoisted above the reduction; with local_tile, the tile accumulated
-// in a local buffer. Returns the outer spatial loops.
-std::vector<LoopRV> tile_reduction(Schedule& sch, const BlockInfo& info, int64_t vec, int64_t unroll,
-                                   bool local_tile = false);
-// One parallel loop over (a prefix of) the outer loops, when `work` is worth it.
-void parallelize(Context& ctx, std::vector<LoopRV> outer, int64_t work);
+// the init hoisted above the reduction. Returns the outer spatial loops.
+std::vector<LoopRV> tile_reduction(Schedule& sch, const BlockInfo& info, const TileShape& shape);
+// Whether a matmul walks its column tiles outside its row tiles by default:
+// a wide weight, or a B panel worth packing at run time.
+bool columns_first_by_default(const Schedule& sch, const BlockInfo& info, int64_t vec, int64_t unroll);
+// One parallel loop over (a prefix of) the outer loops, when `work` is worth
+// it; `block` names the knob of its chunks per thread.
+void parallelize(Context& ctx, std::vector<LoopRV> outer, int64_t work, const std::string& block);
 // The elementwise blocks after blocks[anchor] that consume its result, each
 // moved under the first loop of `outward` (innermost first) that takes it.
 void attach_epilogues(Context& ctx, const std::vector<BlockInfo>& blocks, size_t anchor,

@@ -1,0 +1,116 @@
+// The default CPU schedule's register tile (tile_reduction, cpu_rules.h):
+// a reduction's spatial loops split into a tile of unrolled rows and
+// vectorized columns, the reduction between the tile and the outer loops, a
+// B panel packed at run time or a local accumulator where they pay.
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "schedules/defaults/cpu_rules.h"
+#include "schedules/tree_query.h"
+
+namespace tessel::sched::cpu_rules {
+
+namespace {
+
+// The read (an index into the block's reads) of a matmul's column operand
+// worth packing at run time, or -1: B read as a plain row-major matrix with
+// rows wider than the tile (a constant B comes packed by pack_matmul_weights;
+// its rows are the tile's width), and enough row tiles (kMinPanelReuse) to
+// reuse each panel.
+constexpr int64_t kMinPanelReuse = 4;
+
+int panel_read(const Schedule& sch, const BlockInfo& info, int64_t vec, int64_t unroll) {
+  if (info.kind != BlockKind::kMatmul || info.vector_loop < 0 || info.unroll_loop < 0 || vec <= 1) return -1;
+  if (info.extents[info.unroll_loop] / std::max<int64_t>(unroll, 1) < kMinPanelReuse) return -1;
+  tir::Stmt block_stmt = find_block(sch.func(), info.name);
+  const auto* block = block_stmt.as<tir::BlockNode>();
+  const tir::VarNode* column = block->iter_vars[size_t(info.vector_loop)].var.get();
+  const tir::VarNode* k = block->iter_vars[size_t(info.reduce.back())].var.get();
+  for (size_t r = 0; r < block->reads.size(); ++r) {
+    const tir::BufferRegion& read = block->reads[r];
+    const tir::Buffer& b = read.buffer;
+    if (b.same_as(info.output) || b->rank() < 2 || b->shape.back() <= vec) continue;
+    // B[..., k, n] exactly: a strip of a plain matrix (a flat plane read as
+    // [c, j // W, j % W] would copy whole rows per tile and read them back by
+    // division).
+    bool column_last = read.region.back().min.get() == column, k_inside = false;
+    for (size_t d = 0; d + 1 < read.region.size(); ++d) k_inside = k_inside || read.region[d].min.get() == k;
+    if (column_last && k_inside) return int(r);
+  }
+  return -1;
+}
+
+}  // namespace
+
+bool columns_first_by_default(const Schedule& sch, const BlockInfo& info, int64_t vec, int64_t unroll) {
+  if (info.kind != BlockKind::kMatmul || info.vector_loop < 0 || info.unroll_loop < 0) return false;
+  // A matmul with more columns than rows (a linear layer: few tokens, a wide
+  // weight) walks the column tiles outside the row tiles: each column strip
+  // of the weight then stays in cache for every row tile, instead of the
+  // whole weight streaming through once per row tile.
+  // A B panel packed at run time is reused by every row tile: columns first too.
+  return panel_read(sch, info, vec, unroll) >= 0 ||
+         info.extents[size_t(info.vector_loop)] > info.extents[size_t(info.unroll_loop)];
+}
+
+std::vector<LoopRV> tile_reduction(Schedule& sch, const BlockInfo& info, const TileShape& shape) {
+  int64_t vec = shape.vec, unroll = shape.unroll;
+  int packed = panel_read(sch, info, vec, unroll);
+  BlockRV block = sch.get_block(info.name);
+  std::vector<LoopRV> loops = sch.get_loops(block);
+  std::vector<LoopRV> outer, reduce, unrolled, vectorized;
+  size_t row_tiles = SIZE_MAX, column_tiles = SIZE_MAX;  // positions in outer
+  for (int p : info.spatial) {
+    if (p == info.unroll_loop) row_tiles = outer.size();
+    if (p == info.vector_loop) column_tiles = outer.size();
+    int64_t f = p == info.vector_loop ? vec : p == info.unroll_loop ? unroll : 1;
+    if (f <= 1) {
+      outer.push_back(loops[p]);
+      continue;
+    }
+    std::vector<LoopRV> parts = sch.split(loops[p], {info.extents[p] / f, f}, /*exact=*/true);
+    outer.push_back(parts[0]);
+    (p == info.vector_loop ? vectorized : unrolled).push_back(parts[1]);
+  }
+  for (int p : info.reduce) reduce.push_back(loops[p]);
+  bool columns_first = row_tiles < column_tiles && column_tiles != SIZE_MAX &&
+                       shape.columns_first.value_or(columns_first_by_default(sch, info, vec, unroll));
+  if (columns_first) std::swap(outer[row_tiles], outer[column_tiles]);
+  if (!unrolled.empty() || !vectorized.empty() || columns_first) {
+    std::vector<LoopRV> order = outer;
+    for (const auto* part : {&reduce, &unrolled, &vectorized})
+      order.insert(order.end(), part->begin(), part->end());
+    sch.reorder(order);
+  }
+  // The column tile's strip of B (K x the tile's width) copied once per column
+  // tile into a contiguous panel: the tile then walks B in order, as it walks
+  // a constant B that pack_matmul_weights laid out, instead of one row of B
+  // (N * 4 bytes apart) per reduction step.
+  if (packed >= 0 && columns_first) {
+    BlockRV panel = sch.cache_read(block, packed, tir::MemScope::kLocal);
+    sch.compute_at(panel, outer[row_tiles]);
+    std::vector<LoopRV> panel_loops = sch.get_loops(panel);
+    sch.vectorize(panel_loops.back());
+  }
+  // A convolution accumulates its tile in a local buffer written back once per
+  // tile: accumulating in its output (a whole flat plane when its epilogue
+  // cannot join the tile) kept LLVM from holding the tile in registers, and a
+  // store followed every FMA.
+  if (shape.local_tile && !outer.empty()) {
+    BlockRV copy = sch.cache_write(block, 0, tir::MemScope::kLocal);
+    sch.reverse_compute_at(copy, outer.back());
+    std::vector<LoopRV> copy_loops = sch.get_loops(copy);
+    sch.vectorize(copy_loops.back());
+  }
+  BlockRV init = sch.decompose_reduction(block, reduce.front());
+  for (LoopRV l : unrolled) sch.unroll(l);
+  if (shape.unroll_reduction) sch.unroll(reduce.back());
+  for (LoopRV l : vectorized) {
+    sch.vectorize(l);
+    sch.vectorize(sch.get_loops(init).back());  // the init's copy of the vector loop
+  }
+  return outer;
+}
+
+}  // namespace tessel::sched::cpu_rules

@@ -1,0 +1,109 @@
+// The default CPU schedule's knobs (cpu_knobs.h): untouched they are the
+// default schedule; decided, they change the tile; drawn, every sample is a
+// valid schedule that computes the reference and replays from its trace.
+#include "ir/tensor/structural.h"
+#include "schedules/defaults/cpu_knobs.h"
+#include "tests/unit/sched_defaults_util.h"
+
+namespace tessel::sched_workloads {
+namespace {
+
+using sched::KnobChoices;
+
+int64_t unrolled_extent(const tir::PrimFunc& f, const std::string& block) {
+  for (const tir::ForNode* loop : loops_of(f, block))
+    if (loop->for_kind == tir::ForKind::kUnrolled) return extent(loop);
+  return 0;
+}
+
+int count_samples(const sched::Trace& trace) {
+  int n = 0;
+  for (const sched::Instruction& inst : trace.instructions()) n += inst.kind == "sample_categorical";
+  return n;
+}
+
+TEST(SchedKnobs, UndecidedKnobsAreTheDefaultSchedule) {
+  for (Workload w : kAllWorkloads) {
+    SCOPED_TRACE(workload_name(w));
+    tir::PrimFunc f = lower_workload(w);
+    Schedule plain = scheduled_workload(w);
+    KnobChoices knobs;
+    CpuScheduleOptions options;
+    options.knobs = &knobs;
+    Schedule tuned(f);
+    apply_default_cpu_schedule(tuned, options);
+    EXPECT_TRUE(tir::structural_equal(plain.func(), tuned.func())) << plain.func() << "\n" << tuned.func();
+    for (const sched::Knob& k : knobs.knobs()) {
+      EXPECT_EQ(k.value, k.default_value) << k.key;
+      EXPECT_TRUE(std::count(k.candidates.begin(), k.candidates.end(), k.default_value)) << k.key;
+    }
+  }
+}
+
+TEST(SchedKnobs, AConvTileHasItsShapeAsKnobs) {
+  KnobChoices knobs;
+  CpuScheduleOptions options;
+  options.knobs = &knobs;
+  Schedule sch(lower_workload(Workload::kConv2d));
+  apply_default_cpu_schedule(sch, options);
+  sched::KnobDecisions taken = knobs.taken();
+  for (const char* key : {"conv.cols", "conv.rows", "conv.local", "conv.unroll_k"}) EXPECT_TRUE(taken.count(key)) << key;
+  // 8 output channels: rows 1, 2, 4 or 8 (at most 24 accumulators); 32 columns: 16 or 32 lanes.
+  for (const sched::Knob& k : knobs.knobs()) {
+    if (k.key == "conv.rows") {
+      EXPECT_EQ(k.candidates, (std::vector<int64_t>{1, 2, 4, 8}));
+    } else if (k.key == "conv.cols") {
+      EXPECT_EQ(k.candidates, (std::vector<int64_t>{16, 32}));
+    }
+  }
+}
+
+TEST(SchedKnobs, ADecidedKnobChangesTheTileAndIsInTheTrace) {
+  tir::PrimFunc f = lower_workload(Workload::kMatmul);
+  for (int64_t rows : {2, 4}) {
+    KnobChoices knobs({{"mm.rows", rows}});
+    CpuScheduleOptions options;
+    options.knobs = &knobs;
+    Schedule sch(f);
+    apply_default_cpu_schedule(sch, options);
+    EXPECT_EQ(unrolled_extent(sch.func(), "mm"), rows) << sch.func();
+    EXPECT_EQ(knobs.taken().at("mm.rows"), rows);
+    EXPECT_GE(count_samples(sch.trace()), 1);
+    EXPECT_EQ(check_against(reference(Workload::kMatmul), sch.func(), false), "");
+  }
+  // A value that is not a candidate (rows must divide 32) falls back to the default.
+  KnobChoices odd({{"mm.rows", 5}});
+  CpuScheduleOptions options;
+  options.knobs = &odd;
+  Schedule sch(f);
+  apply_default_cpu_schedule(sch, options);
+  EXPECT_EQ(odd.taken().at("mm.rows"), unrolled_extent(scheduled_workload(Workload::kMatmul).func(), "mm"));
+}
+
+TEST(SchedKnobs, EverySampleComputesTheReferenceAndReplaysFromItsTrace) {
+  for (Workload w : kAllWorkloads) {
+    tir::PrimFunc f = lower_workload(w);
+    std::set<uint64_t> distinct;
+    for (uint64_t seed = 1; seed <= 6; ++seed) {
+      SCOPED_TRACE(std::string(workload_name(w)) + " seed " + std::to_string(seed));
+      KnobChoices knobs({}, seed);
+      CpuScheduleOptions options;
+      options.knobs = &knobs;
+      options.num_threads = 2;
+      options.min_parallel_work = 1;
+      Schedule sch(f);
+      apply_default_cpu_schedule(sch, options);
+      EXPECT_EQ(check_against(reference(w), sch.func(), false), "");
+      Schedule replay(f);
+      sched::Trace::from_json(sch.trace().to_json()).apply(replay);
+      EXPECT_TRUE(tir::structural_equal(replay.func(), sch.func()));
+      distinct.insert(tir::structural_hash(sch.func()));
+    }
+    if (w == Workload::kMatmul || w == Workload::kConv2d) {
+      EXPECT_GT(distinct.size(), 1u) << workload_name(w);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tessel::sched_workloads
