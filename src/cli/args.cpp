@@ -18,7 +18,9 @@ namespace {
 constexpr std::string_view kValued[] = {"-o",          "--output",     "--fusion", "--schedule", "--target",
                                         "-mcpu",       "-mattr",       "--inputs", "--out",      "--seed",
                                         "--repeat",    "--threads",    "--list",   "--timeout",  "--node",
-                                        "--tolerance", "--input-shape"};
+                                        "--tolerance", "--input-shape", "--log",  "--trials",   "--per-round",
+                                        "--search",    "--cost-model",  "--save-cost-model", "--events",
+                                        "--tuning-log"};
 
 bool takes_value(const std::string& token) {
   for (std::string_view name : kValued)

@@ -3,6 +3,7 @@
 
 #include "ir/core/tensor.h"
 #include "src/cli/args.h"
+#include "src/driver/compile_model.h"
 #include "src/driver/pipeline.h"
 
 namespace tessel::cli {
@@ -18,11 +19,16 @@ int cmd_target(Args& args);
 int cmd_roofline(Args& args);
 int cmd_fusion_report(Args& args);
 int cmd_tasks(Args& args);
+int cmd_tune(Args& args);         // tune_commands.cpp
+int cmd_tune_report(Args& args);
 
 // Shared by the commands.
 std::string single_model(Args& args, const char* command);
 driver::StageOptions stage_options(Args& args);
 driver::PipelineOptions pipeline_options(Args& args);
+// --fusion, --schedule, --target (-mcpu, -mattr), --tuning-log; given: whether
+// any was on the command line. The stages' options come from the pipeline's.
+driver::CompileOptions compile_options(Args& args, const driver::PipelineOptions& pipeline, bool* given = nullptr);
 void print_output_summary(const std::string& name, const Tensor& t);
 int run_compiled(Args& args, const driver::PipelineOptions& pipeline);
 
@@ -88,7 +94,7 @@ lowered to the tensor IR on the tensor IR interpreter.
 inline constexpr const char* kCompileHelp =
     R"(usage: tessel compile MODEL.onnx -o OUT.so [--target "llvm [-mcpu=CPU] [-mattr=+f,-g]"]
                       [--fusion none|injective|simple|default|aggressive] [--schedule default|none] [--input-shape NAME=DxD ...]
-                      [--print-tir] [--print-llvm]
+                      [--tuning-log FILE] [--print-tir] [--print-llvm]
 
 Compiles the model for a CPU through LLVM into a self-contained shared
 library: its kernels, execution plan (static memory plan) and weights, with
@@ -101,6 +107,8 @@ the C ABI of include/tessel/runtime.h. Load it from C (link it), from Python
                   unless given):
 )" TESSEL_FUSION_POLICIES_HELP R"(  --schedule S    default (hand-written CPU schedules: tiled, vectorized,
                   parallel) or none (loops as lowered, for comparison)
+  --tuning-log F  the fastest schedule `tessel tune` measured for each task
+                  (also for run and check); other kernels keep the defaults
   --print-tir     print each kernel's tensor IR as scheduled and flattened
   --print-llvm    print the optimised LLVM IR of the module
   --input-shape NAME=1x3x224x224   bind the symbolic dimensions of an input

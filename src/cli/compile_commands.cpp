@@ -20,11 +20,7 @@
 
 namespace tessel::cli {
 
-namespace {
-
-// given: whether any compile option was on the command line.
-// The stages' options come from the pipeline's (parsed once).
-driver::CompileOptions compile_options(Args& args, const driver::PipelineOptions& pipeline, bool* given = nullptr) {
+driver::CompileOptions compile_options(Args& args, const driver::PipelineOptions& pipeline, bool* given) {
   driver::CompileOptions o;
   auto fusion = args.value("--fusion"), schedule = args.value("--schedule");
   auto target = args.value("--target");
@@ -37,8 +33,16 @@ driver::CompileOptions compile_options(Args& args, const driver::PipelineOptions
   for (const std::string& v : mattr) extra.push_back("-mattr=" + v);
   o.target = driver::served_target(target.value_or("llvm"), extra);  // refused before any work
   o.stages = pipeline.stages;
+  if (auto log = args.value("--tuning-log")) {
+    if (given) *given = true;
+    TESSEL_USER_CHECK(o.schedule == driver::ScheduleKind::kDefault, Span{})
+        << "--tuning-log replaces default schedules: it does not go with --schedule none";
+    o.tuned = std::make_shared<const driver::TunedSchedules>(driver::load_tuned_schedules(*log, o.target, std::cerr));
+  }
   return o;
 }
+
+namespace {
 
 bool is_library(const std::string& path) {
   return path.size() > 3 && path.compare(path.size() - 3, 3, ".so") == 0;
@@ -90,13 +94,14 @@ int cmd_compile(Args& args) {
     for (const driver::CompiledKernel& k : compiled.kernels)
       std::cout << "// kernel " << k.symbol << ": scheduled and flattened\n" << driver::kernel_text(k) << "\n";
   if (print_llvm) std::cout << compiled.module->source_text() << "\n";
-  size_t kernels = compiled.kernels.size();
+  size_t kernels = compiled.kernels.size(), tuned = compiled.tuned_kernels;
   uint64_t arena = compiled.plan.arena_bytes, weights = compiled.weights.size();
   driver::export_shared_library(std::move(compiled), *output, options.stages);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::cout << "compiled " << path << " -> " << *output << ": " << kernels << " kernels (fusion "
             << passes::fusion_policy_name(options.fusion) << ", schedule "
-            << driver::schedule_kind_name(options.schedule) << "), target " << options.target.cpu.cpu << ", arena "
+            << driver::schedule_kind_name(options.schedule)
+            << (options.tuned ? ", " + std::to_string(tuned) + " tuned" : std::string()) << "), target " << options.target.cpu.cpu << ", arena "
             << arena << " bytes, weights " << weights << " bytes, " << seconds << " s\n";
   return 0;
 }

@@ -6,6 +6,7 @@
 
 #include "src/cli/args.h"
 #include "src/cli/commands.h"
+#include "src/cli/tune_help.h"
 #include "tessel/error.h"
 
 namespace tessel::cli {
@@ -27,6 +28,8 @@ commands:
   roofline     this machine's peak GFLOP/s and memory bandwidth, 1 thread and all
   fusion-report  compare fusion policies: kernels, dispatch, bytes, roofline, time (md, json, html)
   tasks        the tuner's tasks: distinct fused groups, runs, FLOPs, default-schedule time, share
+  tune         tune the model's kernels: cost-model-guided search, measured candidates, a log
+  tune-report  a tuning log's per-task results, cost model accuracy and tuning curves (CSV, SVG)
   version      versions of Tessel and its compiler libraries, and the host CPU
 
 `tessel <command> --help` describes each command.
@@ -49,6 +52,8 @@ const std::map<std::string, Command>& commands() {
       {"roofline", {cmd_roofline, kRooflineHelp}},
       {"fusion-report", {cmd_fusion_report, kFusionReportHelp}},
       {"tasks", {cmd_tasks, kTasksHelp}},
+      {"tune", {cmd_tune, kTuneHelp}},
+      {"tune-report", {cmd_tune_report, kTuneReportHelp}},
       {"version", {cmd_version, kVersionHelp}},
   };
   return table;

@@ -11,15 +11,18 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "ir/core/tensor.h"
 #include "ir/graph/graph.h"
+#include "schedules/defaults/cpu_defaults.h"
 #include "src/codegen/backend.h"
 #include "src/driver/compiled_model.h"
 #include "src/driver/pipeline.h"
+#include "src/driver/tuned_schedules.h"
 #include "src/lower/lower_group.h"
 #include "src/runtime/kernel_abi.h"
 #include "src/runtime/plan.h"
@@ -36,12 +39,17 @@ struct CompileOptions {
   ScheduleKind schedule = ScheduleKind::kDefault;
   codegen::Target target = codegen::host_target();
   StageOptions stages;
+  // Tuned schedules (`--tuning-log`) replacing the default ones of the kernels they are for.
+  std::shared_ptr<const TunedSchedules> tuned;
 };
 
 // The layout decisions the compute definitions get for these options: the
 // default CPU schedule's for an llvm target (sched::default_cpu_layouts), the
 // direct forms without a schedule or for another target.
 lower::LayoutChoices layout_choices(const CompileOptions& options);
+
+// The default CPU schedule's options for these options' target (nullopt: schedule none).
+std::optional<sched::CpuScheduleOptions> cpu_schedule_options(const CompileOptions& options);
 
 struct CompiledKernel {
   std::string symbol;
@@ -61,6 +69,7 @@ struct CompiledGraph {
   rt::Plan plan;
   std::vector<uint8_t> weights;  // the plan's weight slots point into this
   std::unique_ptr<codegen::Module> module;
+  size_t tuned_kernels = 0;  // scheduled from CompileOptions::tuned
 };
 
 // First runs the graph passes that depend on the target and schedule on g

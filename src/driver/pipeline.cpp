@@ -17,10 +17,9 @@
 #include "schedules/schedule.h"
 #include "src/driver/compile_model.h"
 #include "src/driver/execution_plan.h"
-#include "src/tir_passes/compact_buffers.h"
-#include "src/tir_passes/flatten_blocks.h"
+#include "src/driver/tuning_tasks.h"
+#include "src/tir_passes/backend_passes.h"
 #include "src/lower/lower_group.h"
-#include "src/tir_passes/partition_loops.h"
 #include "src/passes/dead_code.h"
 #include "src/passes/pack_matmul_weights.h"
 #include "src/passes/pretranspose_gemm_weights.h"
@@ -67,13 +66,34 @@ double param_bytes(const tir::PrimFunc& f) {
   return bytes;
 }
 
-// The default schedule's options for the target (nullopt: schedule none).
+}  // namespace
+
 std::optional<sched::CpuScheduleOptions> cpu_schedule_options(const CompileOptions& options) {
   if (options.schedule == ScheduleKind::kNone) return std::nullopt;
   sched::CpuScheduleOptions cpu;
   cpu.num_threads = std::max(1, options.target.cpu.cores);
   cpu.vector_lanes = options.target.cpu.vector_bits / 32;
   return cpu;
+}
+
+namespace {
+
+// The kernel scheduled by the trace the log gives its task, replayed on its
+// function with the blocks named as the task's; false when the log has none.
+bool apply_tuned_schedule(const TunedSchedules& tuned, CompiledKernel& k) {
+  tir::PrimFunc canonical = with_canonical_block_names(k.group.func);
+  std::string key = task_key(canonical);
+  auto it = tuned.tasks.find(key);
+  if (it == tuned.tasks.end()) return false;
+  sched::Schedule sch(canonical);
+  try {
+    sched::Trace::from_json(it->second.trace).apply(sch);
+  } catch (const std::exception& e) {
+    TESSEL_USER_CHECK(false, Span{}) << "the schedule " << tuned.path << " holds for task " << key << " (kernel "
+                                     << k.symbol << ") does not apply: " << e.what();
+  }
+  k.scheduled = k.flat = sch.func();
+  return true;
 }
 
 std::vector<CompiledKernel> lower_groups(const graph::Graph& g, const std::vector<passes::NodeGroup>& groups,
@@ -190,6 +210,7 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
   if (o.prints("fusion")) print_groups(groups, *o.print_to);
 
   std::vector<CompiledKernel> kernels;
+  size_t tuned_kernels = 0;
   {
     StageTimer t("lower", o);
     kernels = lower_groups(g, groups, layout_choices(options));
@@ -199,6 +220,10 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
   {
     StageTimer t("schedule", o);
     for (CompiledKernel& k : kernels) {
+      if (options.tuned && apply_tuned_schedule(*options.tuned, k)) {
+        ++tuned_kernels;
+        continue;
+      }
       sched::Schedule sch(k.group.func);
       if (cpu) sched::apply_default_cpu_schedule(sch, *cpu);
       k.scheduled = k.flat = sch.func();
@@ -206,12 +231,7 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
   }
   after_tir_stage("schedule", kernels, [](const CompiledKernel& k) { return k.scheduled; }, o);
 
-  // Tensor-IR passes: blocks become plain loops, buffers shrink to what is
-  // accessed, then vector loops split where their guards change (after
-  // compaction, which rewrites the guards' indices).
-  run_tir_pass("flatten_blocks", kernels, tir_passes::flatten_blocks, o);
-  run_tir_pass("compact_buffers", kernels, tir_passes::compact_buffers, o);
-  run_tir_pass("partition_vector_loops", kernels, [](const tir::PrimFunc& f) { return tir_passes::partition_vector_loops(f); }, o);
+  for (const tir_passes::TirPass& pass : tir_passes::passes_before_backend()) run_tir_pass(pass.name, kernels, pass.run, o);
   for (CompiledKernel& k : kernels) {
     tir::verify(k.flat);  // always: the backend assumes a valid function
     k.bytes = param_bytes(k.flat);
@@ -234,8 +254,8 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
   }();
   if (o.prints("codegen")) *o.print_to << "// after codegen\n" << module->source_text() << "\n";
   // export, when asked for, is export_shared_library's (compile_model.h).
-  return CompiledGraph{options.target, std::move(kernels), std::move(plan.plan), std::move(plan.weights),
-                       std::move(module)};
+  return CompiledGraph{options.target,        std::move(kernels), std::move(plan.plan), std::move(plan.weights),
+                       std::move(module), tuned_kernels};
 }
 
 }  // namespace tessel::driver

@@ -45,10 +45,12 @@ std::string target_report(const std::string& spec) {
   return codegen::describe(target);
 }
 
+const char* tessel_version() { return "0.1.0"; }
+
 std::string version_report() {
   codegen::CpuTarget cpu = codegen::host_target().cpu;
   std::ostringstream os;
-  os << "tessel 0.1.0\n"
+  os << "tessel " << tessel_version() << "\n"
      << "LLVM " << codegen::llvm_version() << "\n"
      << "NVRTC " << codegen::nvrtc_description() << "\n"
      << "targets llvm" << cuda_target_line() << "\n"

@@ -24,6 +24,8 @@ std::string target_report(const std::string& spec);
 
 // `tessel version`: Tessel, LLVM, NVRTC, XGBoost, protobuf, the targets this
 // build serves, the host CPU.
+// "0.1.0": the version the tuning log's records carry.
+const char* tessel_version();
 std::string version_report();
 
 }  // namespace tessel::driver

@@ -14,11 +14,12 @@ namespace tessel::driver {
 
 namespace {
 
-// Blocks renamed b0, b1, ... in program order (pre-order).
+// Blocks renamed b0, b1, ... in program order (pre-order); the root block
+// keeps its name, which is how schedules find it.
 class CanonicalBlockNames : public tir::StmtMutator {
  protected:
   tir::Stmt mutate_block(const tir::BlockNode& node, const tir::Stmt& self) override {
-    std::string name = "b" + std::to_string(next_++);
+    std::string name = node.name == "root" ? node.name : "b" + std::to_string(next_++);
     tir::Stmt mutated = tir::StmtMutator::mutate_block(node, self);
     const auto& b = static_cast<const tir::BlockNode&>(*mutated);
     return make_ref<tir::BlockNode>(name, b.iter_vars, b.iter_values, b.predicate, b.reads, b.writes, b.init, b.body,

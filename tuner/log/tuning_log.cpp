@@ -27,6 +27,28 @@ std::string field_string(const json& j, const char* key) {
   return v.get<std::string>();
 }
 
+double optional_number(const json& j, const char* key, double fallback) {
+  if (!j.contains(key)) return fallback;
+  TESSEL_USER_CHECK(j[key].is_number(), Span{}) << "field \"" << key << "\" is not a number";
+  return j[key].get<double>();
+}
+
+void read_optional_fields(const json& j, TuningRecord& r) {
+  if (j.contains("knobs")) {
+    TESSEL_USER_CHECK(j["knobs"].is_object(), Span{}) << "field \"knobs\" is not an object";
+    for (const auto& [key, value] : j["knobs"].items()) {
+      TESSEL_USER_CHECK(value.is_number_integer(), Span{}) << "knob \"" << key << "\" is not an integer";
+      r.knobs[key] = value.get<int64_t>();
+    }
+  }
+  r.round = int64_t(optional_number(j, "round", 0));
+  if (j.contains("predicted")) r.predicted = optional_number(j, "predicted", 0);
+  r.flops = optional_number(j, "flops", 0);
+  r.weight = int64_t(optional_number(j, "weight", 1));
+  TESSEL_USER_CHECK(r.round >= 0 && r.flops >= 0 && r.weight >= 1, Span{})
+      << "a negative round or FLOP count, or a weight below 1";
+}
+
 // The length of the file at fd up to and including its last newline (0 when
 // it has none): where a line cut short by an interrupted write begins.
 off_t whole_lines_length(int fd) {
@@ -45,15 +67,21 @@ off_t whole_lines_length(int fd) {
 
 }  // namespace
 
-double TuningRecord::best_ms() const {
-  TESSEL_ICHECK(ok()) << "best time of a failed record";
-  return *std::min_element(times_ms.begin(), times_ms.end());
+double TuningRecord::median_ms() const {
+  TESSEL_ICHECK(ok()) << "median time of a failed record";
+  std::vector<double> sorted = times_ms;
+  std::sort(sorted.begin(), sorted.end());
+  size_t n = sorted.size();
+  return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
 }
 
 std::string to_line(const TuningRecord& r) {
   json trace = r.trace.empty() ? json::object() : json::parse(r.trace);
   json j = {{"task", r.task},   {"target", r.target},     {"version", r.compiler_version},
-            {"trace", trace},   {"times_ms", r.times_ms}, {"error", r.error}};
+            {"trace", trace},   {"times_ms", r.times_ms}, {"error", r.error},
+            {"knobs", r.knobs}, {"round", r.round},       {"flops", r.flops},
+            {"weight", r.weight}};
+  if (r.predicted) j["predicted"] = *r.predicted;
   return j.dump();
 }
 
@@ -77,6 +105,7 @@ TuningRecord record_from_line(const std::string& line) {
     r.times_ms.push_back(t.get<double>());
   }
   TESSEL_USER_CHECK(!r.error.empty() || !r.times_ms.empty(), Span{}) << "neither times nor an error";
+  read_optional_fields(j, r);
   return r;
 }
 

@@ -4,7 +4,8 @@
 // `--resume` continues from the rest.
 //
 //   {"task":"9f3c...","target":"llvm -mcpu=znver4","version":"0.1.0",
-//    "trace":{...},"times_ms":[0.21,0.20,0.21],"error":""}
+//    "trace":{...},"times_ms":[0.21,0.20,0.21],"error":"",
+//    "knobs":{"b0.rows":4},"round":3,"predicted":0.71,"flops":1.2e8,"weight":2}
 //
 // Reading checks every line: a line that is not a record is an error naming
 // the file and line, except a last line cut short (no newline: the write a
@@ -13,7 +14,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,9 +30,17 @@ struct TuningRecord {
   std::string trace;             // the candidate's schedule (sched::Trace::to_json)
   std::vector<double> times_ms;  // its measured runs; empty when it failed
   std::string error;             // why it failed (a crash, a timeout, a wrong output); empty when measured
+  // Optional (absent in a line means the default): what the search and the report need.
+  std::map<std::string, int64_t> knobs;  // the schedule's knob decisions (sched::KnobDecisions)
+  int64_t round = 0;                     // the search round that measured it (0: the default schedule)
+  std::optional<double> predicted;       // the cost model's score before it was measured; none: untrained
+  double flops = 0;                      // per run of the task's function
+  int64_t weight = 1;                    // runs of the task per inference
 
   bool ok() const { return error.empty() && !times_ms.empty(); }
-  double best_ms() const;  // the fastest run (the record must be ok())
+  // Its median run (the record must be ok()): what the tuner ranks by. The
+  // fastest run of a few favours a lucky one; the median does not.
+  double median_ms() const;
 };
 
 // One line of the log (without its newline), and back; from_line throws a

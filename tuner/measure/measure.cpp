@@ -48,29 +48,41 @@ std::string mismatch(const std::vector<Tensor>& got, const std::vector<Tensor>& 
   return "";
 }
 
+// A candidate built and loaded, run on its inputs into its outputs.
+struct Loaded {
+  std::unique_ptr<codegen::LoadedModule> code;
+  codegen::KernelFn fn = nullptr;
+  std::vector<Tensor> outputs;
+  std::vector<void*> args;
+
+  Loaded(const codegen::Target& target, const tir::PrimFunc& flat, const std::vector<Tensor>& inputs) {
+    std::unique_ptr<codegen::Module> module = codegen::make_backend(target)->build({{"candidate", flat}});
+    code = module->load({{"tessel_rt_parallel_for", reinterpret_cast<void*>(&child_parallel_for)},
+                         {"tessel_rt_kernel_error", reinterpret_cast<void*>(&tessel_rt_kernel_error)}});
+    fn = code->lookup("candidate");
+    TESSEL_USER_CHECK(inputs.size() == flat->inputs.size(), Span{})
+        << "the candidate takes " << flat->inputs.size() << " inputs, " << inputs.size() << " given";
+    for (const tir::Buffer& b : flat->outputs) outputs.emplace_back(b->dtype, b->shape);
+    for (const Tensor& t : inputs) args.push_back(const_cast<void*>(t.raw()));
+    for (Tensor& t : outputs) args.push_back(t.raw());
+  }
+  void run() {
+    int32_t status = fn(args.data());
+    TESSEL_USER_CHECK(status == 0, Span{}) << "the candidate failed with status " << status << ": "
+                                           << rt::take_kernel_error();
+  }
+};
+
 // In the child: build, run once and check, then time; the times as text.
 std::string build_check_and_time(const codegen::Target& target, const tir::PrimFunc& flat,
                                  const std::vector<Tensor>& inputs, const std::vector<Tensor>& expected,
                                  const MeasureOptions& o) {
   rt::ThreadPool pool(o.threads);
   child_pool = &pool;
-  std::unique_ptr<codegen::Module> module = codegen::make_backend(target)->build({{"candidate", flat}});
-  std::unique_ptr<codegen::LoadedModule> code =
-      module->load({{"tessel_rt_parallel_for", reinterpret_cast<void*>(&child_parallel_for)},
-                    {"tessel_rt_kernel_error", reinterpret_cast<void*>(&tessel_rt_kernel_error)}});
-  codegen::KernelFn fn = code->lookup("candidate");
-  TESSEL_USER_CHECK(inputs.size() == flat->inputs.size(), Span{})
-      << "the candidate takes " << flat->inputs.size() << " inputs, " << inputs.size() << " given";
-  std::vector<Tensor> outputs;
-  for (const tir::Buffer& b : flat->outputs) outputs.emplace_back(b->dtype, b->shape);
-  std::vector<void*> args;
-  for (const Tensor& t : inputs) args.push_back(const_cast<void*>(t.raw()));
-  for (Tensor& t : outputs) args.push_back(t.raw());
-  int32_t status = fn(args.data());
-  TESSEL_USER_CHECK(status == 0, Span{}) << "the candidate failed with status " << status << ": "
-                                         << rt::take_kernel_error();
+  Loaded candidate(target, flat, inputs);
+  candidate.run();
   if (!expected.empty()) {
-    std::string problem = mismatch(outputs, expected, o);
+    std::string problem = mismatch(candidate.outputs, expected, o);
     TESSEL_USER_CHECK(problem.empty(), Span{}) << problem;
   }
   std::vector<char> flush(o.flush_caches ? kFlushBytes : 0);
@@ -78,7 +90,7 @@ std::string build_check_and_time(const codegen::Target& target, const tir::PrimF
   for (int r = 0; r < o.repeat; ++r) {
     if (o.flush_caches) flush_caches(flush);
     auto start = std::chrono::steady_clock::now();
-    fn(args.data());
+    candidate.fn(candidate.args.data());
     times << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() << " ";
   }
   return times.str();
@@ -102,6 +114,16 @@ Measurement measure_candidate(const codegen::Target& target, const tir::PrimFunc
   for (double t; times >> t;) m.times_ms.push_back(std::max(t, 1e-6));
   if (m.times_ms.empty()) m.error = "no times came back";
   return m;
+}
+
+std::vector<Tensor> run_in_process(const codegen::Target& target, const tir::PrimFunc& flat,
+                                   const std::vector<Tensor>& inputs) {
+  rt::ThreadPool pool(1);
+  child_pool = &pool;
+  Loaded candidate(target, flat, inputs);
+  candidate.run();
+  child_pool = nullptr;
+  return std::move(candidate.outputs);
 }
 
 }  // namespace tessel::tune

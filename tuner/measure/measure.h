@@ -37,4 +37,9 @@ Measurement measure_candidate(const codegen::Target& target, const tir::PrimFunc
                               const std::vector<Tensor>& inputs, const std::vector<Tensor>& expected,
                               const MeasureOptions& options = {});
 
+// `flat` built and run once in this process, on one thread: for a schedule
+// known to be good (the default), whose outputs the candidates must match.
+std::vector<Tensor> run_in_process(const codegen::Target& target, const tir::PrimFunc& flat,
+                                   const std::vector<Tensor>& inputs);
+
 }  // namespace tessel::tune

@@ -1,0 +1,48 @@
+// The help of the tuning commands (tune_commands.cpp).
+#pragma once
+
+namespace tessel::cli {
+
+inline constexpr const char* kTuneHelp =
+    R"(usage: tessel tune MODEL.onnx --log FILE [--trials N] [--threads N] [--seed S] [--resume]
+                   [--per-round N] [--search model|random] [--cost-model FILE] [--save-cost-model FILE]
+                   [--events FILE] [--timeout S] [--repeat N] [--fusion POLICY] [--target llvm]
+
+Tunes the model's kernels for this CPU. The tasks (`tessel tasks`) are first
+measured with their default schedules (the table printed first); then each
+round the task scheduler picks the task whose speed-up would lower the
+estimated end-to-end latency most, its search proposes candidates (the default
+schedule's knobs: tile columns and rows, local accumulation, loop order,
+unrolling, chunks per thread) evolved under an XGBoost cost model trained on
+what was measured, and each is built, checked against the default schedule's
+outputs and timed in a child process. A candidate that crashes, hangs or
+computes something else is logged as an error and the session goes on.
+Every measurement is appended to the log at once (fsync); Ctrl-C stops after
+the measurement in flight, and --resume continues from the log.
+`tessel compile --tuning-log FILE` builds with the best schedule of each task.
+  --log FILE          the tuning log (JSON lines); without --resume it must be new or empty
+  --trials N          measured candidates in all, the default schedules included (default 1000)
+  --threads N         threads the schedules fill and the measurements run on (default: every core)
+  --seed S            seed of the search and of the task inputs (default 0)
+  --resume            continue the session the log holds
+  --per-round N       candidates measured per round (default 8)
+  --search S          model: ranked by the cost model (default); random: the
+                      baseline that search efficiency is measured against
+  --cost-model FILE   start from a saved cost model (warm start)
+  --save-cost-model FILE   save the cost model at the end
+  --events FILE       append JSON-lines events (start, each round, end) for tools
+  --timeout S         per candidate: build, check and timing (default 10)
+  --repeat N          timed runs per candidate, caches flushed before each (default 5)
+)";
+
+inline constexpr const char* kTuneReportHelp =
+    R"(usage: tessel tune-report LOG.jsonl -o DIR
+
+From a tuning log: a per-task table (trials, errors, default and best time,
+speed-up, GFLOP/s), the estimated end-to-end latency, the cost model's
+pairwise ranking accuracy per round on candidates it had not been trained on,
+and the tuning curves: DIR/tasks.csv, DIR/curve.csv (after each trial, each
+task's best and the estimated end-to-end latency) and DIR/curve.svg.
+)";
+
+}  // namespace tessel::cli

@@ -1,0 +1,430 @@
+#include "src/driver/tune_session.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <iomanip>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <random>
+
+#include "ir/core/diagnostics.h"
+#include "src/driver/targets.h"
+#include "src/driver/tune_progress.h"
+#include "src/driver/tuning_tasks.h"
+#include "tuner/cost_model/cost_model.h"
+#include "tuner/log/tuning_log.h"
+#include "tuner/scheduler/task_scheduler.h"
+#include "tuner/search/evolutionary.h"
+
+namespace tessel::driver {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using tune::TaskScheduler;
+
+// Random inputs for a task's function: floats uniform in [-1, 1]; integers
+// (indices) and booleans zero, which every index check accepts.
+std::vector<Tensor> task_inputs(const tir::PrimFunc& f, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  std::vector<Tensor> out;
+  for (const tir::Buffer& b : f->inputs) {
+    Tensor t(b->dtype, b->shape);
+    for (int64_t i = 0; i < t.numel(); ++i) t.set_f64(i, is_float(b->dtype) ? uniform(rng) : 0.0);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+// Candidates sum in other orders than the default: the tolerance scales with
+// the outputs' magnitude, far below what a wrong schedule gets wrong.
+tune::MeasureOptions checked_against(const std::vector<Tensor>& expected, tune::MeasureOptions m) {
+  double largest = 0;
+  for (const Tensor& t : expected)
+    for (int64_t i = 0; i < t.numel(); ++i)
+      if (std::isfinite(t.get_f64(i))) largest = std::max(largest, std::abs(t.get_f64(i)));
+  m.rtol = 1e-3;
+  m.atol = 1e-3 * largest + 1e-6;
+  return m;
+}
+
+struct TaskRun {
+  TuningTask task;
+  tune::TaskSearch search;
+  std::vector<Tensor> inputs, expected;
+  tune::MeasureOptions measure;
+  TunedTask summary;
+};
+
+double throughput(const TunedTask& t, double ms) {
+  return t.flops > 0 ? t.flops / (ms * 1e6) : 1 / ms;
+}
+
+double best_or_infinity(const TunedTask& t) {
+  return t.best_ms > 0 ? t.best_ms : std::numeric_limits<double>::infinity();
+}
+
+bool is_terminal(const std::ostream& out) {
+  if (&out == &std::cerr) return ::isatty(2);
+  if (&out == &std::cout) return ::isatty(1);
+  return false;
+}
+
+class Session {
+ public:
+  Session(const TuneOptions& o, std::ostream& out) : o_(o), out_(out), start_(Clock::now()) {}
+  TuneSummary run();
+
+ private:
+  void prepare();
+  void resume_from(const tune::TuningLog& log);
+  // Measures candidates of task t; returns how many were measured (fewer when interrupted).
+  int measure_round(size_t t, std::vector<tune::Candidate>& candidates, int64_t round);
+  void train();
+  std::optional<double> batch_accuracy() const;
+  void print_default_table() const;
+  void report_round(size_t t, int64_t round, int measured, int errors, std::optional<double> accuracy);
+  TuneSummary summary() const;
+
+  const TuneOptions& o_;
+  std::ostream& out_;
+  Clock::time_point start_;
+  sched::CpuScheduleOptions cpu_;
+  std::vector<TaskRun> runs_;
+  std::unique_ptr<tune::TuningLogWriter> writer_;
+  std::unique_ptr<tune::CostModel> model_;
+  bool model_trained_ = false;
+  std::unique_ptr<TaskScheduler> scheduler_;
+  std::unique_ptr<TuneProgress> progress_;
+  tune::Measured batch_;
+  std::vector<double> batch_predicted_;
+  int trials_ = 0, resumed_trials_ = 0;
+  bool interrupted_ = false;
+};
+
+void Session::prepare() {
+  graph::Graph g = load_graph(o_.model_path, o_.pipeline);
+  CompiledGraph compiled = compile_graph(g, o_.compile);
+  std::optional<sched::CpuScheduleOptions> cpu = cpu_schedule_options(o_.compile);
+  TESSEL_USER_CHECK(cpu && o_.compile.target.kind == codegen::TargetKind::kLlvm, Span{})
+      << "tessel tune searches CPU schedules: it needs --target llvm and --schedule default";
+  cpu_ = *cpu;
+  std::vector<TuningTask> tasks = extract_tasks(compiled.kernels);
+  out_ << "model " << o_.model_path << ": " << compiled.kernels.size() << " kernels, " << tasks.size()
+       << " tasks; target " << log_target(o_.compile.target) << ", " << cpu_.num_threads << " thread(s)\n";
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    tune::Candidate baseline = *tune::make_candidate(tasks[i].func, cpu_, {});
+    std::vector<Tensor> inputs = task_inputs(baseline.flat, o_.seed * 7919 + i);
+    std::vector<Tensor> expected = tune::run_in_process(o_.compile.target, baseline.flat, inputs);
+    tune::MeasureOptions m = checked_against(expected, o_.measure);
+    TunedTask s{tasks[i].key, tasks[i].name, tasks[i].weight(), tasks[i].flops};
+    runs_.push_back({tasks[i], tune::TaskSearch(tasks[i].func, cpu_, o_.seed + 1000003 * (i + 1)), std::move(inputs),
+                     std::move(expected), m, s});
+  }
+}
+
+void Session::resume_from(const tune::TuningLog& log) {
+  std::map<std::string, size_t> by_key;
+  for (size_t t = 0; t < runs_.size(); ++t) by_key[runs_[t].task.key] = t;
+  std::map<size_t, int> count;
+  size_t unknown = 0;
+  for (const tune::TuningRecord& r : log.records) {
+    auto it = by_key.find(r.task);
+    if (it == by_key.end()) {
+      ++unknown;
+      continue;
+    }
+    TaskRun& run = runs_[it->second];
+    std::optional<tune::Candidate> c = run.search.record_previous(r.knobs, r.ok() ? r.median_ms() : 0, r.ok());
+    TunedTask& s = run.summary;
+    ++s.trials;
+    ++count[it->second];
+    if (c) batch_.add(c->features, r.ok() ? throughput(s, r.median_ms()) : 0, int64_t(it->second));
+    if (!r.ok()) {
+      ++s.errors;
+      continue;
+    }
+    if (r.round == 0) s.default_ms = r.median_ms();
+    if (s.best_ms == 0 || r.median_ms() < s.best_ms) s.best_ms = r.median_ms();
+  }
+  for (auto [t, n] : count) {
+    const TunedTask& s = runs_[t].summary;
+    scheduler_->report(t, n, s.best_ms > 0 ? s.best_ms : std::numeric_limits<double>::infinity());
+    resumed_trials_ += n;
+  }
+  if (!o_.resume) return;
+  out_ << "resumed " << log.records.size() << " records of " << o_.log_path << " (" << resumed_trials_
+       << " trials of this model's tasks";
+  if (unknown) out_ << ", " << unknown << " of other tasks kept";
+  out_ << ")\n";
+}
+
+
+volatile std::sig_atomic_t interrupted_flag = 0;
+
+extern "C" void on_interrupt(int) { interrupted_flag = 1; }
+
+// SIGINT sets a flag the session reads between measurements; the handler
+// before it is back when the session ends.
+class InterruptGuard {
+ public:
+  InterruptGuard() {
+    interrupted_flag = 0;
+    struct sigaction action = {};
+    action.sa_handler = on_interrupt;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(SIGINT, &action, &previous_);
+  }
+  ~InterruptGuard() { ::sigaction(SIGINT, &previous_, nullptr); }
+
+ private:
+  struct sigaction previous_ = {};
+};
+
+int Session::measure_round(size_t t, std::vector<tune::Candidate>& candidates, int64_t round) {
+  TaskRun& run = runs_[t];
+  std::vector<double> predicted;
+  if (model_trained_) {
+    std::vector<tune::Features> features;
+    for (const tune::Candidate& c : candidates) features.push_back(c.features);
+    predicted = model_->predict(features);
+  }
+  int measured = 0;
+  for (size_t i = 0; i < candidates.size() && !interrupted_flag && trials_ < o_.trials; ++i) {
+    const tune::Candidate& c = candidates[i];
+    tune::Measurement m = tune::measure_candidate(o_.compile.target, c.flat, run.inputs, run.expected, run.measure);
+    if (interrupted_flag && !m.ok()) break;  // the child was interrupted too: nothing was measured
+    tune::TuningRecord r;
+    r.task = run.task.key;
+    r.target = log_target(o_.compile.target);
+    r.compiler_version = compiler_version();
+    r.trace = c.trace;
+    r.times_ms = m.times_ms;
+    r.error = m.ok() ? "" : (m.error.empty() ? "no times" : m.error);
+    if (!m.ok()) r.times_ms.clear();
+    r.knobs = c.knobs;
+    r.round = round;
+    r.flops = run.task.flops;
+    r.weight = int64_t(run.task.weight());
+    if (!predicted.empty()) r.predicted = predicted[i];
+    writer_->append(r);
+    ++measured;
+    ++trials_;
+    TunedTask& s = run.summary;
+    ++s.trials;
+    double ms = m.ok() ? r.median_ms() : 0;
+    run.search.record(c, ms, m.ok());
+    batch_.add(c.features, m.ok() ? throughput(s, ms) : 0, int64_t(t));
+    if (!predicted.empty()) batch_predicted_.push_back(predicted[i]);
+    if (!m.ok()) {
+      ++s.errors;
+      continue;
+    }
+    if (round == 0) s.default_ms = ms;
+    if (s.best_ms == 0 || ms < s.best_ms) s.best_ms = ms;
+  }
+  return measured;
+}
+
+void Session::train() {
+  if (batch_.size() == 0) return;
+  model_->update(batch_);
+  model_trained_ = true;
+  batch_ = {};
+  batch_predicted_.clear();
+}
+
+// The model's pairwise accuracy on the round it has not trained on yet.
+std::optional<double> Session::batch_accuracy() const {
+  if (batch_predicted_.size() != batch_.size() || batch_.size() < 2) return std::nullopt;
+  return tune::pairwise_accuracy(batch_predicted_, batch_.throughput, batch_.group);
+}
+
+void Session::print_default_table() const {
+  std::vector<const TaskRun*> rows;
+  double total = 0;
+  for (const TaskRun& r : runs_) {
+    rows.push_back(&r);
+    total += double(r.task.weight()) * r.summary.default_ms;
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const TaskRun* a, const TaskRun* b) {
+    return double(a->task.weight()) * a->summary.default_ms > double(b->task.weight()) * b->summary.default_ms;
+  });
+  out_ << "default schedules (each task's kernel measured alone, caches flushed):\n"
+       << std::left << std::setw(18) << "task" << std::setw(40) << "first kernel's group" << std::right
+       << std::setw(5) << "runs" << std::setw(10) << "MFLOP" << std::setw(9) << "MB" << std::setw(11) << "ms/run"
+       << std::setw(9) << "GFLOP/s" << std::setw(8) << "share" << "\n"
+       << std::fixed;
+  for (const TaskRun* r : rows) {
+    const TunedTask& s = r->summary;
+    double ms = s.default_ms;
+    out_ << std::left << std::setw(18) << s.key << std::setw(40) << s.name.substr(0, 38) << std::right << std::setw(5)
+         << s.weight << std::setprecision(2) << std::setw(10) << s.flops / 1e6 << std::setw(9) << r->task.bytes / 1e6
+         << std::setprecision(4) << std::setw(11) << ms << std::setprecision(2) << std::setw(9)
+         << (ms > 0 ? s.flops / (ms * 1e6) : 0) << std::setprecision(1) << std::setw(7)
+         << (total > 0 ? 100 * double(s.weight) * ms / total : 0) << "%\n";
+  }
+  out_ << std::setprecision(3) << "estimated end to end: " << total << " ms\n" << std::defaultfloat << std::flush;
+}
+
+void Session::report_round(size_t t, int64_t round, int measured, int errors, std::optional<double> accuracy) {
+  const TaskRun& run = runs_[t];
+  TuneSummary s = summary();
+  RoundReport r;
+  r.round = round;
+  r.task_key = run.task.key;
+  r.task_name = run.task.name;
+  r.trials = trials_;
+  r.total = o_.trials;
+  r.session_trials = trials_ - resumed_trials_;
+  r.measured = measured;
+  r.errors = errors;
+  r.elapsed_s = s.seconds;
+  r.task_best_ms = run.summary.best_ms;
+  r.task_default_ms = run.summary.default_ms;
+  r.task_flops = run.task.flops;
+  r.estimated_ms = s.tuned_ms();
+  r.default_ms = s.default_ms();
+  r.model_accuracy = accuracy;
+  progress_->round(r);
+}
+
+TuneSummary Session::summary() const {
+  TuneSummary out;
+  for (const TaskRun& r : runs_) out.tasks.push_back(r.summary);
+  out.trials = trials_;
+  out.interrupted = interrupted_;
+  out.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
+  return out;
+}
+
+TuneSummary Session::run() {
+  InterruptGuard guard;
+  tune::TuningLog log = tune::read_tuning_log(o_.log_path, log_target(o_.compile.target), compiler_version(),
+                                              /*missing_ok=*/true);
+  size_t held = log.records.size() + log.foreign.size();
+  TESSEL_USER_CHECK(o_.resume || held == 0, Span{})
+      << "the tuning log " << o_.log_path << " already holds " << held
+      << " records: pass --resume to continue that session, or another --log";
+  prepare();
+  if (!log.foreign.empty())
+    out_ << "note: " << log.foreign.size() << " records of " << o_.log_path
+         << " are for another target or compiler version (" << log.foreign.front().target << ", "
+         << log.foreign.front().compiler_version << "): kept, not used\n";
+  if (log.dropped_partial_line) out_ << "note: the last line of " << o_.log_path << " was cut short and is dropped\n";
+  model_ = o_.random_search ? tune::make_random_model(o_.seed) : tune::make_xgboost_model({.seed = o_.seed});
+  if (!o_.cost_model_in.empty()) {
+    model_->load(o_.cost_model_in);
+    model_trained_ = true;
+  }
+  std::vector<double> weights;
+  for (const TaskRun& r : runs_) weights.push_back(double(r.task.weight()));
+  scheduler_ = std::make_unique<tune::TaskScheduler>(weights, o_.seed);
+  resume_from(log);
+  trials_ = resumed_trials_;
+  writer_ = std::make_unique<tune::TuningLogWriter>(o_.log_path);
+  progress_ = std::make_unique<TuneProgress>(out_, o_.events_path, is_terminal(out_));
+  progress_->event("start", "\"tasks\":" + std::to_string(runs_.size()) + ",\"total\":" + std::to_string(o_.trials) +
+                                ",\"resumed\":" + std::to_string(resumed_trials_));
+  train();
+  int64_t round = 0;
+  for (size_t t = 0; t < runs_.size() && !interrupted_flag && trials_ < o_.trials; ++t) {
+    if (runs_[t].summary.trials > 0) continue;  // resumed
+    std::vector<tune::Candidate> first = runs_[t].search.propose(*model_, model_trained_, 1);
+    int n = measure_round(t, first, 0);
+    scheduler_->report(size_t(t), n, best_or_infinity(runs_[t].summary));
+  }
+  print_default_table();
+  while (!interrupted_flag && trials_ < o_.trials) {
+    size_t t = scheduler_->next();
+    if (t == SIZE_MAX) break;
+    int want = std::min(o_.per_round, o_.trials - trials_);
+    std::vector<tune::Candidate> candidates = runs_[t].search.propose(*model_, model_trained_, want);
+    if (candidates.empty()) {
+      scheduler_->mark_done(t);
+      continue;
+    }
+    ++round;
+    int errors_before = runs_[t].summary.errors;
+    int n = measure_round(t, candidates, round);
+    std::optional<double> accuracy = batch_accuracy();
+    train();
+    scheduler_->report(t, n, best_or_infinity(runs_[t].summary));
+    report_round(t, round, n, runs_[t].summary.errors - errors_before, accuracy);
+  }
+  interrupted_ = interrupted_flag != 0;
+  progress_->finish();
+  if (!o_.cost_model_out.empty() && model_trained_) model_->save(o_.cost_model_out);
+  TuneSummary s = summary();
+  progress_->event("end", "\"trials\":" + std::to_string(s.trials) + ",\"interrupted\":" +
+                              (s.interrupted ? "true" : "false") + ",\"estimated_ms\":" + std::to_string(s.tuned_ms()) +
+                              ",\"default_ms\":" + std::to_string(s.default_ms()));
+  return s;
+}
+
+}  // namespace
+
+double TuneSummary::default_ms() const {
+  double total = 0;
+  for (const TunedTask& t : tasks) total += double(t.weight) * t.default_ms;
+  return total;
+}
+
+double TuneSummary::tuned_ms() const {
+  double total = 0;
+  for (const TunedTask& t : tasks) total += double(t.weight) * (t.best_ms > 0 ? t.best_ms : t.default_ms);
+  return total;
+}
+
+std::string log_target(const codegen::Target& target) {
+  std::string out = codegen::target_kind_name(target.kind);
+  if (target.kind == codegen::TargetKind::kLlvm)
+    out += " -mcpu=" + target.cpu.cpu + " -vector-bits=" + std::to_string(target.cpu.vector_bits);
+  else
+    out += " -arch=sm_" + std::to_string(target.gpu.sm);
+  return out;
+}
+
+std::string compiler_version() { return tessel_version(); }
+
+TuneSummary run_tuning(const TuneOptions& options, std::ostream& out) {
+  TESSEL_USER_CHECK(options.trials >= 1 && options.per_round >= 1, Span{})
+      << "--trials and the trials per round must be at least 1";
+  TESSEL_USER_CHECK(!options.log_path.empty(), Span{}) << "tessel tune needs --log FILE (JSON lines, appended)";
+  Session session(options, out);
+  return session.run();
+}
+
+void print_tune_summary(const TuneSummary& s, std::ostream& out) {
+  std::vector<const TunedTask*> rows;
+  for (const TunedTask& t : s.tasks) rows.push_back(&t);
+  std::stable_sort(rows.begin(), rows.end(), [](const TunedTask* a, const TunedTask* b) {
+    return double(a->weight) * a->default_ms > double(b->weight) * b->default_ms;
+  });
+  out << std::left << std::setw(18) << "task" << std::setw(40) << "first kernel's group" << std::right << std::setw(5)
+      << "runs" << std::setw(12) << "default ms" << std::setw(10) << "best ms" << std::setw(9) << "speedup"
+      << std::setw(9) << "GFLOP/s" << std::setw(8) << "trials" << std::setw(8) << "errors" << "\n"
+      << std::fixed;
+  for (const TunedTask* t : rows) {
+    double best = t->best_ms > 0 ? t->best_ms : t->default_ms;
+    out << std::left << std::setw(18) << t->key << std::setw(40) << t->name.substr(0, 38) << std::right
+        << std::setw(5) << t->weight << std::setprecision(4) << std::setw(12) << t->default_ms << std::setw(10) << best
+        << std::setprecision(2) << std::setw(8) << (best > 0 ? t->default_ms / best : 0) << "x" << std::setprecision(1)
+        << std::setw(9) << (best > 0 ? t->flops / (best * 1e6) : 0) << std::setw(8) << t->trials << std::setw(8)
+        << t->errors << "\n";
+  }
+  out << std::setprecision(3) << "estimated end to end (sum of runs x kernel time): default " << s.default_ms()
+      << " ms, tuned " << s.tuned_ms() << " ms (" << std::setprecision(2)
+      << (s.tuned_ms() > 0 ? s.default_ms() / s.tuned_ms() : 0) << "x); " << s.trials << " trials in "
+      << format_duration(s.seconds) << (s.interrupted ? ", interrupted" : "") << "\n"
+      << std::defaultfloat << std::setprecision(6);
+}
+
+}  // namespace tessel::driver

@@ -1,0 +1,68 @@
+// A tuning session over a model (`tessel tune`): the model compiled with the
+// default schedules, its tasks (tuning_tasks.h), each task's default schedule
+// measured first (the task table), then rounds of trials: the task scheduler
+// picks a task, its search proposes candidates ranked by the cost model,
+// each is measured in a child process (a crash, a hang or a wrong output is
+// a recorded error) and appended to the log, and the cost model retrains on
+// the round. A progress line after each round; JSON-lines events for tools;
+// SIGINT stops after the measurement in flight with everything kept.
+// `--resume` reads the log back: its measured candidates are not measured
+// again and their trials count.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "src/driver/compile_model.h"
+#include "tuner/measure/measure.h"
+
+namespace tessel::driver {
+
+struct TuneOptions {
+  std::string model_path;
+  PipelineOptions pipeline;
+  CompileOptions compile;     // its target's cores are the threads the schedules fill
+  std::string log_path;
+  int trials = 1000;          // measured candidates in all, the default schedules included
+  int per_round = 8;          // measured per round of one task
+  uint64_t seed = 0;
+  bool resume = false;        // continue the log (else it must not hold records yet)
+  bool random_search = false; // rank with a random model: the baseline search efficiency is measured against
+  std::string cost_model_in;  // a saved cost model to start from (warm start)
+  std::string cost_model_out; // where to save the cost model at the end
+  std::string events_path;    // JSON lines, one per event; empty: none
+  tune::MeasureOptions measure;
+};
+
+struct TunedTask {
+  std::string key, name;
+  size_t weight = 0;
+  double flops = 0;
+  double default_ms = 0, best_ms = 0;  // 0 while unmeasured
+  int trials = 0, errors = 0;
+};
+
+struct TuneSummary {
+  std::vector<TunedTask> tasks;
+  int trials = 0;          // measured in this session and earlier ones (resumed)
+  bool interrupted = false;
+  double seconds = 0;
+  double default_ms() const;  // sum of weight * default time
+  double tuned_ms() const;    // sum of weight * best time
+};
+
+// The log's target: the target's kind, CPU and vector width (a log made on
+// another machine kind is reported, not applied).
+std::string log_target(const codegen::Target& target);
+// The compiler version the log's records carry.
+std::string compiler_version();
+
+TuneSummary run_tuning(const TuneOptions& options, std::ostream& out);
+
+// The per-task table of a summary (default, best, speedup, trials, errors)
+// and the estimated end-to-end latency.
+void print_tune_summary(const TuneSummary& summary, std::ostream& out);
+
+}  // namespace tessel::driver

@@ -1,0 +1,31 @@
+// What `--tuning-log` gives the compiler: per task (the structural hash of a
+// kernel's lowered function, blocks named by position), the schedule of the
+// fastest candidate the log measured for this target and compiler version.
+// Compiling, a kernel whose task has one gets it replayed on its function
+// (renamed as the task's); the others keep the default schedules.
+#pragma once
+
+#include <map>
+#include <ostream>
+#include <string>
+
+#include "src/codegen/target.h"
+
+namespace tessel::driver {
+
+struct TunedSchedule {
+  std::string trace;  // sched::Trace::to_json
+  double best_ms = 0;
+};
+
+struct TunedSchedules {
+  std::string path;                            // the log they came from
+  std::map<std::string, TunedSchedule> tasks;  // by task key
+};
+
+// Reads the log (a corrupt line is a user error naming it); says on `notes`
+// how many tasks it gives schedules for, and what it leaves out: records for
+// another target or compiler version, a last line cut short.
+TunedSchedules load_tuned_schedules(const std::string& path, const codegen::Target& target, std::ostream& notes);
+
+}  // namespace tessel::driver

@@ -1,0 +1,26 @@
+#include "src/tir_passes/backend_passes.h"
+
+#include "ir/tensor/verifier.h"
+#include "src/tir_passes/compact_buffers.h"
+#include "src/tir_passes/flatten_blocks.h"
+#include "src/tir_passes/partition_loops.h"
+
+namespace tessel::tir_passes {
+
+const std::vector<TirPass>& passes_before_backend() {
+  static const std::vector<TirPass> passes = {
+      {"flatten_blocks", flatten_blocks},
+      {"compact_buffers", compact_buffers},
+      {"partition_vector_loops", [](const tir::PrimFunc& f) { return partition_vector_loops(f); }},
+  };
+  return passes;
+}
+
+tir::PrimFunc prepare_for_backend(const tir::PrimFunc& scheduled) {
+  tir::PrimFunc f = scheduled;
+  for (const TirPass& pass : passes_before_backend()) f = pass.run(f);
+  tir::verify(f);
+  return f;
+}
+
+}  // namespace tessel::tir_passes

@@ -1,0 +1,25 @@
+// The tensor-IR passes between a schedule and a backend, in the order the
+// compiler runs them: blocks become plain loops, buffers shrink to what is
+// accessed, then vector loops split where their guards change (after
+// compaction, which rewrites the guards' indices). The pipeline runs them as
+// timed stages; the tuner runs them on each candidate, so that what it
+// measures is what the compiler builds.
+#pragma once
+
+#include <vector>
+
+#include "ir/tensor/function.h"
+
+namespace tessel::tir_passes {
+
+struct TirPass {
+  const char* name;
+  tir::PrimFunc (*run)(const tir::PrimFunc&);
+};
+
+const std::vector<TirPass>& passes_before_backend();
+
+// All of them, then the verifier (which throws on an invalid function).
+tir::PrimFunc prepare_for_backend(const tir::PrimFunc& scheduled);
+
+}  // namespace tessel::tir_passes

@@ -1,0 +1,132 @@
+// `tessel tune` end to end, as a user runs it: a short session on the tiny
+// CNN writes a log that `compile --tuning-log` applies and `check` passes; a
+// log is never appended to silently, `--resume` continues it, Ctrl-C keeps
+// what was measured, and a corrupt or foreign log is reported.
+#include <fstream>
+
+#include "tests/unit/cli_runner.h"
+
+namespace tessel {
+namespace {
+
+namespace fs = std::filesystem;
+using cli_test::contains;
+using cli_test::expect_user_error;
+using cli_test::quote;
+using cli_test::Result;
+using cli_test::run_tessel;
+using cli_test::run_tessel_line;
+using cli_test::TempDir;
+
+const std::string kTinyCnn = std::string(TESSEL_SOURCE_DIR) + "/examples/tiny_cnn.onnx";
+
+std::vector<std::string> tune_args(const fs::path& log, int trials) {
+  return {"tune",     kTinyCnn, "--input-shape", "image=1x1x28x28", "--log",    log.string(),
+          "--trials", std::to_string(trials), "--threads", "1",      "--per-round", "6"};
+}
+
+std::vector<std::string> lines_of(const fs::path& path) {
+  std::ifstream in(path);
+  std::vector<std::string> out;
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+TEST(TuneCli, ATinySessionWritesALogThatCompileAndCheckApply) {
+  TempDir dir;
+  fs::path log = dir / "tiny.jsonl", events = dir / "events.jsonl";
+  std::vector<std::string> args = tune_args(log, 24);
+  args.insert(args.end(), {"--events", events.string()});
+  Result tune = run_tessel(args);
+  ASSERT_EQ(tune.code, 0) << tune.out << tune.err;
+  EXPECT_TRUE(contains(tune.err, "default schedules")) << tune.err;  // the task table first
+  EXPECT_TRUE(contains(tune.err, "[24/24 trials]")) << tune.err;
+  EXPECT_TRUE(contains(tune.out, "estimated end to end")) << tune.out;
+  std::vector<std::string> records = lines_of(log);
+  ASSERT_EQ(records.size(), 24u);
+  for (const std::string& r : records) EXPECT_TRUE(contains(r, "\"target\":\"llvm -mcpu=")) << r;
+  std::vector<std::string> event_lines = lines_of(events);
+  ASSERT_GE(event_lines.size(), 3u);
+  EXPECT_TRUE(contains(event_lines.front(), "\"event\":\"start\""));
+  EXPECT_TRUE(contains(event_lines.back(), "\"event\":\"end\""));
+
+  Result compile = run_tessel({"compile", kTinyCnn, "--input-shape", "image=1x1x28x28", "--tuning-log",
+                               log.string(), "-o", (dir / "tiny.so").string()});
+  ASSERT_EQ(compile.code, 0) << compile.err;
+  EXPECT_TRUE(contains(compile.out, "6 kernels (fusion default, schedule default, 6 tuned)")) << compile.out;
+  Result check = run_tessel({"check", kTinyCnn, "--input-shape", "image=1x1x28x28", "--tuning-log", log.string(),
+                             "--per-kernel"});
+  EXPECT_EQ(check.code, 0) << check.out << check.err;
+  EXPECT_TRUE(contains(check.out, "check passed")) << check.out;
+  Result report = run_tessel({"tune-report", log.string(), "-o", (dir / "report").string()});
+  ASSERT_EQ(report.code, 0) << report.err;
+  EXPECT_TRUE(contains(report.out, "24 trials, 6 tasks")) << report.out;
+  for (const char* file : {"tasks.csv", "curve.csv", "accuracy.csv", "curve.svg"})
+    EXPECT_TRUE(fs::exists(dir / "report" / file)) << file;
+  EXPECT_EQ(lines_of(dir / "report" / "curve.csv").size(), 25u);
+}
+
+TEST(TuneCli, ALogIsContinuedOnlyWithResume) {
+  TempDir dir;
+  fs::path log = dir / "resume.jsonl";
+  ASSERT_EQ(run_tessel(tune_args(log, 10)).code, 0);
+  expect_user_error(run_tessel(tune_args(log, 16)), "pass --resume to continue");
+  EXPECT_EQ(lines_of(log).size(), 10u);
+  std::vector<std::string> args = tune_args(log, 16);
+  args.push_back("--resume");
+  Result resumed = run_tessel(args);
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_TRUE(contains(resumed.err, "resumed 10 records")) << resumed.err;
+  std::vector<std::string> records = lines_of(log);
+  EXPECT_EQ(records.size(), 16u);
+  // The default schedules were measured by the first session, not again.
+  size_t defaults = 0;
+  for (const std::string& r : records) defaults += contains(r, "\"round\":0");
+  EXPECT_EQ(defaults, 6u);
+}
+
+TEST(TuneCli, AnInterruptKeepsWhatWasMeasured) {
+  TempDir dir;
+  fs::path log = dir / "interrupted.jsonl";
+  std::string line;
+  for (const std::string& a : tune_args(log, 100000)) line += " " + quote(a);
+  // SIGINT to tessel alone, as a terminal's Ctrl-C would send it.
+  std::string cmd = "timeout --preserve-status -s INT 4 " + quote(TESSEL_BINARY) + line + " >/dev/null 2>&1";
+  int status = std::system(cmd.c_str());
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  std::vector<std::string> records = lines_of(log);
+  EXPECT_GT(records.size(), 0u);
+  for (const std::string& rec : records) EXPECT_EQ(rec.back(), '}') << rec;
+}
+
+TEST(TuneCli, ACorruptOrForeignLogIsReported) {
+  TempDir dir;
+  fs::path log = dir / "tiny.jsonl";
+  ASSERT_EQ(run_tessel(tune_args(log, 8)).code, 0);
+  std::vector<std::string> records = lines_of(log);
+  auto write = [&](const fs::path& path, const std::vector<std::string>& lines) {
+    std::ofstream out(path);
+    for (const std::string& l : lines) out << l << "\n";
+  };
+  std::vector<std::string> corrupt = records;
+  corrupt[3] = "{\"task\": 12";
+  write(dir / "corrupt.jsonl", corrupt);
+  expect_user_error(run_tessel({"compile", kTinyCnn, "--input-shape", "image=1x1x28x28", "--tuning-log",
+                                (dir / "corrupt.jsonl").string(), "-o", (dir / "x.so").string()}),
+                    "corrupt.jsonl:4");
+  std::vector<std::string> foreign;
+  for (std::string r : records) {
+    size_t at = r.find("\"target\":\"llvm -mcpu=");
+    r.replace(at, std::string("\"target\":\"llvm -mcpu=").size(), "\"target\":\"llvm -mcpu=other-");
+    foreign.push_back(r);
+  }
+  write(dir / "foreign.jsonl", foreign);
+  Result compile = run_tessel({"compile", kTinyCnn, "--input-shape", "image=1x1x28x28", "--tuning-log",
+                               (dir / "foreign.jsonl").string(), "-o", (dir / "y.so").string()});
+  ASSERT_EQ(compile.code, 0) << compile.err;
+  EXPECT_TRUE(contains(compile.err, "8 records for another target or compiler version left out")) << compile.err;
+  EXPECT_TRUE(contains(compile.out, "0 tuned")) << compile.out;
+}
+
+}  // namespace
+}  // namespace tessel
