@@ -43,6 +43,16 @@ int cmd_tune(Args& args) {
   o.events_path = args.value("--events").value_or("");
   o.measure.timeout_s = bounded_int(args, "--timeout", 10, 1, 3600);
   o.measure.repeat = bounded_int(args, "--repeat", 5, 1, 1000);
+  std::string flush = args.value("--cache-flush").value_or("l2");
+  int64_t l2 = o.compile.target.cpu.l2_bytes > 0 ? o.compile.target.cpu.l2_bytes : int64_t(1) << 20;
+  if (flush == "l2") {
+    o.measure.flush_bytes = 4 * l2;
+  } else if (flush == "memory") {
+    o.measure.flush_bytes = int64_t(64) << 20;
+  } else {
+    TESSEL_USER_CHECK(flush == "none", Span{}) << "--cache-flush is l2, memory or none, not " << flush;
+    o.measure.flush_bytes = 0;
+  }
   o.model_path = single_model(args, "tune");
   driver::check_thread_environment();
   driver::TuneSummary summary = driver::run_tuning(o, std::cerr);

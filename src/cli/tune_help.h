@@ -6,7 +6,8 @@ namespace tessel::cli {
 inline constexpr const char* kTuneHelp =
     R"(usage: tessel tune MODEL.onnx --log FILE [--trials N] [--threads N] [--seed S] [--resume]
                    [--per-round N] [--search model|random] [--cost-model FILE] [--save-cost-model FILE]
-                   [--events FILE] [--timeout S] [--repeat N] [--fusion POLICY] [--target llvm]
+                   [--events FILE] [--timeout S] [--repeat N] [--cache-flush l2|memory|none]
+                   [--fusion POLICY] [--target llvm]
 
 Tunes the model's kernels for this CPU. The tasks (`tessel tasks`) are first
 measured with their default schedules (the table printed first); then each
@@ -32,7 +33,11 @@ the measurement in flight, and --resume continues from the log.
   --save-cost-model FILE   save the cost model at the end
   --events FILE       append JSON-lines events (start, each round, end) for tools
   --timeout S         per candidate: build, check and timing (default 10)
-  --repeat N          timed runs per candidate, caches flushed before each (default 5)
+  --repeat N          timed runs per candidate, ranked by their median (default 5)
+  --cache-flush F     written between timed runs: l2 (default; four times the
+                      L2, so that data comes from the last-level cache, as in
+                      a model that runs again and again), memory (64 MiB: from
+                      DRAM), none
 )";
 
 inline constexpr const char* kTuneReportHelp =

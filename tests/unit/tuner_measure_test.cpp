@@ -50,7 +50,7 @@ TEST(TunerMeasure, ACandidateIsCheckedThenTimed) {
   codegen::Target host = codegen::parse_target("llvm");
   MeasureOptions quick;
   quick.repeat = 3;
-  quick.flush_caches = false;
+  quick.flush_bytes = 0;
   Measurement m = measure_candidate(host, doubling(256, 256, [](const tir::Var& i) { return i; }), {x}, {want}, quick);
   ASSERT_TRUE(m.ok()) << m.error;
   EXPECT_EQ(m.times_ms.size(), 3u);
@@ -65,7 +65,7 @@ TEST(TunerMeasure, ACandidateThatCrashesOrNeverEndsIsAnError) {
   codegen::Target host = codegen::parse_target("llvm");
   MeasureOptions quick;
   quick.repeat = 1;
-  quick.flush_caches = false;
+  quick.flush_bytes = 0;
   quick.timeout_s = 20;
   // Stores a terabyte apart: the first lands far outside any mapping.
   Measurement crashed = measure_candidate(

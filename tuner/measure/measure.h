@@ -2,8 +2,9 @@
 // given inputs, its outputs checked against expected ones, then timed, all in
 // a child process (run_isolated) with a timeout, so that a candidate that
 // crashes, hangs or computes something else is a recorded error, not the
-// end of the session. Between timed runs a buffer larger than the caches is
-// written, so that every run starts from memory as it would in a model.
+// end of the session. Between timed runs a buffer is written
+// (MeasureOptions::flush_bytes), so that every run starts from the cache
+// level it would in a model.
 #pragma once
 
 #include <string>
@@ -17,9 +18,17 @@ namespace tessel::tune {
 
 struct MeasureOptions {
   int threads = 1;            // the child's thread pool
-  int repeat = 5;             // timed runs, after one checked run
+  int repeat = 5;             // timed runs, after one checked run and the warm-up runs
+  // Untimed runs before the timed ones: the first runs of a fresh process are
+  // slower (its allocator and page tables settle), by up to several times.
+  int warmup = 3;
   double timeout_s = 10;      // for building, checking and timing together
-  bool flush_caches = true;   // between timed runs
+  // Bytes written between timed runs, so that the candidate's data is not
+  // in the caches closer than they would be in a model run (0: none). Four
+  // times the L2 leaves them in the last-level cache, where a model's
+  // activations and weights are when it runs again and again on a machine
+  // whose last-level cache holds them; 64 MiB sends them back to memory.
+  int64_t flush_bytes = int64_t(64) << 20;
   double rtol = 1e-4, atol = 1e-5;  // for the check against the expected outputs
 };
 

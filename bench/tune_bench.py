@@ -1,0 +1,106 @@
+"""Tuned against untuned Tessel and ONNX Runtime, end to end: each model is tuned with
+`tessel tune` (or its log, kept in --logs, is resumed up to --trials), compiled with the default
+schedules and with `--tuning-log`, and the two libraries are timed in alternation with ONNX
+Runtime in the same rounds. Prints per model the trials, the tuning time, the median latency of
+each and the ratios, and the geomean of tuned / ONNX Runtime.
+
+    ~/.cache/tessel/venv/bin/python bench/tune_bench.py [--models mobilenet_v2,resnet18] \\
+        [--trials 300] [--threads 1] [--rounds 5] [--logs ~/.cache/tessel/tune-logs]
+
+Models are read from ${TESSEL_CACHE:-~/.cache/tessel}/models (scripts/export_models.py).
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ab_compare import time_library, time_ort  # noqa: E402
+from common import REPO, table  # noqa: E402
+
+MODELS = ["resnet18", "mobilenet_v2", "squeezenet1_1", "transformer_encoder_layer", "efficientnet_b0",
+          "mobilenet_v3_large", "regnet_y_400mf", "mnasnet1_0", "shufflenet_v2_x1_0"]
+
+
+def log_records(path: str) -> int:
+    if not os.path.exists(path):
+        return 0
+    with open(path) as f:
+        return sum(1 for line in f if line.endswith("\n"))
+
+
+def tune(tessel: str, model: str, log: str, trials: int, threads: int) -> float:
+    """Tunes up to `trials` records in the log; the seconds it took (0 when the log had them)."""
+    if log_records(log) >= trials:
+        return 0.0
+    command = [tessel, "tune", model, "--log", log, "--trials", str(trials), "--threads", str(threads)]
+    if log_records(log) > 0:
+        command.append("--resume")
+    start = time.time()
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    return time.time() - start
+
+
+def compile_model(tessel: str, model: str, out: str, log: str | None) -> None:
+    command = [tessel, "compile", model, "-o", out]
+    if log:
+        command += ["--tuning-log", log]
+    subprocess.run(command, check=True, capture_output=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tessel", default=os.path.join(REPO, "build", "src", "cli", "tessel"))
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--trials", type=int, default=300)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=20, help="timed runs per library per round")
+    cache = os.environ.get("TESSEL_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "tessel"))
+    ap.add_argument("--logs", default=os.path.join(cache, "tune-logs"), help="where the tuning logs are kept")
+    args = ap.parse_args()
+    os.makedirs(args.logs, exist_ok=True)
+    rows, ratios = [], []
+    started = time.time()
+    models = [m for m in args.models.split(",") if m]
+    with tempfile.TemporaryDirectory() as work:
+        for done, name in enumerate(models):
+            model = os.path.join(cache, "models", name + ".onnx")
+            if not os.path.exists(model):
+                print(f"{name}: not exported ({model}); skipped", file=sys.stderr)
+                continue
+            log = os.path.join(args.logs, f"{name}.t{args.threads}.jsonl")
+            seconds = tune(args.tessel, model, log, args.trials, args.threads)
+            libs = {"default": os.path.join(work, name + ".default.so"), "tuned": os.path.join(work, name + ".tuned.so")}
+            compile_model(args.tessel, model, libs["default"], None)
+            compile_model(args.tessel, model, libs["tuned"], log)
+            times = {"default": [], "tuned": [], "ort": []}
+            for _ in range(args.rounds):
+                times["default"].append(time_library(args.tessel, libs["default"], args.threads, args.repeat))
+                times["tuned"].append(time_library(args.tessel, libs["tuned"], args.threads, args.repeat))
+                times["ort"].append(time_ort(model, args.threads, args.repeat))
+            d, t, o = (statistics.median(times[k]) for k in ("default", "tuned", "ort"))
+            ratios.append(t / o)
+            rows.append([name, str(log_records(log)), f"{seconds:.0f}" if seconds else "(log)", f"{d:.2f}", f"{t:.2f}",
+                         f"{o:.2f}", f"{t / d:.2f}x", f"{d / o:.2f}x", f"{t / o:.2f}x"])
+            elapsed = time.time() - started
+            eta = elapsed / (done + 1) * (len(models) - done - 1)
+            print(f"[{done + 1}/{len(models)}] {name} elapsed {elapsed:.0f} s, ETA {eta:.0f} s", file=sys.stderr)
+    print(table(["model", "trials", "tune s", "default ms", "tuned ms", "ORT ms", "tuned/default", "default/ORT",
+                 "tuned/ORT"], rows))
+    if ratios:
+        print(f"geomean tuned/ORT: {math.exp(sum(map(math.log, ratios)) / len(ratios)):.3f}")
+    print(f"{args.threads} thread(s), medians of {args.rounds} interleaved rounds of {args.repeat} runs; "
+          f"logs in {args.logs}")
+    print("command: bench/tune_bench.py " + " ".join(sys.argv[1:]))
+
+
+if __name__ == "__main__":
+    main()
