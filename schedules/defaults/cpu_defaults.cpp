@@ -196,12 +196,15 @@ int64_t default_rows(const BlockInfo& info, int64_t vec, int64_t lanes) {
   return rows;
 }
 
-// The rows a tuner may try: up to 8 dividing the extent, at most 24 accumulators.
-std::vector<int64_t> row_candidates(int64_t extent, int64_t vec, int64_t lanes) {
+// The rows a tuner may try: up to 16 dividing the extent, with the tile's
+// accumulators in the vector registers and four left for the operands (AVX-512
+// has 32 registers, AVX2 16).
+std::vector<int64_t> row_candidates(int64_t extent, int64_t vec, int64_t lanes, const CpuScheduleOptions& options) {
   std::vector<int64_t> out;
   int64_t vectors = (vec + lanes - 1) / lanes;
-  for (int64_t r = 1; r <= std::min<int64_t>(8, extent); ++r)
-    if (extent % r == 0 && r * vectors <= 24) out.push_back(r);
+  int64_t registers = options.vector_lanes >= 16 ? 32 : 16;
+  for (int64_t r = 1; r <= std::min<int64_t>(16, extent); ++r)
+    if (extent % r == 0 && r * vectors <= registers - 4) out.push_back(r);
   return out;
 }
 
@@ -219,14 +222,14 @@ TileShape tile_shape(Context& ctx, const std::vector<BlockInfo>& blocks, size_t 
   if (info.unroll_loop >= 0) {
     int64_t extent = info.extents[size_t(info.unroll_loop)];
     shape.unroll = default_rows(info, shape.vec, lanes);
-    shape.unroll = choose(ctx, ctx.sch, b + ".rows", row_candidates(extent, shape.vec, lanes), shape.unroll);
+    shape.unroll = choose(ctx, ctx.sch, b + ".rows", row_candidates(extent, shape.vec, lanes, ctx.options), shape.unroll);
   }
   bool contraction = info.kind == BlockKind::kConv || info.kind == BlockKind::kMatmul;
   if (contraction) {
     shape.local_tile = epilogue_stays_outside(ctx.sch, blocks, index, shape);
     shape.local_tile = choose(ctx, ctx.sch, b + ".local", {0, 1}, shape.local_tile);
   }
-  if (info.kind == BlockKind::kMatmul && info.vector_loop >= 0 && info.unroll_loop >= 0) {
+  if (contraction && info.vector_loop >= 0 && info.unroll_loop >= 0) {
     bool first = columns_first_by_default(ctx.sch, info, shape.vec, shape.unroll);
     shape.columns_first = choose(ctx, ctx.sch, b + ".cols_first", {0, 1}, first);
   }

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "ir/core/diagnostics.h"
+#include "src/driver/tuned_schedules.h"
 #include "tuner/cost_model/cost_model.h"
 #include "tuner/log/tuning_log.h"
 
@@ -26,6 +27,10 @@ void add_accuracy(TuneReport& report, const std::vector<const tune::TuningRecord
 
 }  // namespace
 
+double TuneReportTask::applied_ms() const {
+  return applied_time(default_ms, best_ms);
+}
+
 double TuneReport::default_ms() const {
   double total = 0;
   for (const TuneReportTask& t : tasks) total += double(t.weight) * t.default_ms;
@@ -34,7 +39,7 @@ double TuneReport::default_ms() const {
 
 double TuneReport::best_ms() const {
   double total = 0;
-  for (const TuneReportTask& t : tasks) total += double(t.weight) * (t.best_ms > 0 ? t.best_ms : t.default_ms);
+  for (const TuneReportTask& t : tasks) total += double(t.weight) * t.applied_ms();
   return total;
 }
 
@@ -91,7 +96,7 @@ void print_tune_report(const TuneReport& report, std::ostream& out) {
       << "speedup" << std::setw(9) << "GFLOP/s" << "\n"
       << std::fixed;
   for (const TuneReportTask* t : rows) {
-    double best = t->best_ms > 0 ? t->best_ms : t->default_ms;
+    double best = t->applied_ms();
     out << std::left << std::setw(18) << t->key << std::right << std::setw(5) << t->weight << std::setw(8)
         << t->trials << std::setw(8) << t->errors << std::setprecision(4) << std::setw(12) << t->default_ms
         << std::setw(10) << best << std::setprecision(2) << std::setw(8)

@@ -20,6 +20,7 @@ struct TuneReportTask {
   double flops = 0;
   int trials = 0, errors = 0;
   double default_ms = 0, best_ms = 0;  // 0: none measured
+  double applied_ms() const;            // what compile --tuning-log applies (tuned_schedules.h)
 };
 
 struct CurvePoint {

@@ -63,7 +63,7 @@ void write_tune_report(const TuneReport& report, const std::string& dir) {
   std::ofstream tasks = open_for_writing(dir + "/tasks.csv");
   tasks << "task,runs,flops,trials,errors,default_ms,best_ms,speedup,gflops\n";
   for (const TuneReportTask& t : report.tasks) {
-    double best = t.best_ms > 0 ? t.best_ms : t.default_ms;
+    double best = t.applied_ms();
     tasks << t.key << "," << t.weight << "," << t.flops << "," << t.trials << "," << t.errors << "," << t.default_ms
           << "," << best << "," << (best > 0 ? t.default_ms / best : 0) << ","
           << (best > 0 ? t.flops / (best * 1e6) : 0) << "\n";

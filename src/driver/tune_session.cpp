@@ -16,6 +16,7 @@
 #include "ir/core/diagnostics.h"
 #include "src/driver/targets.h"
 #include "src/driver/tune_progress.h"
+#include "src/driver/tuned_schedules.h"
 #include "src/driver/tuning_tasks.h"
 #include "tuner/cost_model/cost_model.h"
 #include "tuner/log/tuning_log.h"
@@ -380,8 +381,12 @@ double TuneSummary::default_ms() const {
 
 double TuneSummary::tuned_ms() const {
   double total = 0;
-  for (const TunedTask& t : tasks) total += double(t.weight) * (t.best_ms > 0 ? t.best_ms : t.default_ms);
+  for (const TunedTask& t : tasks) total += double(t.weight) * t.applied_ms();
   return total;
+}
+
+double TunedTask::applied_ms() const {
+  return applied_time(default_ms, best_ms);
 }
 
 std::string log_target(const codegen::Target& target) {
@@ -414,7 +419,7 @@ void print_tune_summary(const TuneSummary& s, std::ostream& out) {
       << std::setw(9) << "GFLOP/s" << std::setw(8) << "trials" << std::setw(8) << "errors" << "\n"
       << std::fixed;
   for (const TunedTask* t : rows) {
-    double best = t->best_ms > 0 ? t->best_ms : t->default_ms;
+    double best = t->applied_ms();
     out << std::left << std::setw(18) << t->key << std::setw(40) << t->name.substr(0, 38) << std::right
         << std::setw(5) << t->weight << std::setprecision(4) << std::setw(12) << t->default_ms << std::setw(10) << best
         << std::setprecision(2) << std::setw(8) << (best > 0 ? t->default_ms / best : 0) << "x" << std::setprecision(1)

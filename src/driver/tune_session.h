@@ -42,6 +42,8 @@ struct TunedTask {
   double flops = 0;
   double default_ms = 0, best_ms = 0;  // 0 while unmeasured
   int trials = 0, errors = 0;
+  // What compile --tuning-log applies: the best when it beat the default by kMinTunedGain.
+  double applied_ms() const;
 };
 
 struct TuneSummary {
@@ -50,7 +52,7 @@ struct TuneSummary {
   bool interrupted = false;
   double seconds = 0;
   double default_ms() const;  // sum of weight * default time
-  double tuned_ms() const;    // sum of weight * best time
+  double tuned_ms() const;    // sum of weight * applied time
 };
 
 // The log's target: the target's kind, CPU and vector width (a log made on

@@ -1,23 +1,40 @@
 #include "src/driver/tuned_schedules.h"
 
+#include <map>
+
 #include "src/driver/tune_session.h"
 #include "tuner/log/tuning_log.h"
 
 namespace tessel::driver {
+
 
 TunedSchedules load_tuned_schedules(const std::string& path, const codegen::Target& target, std::ostream& notes) {
   tune::TuningLog log = tune::read_tuning_log(path, log_target(target), compiler_version());
   TunedSchedules out;
   out.path = path;
   size_t measured = 0;
+  std::map<std::string, TunedSchedule> defaults;  // each task's round-0 record
   for (const tune::TuningRecord& r : log.records) {
     if (!r.ok()) continue;
     ++measured;
+    if (r.round == 0) defaults.emplace(r.task, TunedSchedule{r.trace, r.median_ms()});
     auto [it, added] = out.tasks.emplace(r.task, TunedSchedule{r.trace, r.median_ms()});
     if (!added && r.median_ms() < it->second.best_ms) it->second = {r.trace, r.median_ms()};
   }
+  // A candidate replaces the default schedule only when it measured clearly
+  // faster: within the measurement's noise, the best of many candidates is
+  // the luckiest, not the fastest.
+  size_t kept_default = 0;
+  for (auto& [task, best] : out.tasks) {
+    auto d = defaults.find(task);
+    if (d == defaults.end() || applied_time(d->second.best_ms, best.best_ms) == best.best_ms) continue;
+    kept_default += best.trace != d->second.trace;
+    best = d->second;
+  }
   notes << "tuning log " << path << ": the fastest of " << measured << " measured candidates for " << out.tasks.size()
         << " tasks";
+  if (kept_default) notes << " (" << kept_default << " kept their default schedule: no candidate was "
+                          << int(kMinTunedGain * 100) << "% faster)";
   if (!log.foreign.empty())
     notes << "; " << log.foreign.size() << " records for another target or compiler version left out (first: "
           << log.foreign.front().target << ", tessel " << log.foreign.front().compiler_version << "; this is "

@@ -1,6 +1,8 @@
 // What `--tuning-log` gives the compiler: per task (the structural hash of a
 // kernel's lowered function, blocks named by position), the schedule of the
-// fastest candidate the log measured for this target and compiler version.
+// fastest candidate the log measured for this target and compiler version,
+// when it measured at least 3% faster than the task's default schedule (else
+// the default's).
 // Compiling, a kernel whose task has one gets it replayed on its function
 // (renamed as the task's); the others keep the default schedules.
 #pragma once
@@ -12,6 +14,15 @@
 #include "src/codegen/target.h"
 
 namespace tessel::driver {
+
+// How much faster than the default a candidate must have measured to replace it.
+inline constexpr double kMinTunedGain = 0.03;
+// The time of what is applied: best_ms when it beat default_ms by that much
+// (or there is no default), else default_ms; 0 means unmeasured.
+inline double applied_time(double default_ms, double best_ms) {
+  if (best_ms <= 0 || (default_ms > 0 && best_ms >= default_ms * (1 - kMinTunedGain))) return default_ms;
+  return best_ms;
+}
 
 struct TunedSchedule {
   std::string trace;  // sched::Trace::to_json
