@@ -7,6 +7,7 @@
 #include <pybind11/stl.h>
 
 #include <cstring>
+#include <iostream>
 #include <memory>
 #include <sstream>
 
@@ -17,6 +18,7 @@
 #include "src/driver/inspect.h"
 #include "src/driver/pipeline.h"
 #include "src/driver/targets.h"
+#include "src/driver/tune_session.h"
 #include "tessel/error.h"
 
 namespace py = pybind11;
@@ -34,11 +36,17 @@ driver::PipelineOptions pipeline_options(const Shapes& input_shapes) {
 }
 
 driver::CompileOptions compile_options(const std::string& target, const std::string& fusion,
-                                       const std::string& schedule) {
+                                       const std::string& schedule, const std::string& tuning_log = "") {
   driver::CompileOptions o;
   o.fusion = passes::parse_fusion_policy(fusion);
   o.schedule = driver::parse_schedule_kind(schedule);
   o.target = driver::served_target(target);  // refused before any work, as the CLI does
+  if (!tuning_log.empty()) {
+    TESSEL_USER_CHECK(o.schedule == driver::ScheduleKind::kDefault, Span{})
+        << "a tuning log replaces default schedules: it does not go with schedule='none'";
+    std::ostringstream notes;
+    o.tuned = std::make_shared<const driver::TunedSchedules>(driver::load_tuned_schedules(tuning_log, o.target, notes));
+  }
   return o;
 }
 
@@ -90,8 +98,10 @@ py::list specs(const std::vector<rt::TensorSpec>& list) {
 class Compiled {
  public:
   Compiled(std::string path, const Shapes& shapes, const std::string& target, const std::string& fusion,
-           const std::string& schedule)
-      : path_(std::move(path)), pipeline_(pipeline_options(shapes)), options_(compile_options(target, fusion, schedule)) {
+           const std::string& schedule, const std::string& tuning_log)
+      : path_(std::move(path)),
+        pipeline_(pipeline_options(shapes)),
+        options_(compile_options(target, fusion, schedule, tuning_log)) {
     graph_ = std::make_unique<graph::Graph>(driver::load_graph(path_, pipeline_));
     model_ = std::make_unique<driver::JitModel>(driver::compile_graph(*graph_, options_));
   }
@@ -146,9 +156,10 @@ std::string inspect(const std::string& path, const Shapes& shapes) {
 
 // (failures, report): the report `tessel check` prints.
 py::tuple check(const std::string& path, const Shapes& shapes, const std::string& target, const std::string& fusion,
-                const std::string& schedule, bool per_kernel, uint64_t seed, double tolerance) {
+                const std::string& schedule, bool per_kernel, uint64_t seed, double tolerance,
+                const std::string& tuning_log) {
   driver::CheckOptions o;
-  o.compile = compile_options(target, fusion, schedule);
+  o.compile = compile_options(target, fusion, schedule, tuning_log);
   o.per_kernel = per_kernel;
   o.seed = seed;
   o.tolerance = tolerance;
@@ -181,6 +192,54 @@ std::string fusion_report(const std::string& path, const Shapes& shapes, const s
   return driver::fusion_report_json(report).dump();
 }
 
+// `tessel tune`: progress on stderr; the summary as a dict.
+py::dict tune(const std::string& path, const Shapes& shapes, const std::string& target, const std::string& fusion,
+              const std::string& log, int trials, int per_round, int threads, uint64_t seed, bool resume,
+              const std::string& search, const std::string& cost_model, const std::string& save_cost_model,
+              const std::string& events) {
+  TESSEL_USER_CHECK(search == "model" || search == "random", Span{}) << "search is 'model' or 'random', not " << search;
+  TESSEL_USER_CHECK(threads >= 0 && threads <= 1024, Span{}) << "threads must be 0 (every core) to 1024";
+  driver::TuneOptions o;
+  o.model_path = path;
+  o.pipeline = pipeline_options(shapes);
+  o.compile = compile_options(target, fusion, "default");
+  if (threads > 0) o.compile.target.cpu.cores = threads;
+  o.measure.threads = std::max(1, o.compile.target.cpu.cores);
+  int64_t l2 = o.compile.target.cpu.l2_bytes > 0 ? o.compile.target.cpu.l2_bytes : int64_t(1) << 20;
+  o.measure.flush_bytes = 4 * l2;
+  o.log_path = log;
+  o.trials = trials;
+  o.per_round = per_round;
+  o.seed = seed;
+  o.resume = resume;
+  o.random_search = search == "random";
+  o.cost_model_in = cost_model;
+  o.cost_model_out = save_cost_model;
+  o.events_path = events;
+  driver::TuneSummary summary;
+  {
+    py::gil_scoped_release release;
+    summary = driver::run_tuning(o, std::cerr);
+  }
+  py::list tasks;
+  for (const driver::TunedTask& t : summary.tasks) {
+    py::dict d;
+    d["key"] = t.key, d["name"] = t.name, d["runs"] = t.weight, d["flops"] = t.flops;
+    d["default_ms"] = t.default_ms, d["best_ms"] = t.best_ms, d["applied_ms"] = t.applied_ms();
+    d["trials"] = t.trials, d["errors"] = t.errors;
+    tasks.append(d);
+  }
+  py::dict out;
+  out["tasks"] = tasks;
+  out["trials"] = summary.trials;
+  out["interrupted"] = summary.interrupted;
+  out["seconds"] = summary.seconds;
+  out["default_ms"] = summary.default_ms();
+  out["tuned_ms"] = summary.tuned_ms();
+  out["log"] = log;
+  return out;
+}
+
 }  // namespace
 
 }  // namespace tessel::python
@@ -200,7 +259,7 @@ PYBIND11_MODULE(_driver, m) {
     }
   });
   py::class_<Compiled>(m, "Compiled")
-      .def(py::init<std::string, const Shapes&, std::string, std::string, std::string>())
+      .def(py::init<std::string, const Shapes&, std::string, std::string, std::string, std::string>())
       .def_property_readonly("inputs", &Compiled::inputs)
       .def_property_readonly("outputs", &Compiled::outputs)
       .def_property_readonly("kernels", &Compiled::kernels)
@@ -209,4 +268,5 @@ PYBIND11_MODULE(_driver, m) {
   m.def("inspect", &inspect);
   m.def("check", &check);
   m.def("fusion_report", &fusion_report);
+  m.def("tune", &tune);
 }

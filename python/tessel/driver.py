@@ -86,9 +86,12 @@ class CompiledModel:
 
 
 def compile(model: str, target: str = "llvm", fusion: str = "default", schedule: str = "default",
-            input_shapes: Optional[Mapping[str, Sequence[int]]] = None) -> CompiledModel:
-    """Compiles an ONNX model in this process (target "llvm", "llvm -mcpu=znver3", ...)."""
-    compiled = _call(lambda d: d.Compiled, str(model), _shapes(input_shapes), target, fusion, schedule)
+            input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
+            tuning_log: Optional[str] = None) -> CompiledModel:
+    """Compiles an ONNX model in this process (target "llvm", "llvm -mcpu=znver3", ...); with tuning_log, each
+    kernel whose task the log tuned gets its fastest measured schedule (tessel.tune)."""
+    compiled = _call(lambda d: d.Compiled, str(model), _shapes(input_shapes), target, fusion, schedule,
+                     str(tuning_log or ""))
     return CompiledModel(compiled, str(model))
 
 
@@ -105,10 +108,11 @@ class CheckResult(NamedTuple):
 
 def check(model: str, target: str = "llvm", fusion: str = "default", schedule: str = "default",
           per_kernel: bool = False, seed: int = 0, tolerance: float = 1e-4,
-          input_shapes: Optional[Mapping[str, Sequence[int]]] = None) -> CheckResult:
+          input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
+          tuning_log: Optional[str] = None) -> CheckResult:
     """Compiles the model, runs it and the reference executor on the same seeded inputs, compares."""
     failures, report = _call(lambda d: d.check, str(model), _shapes(input_shapes), target, fusion, schedule,
-                             per_kernel, int(seed), float(tolerance))
+                             per_kernel, int(seed), float(tolerance), str(tuning_log or ""))
     return CheckResult(failures == 0, failures, report)
 
 
@@ -121,3 +125,17 @@ def fusion_report(model: str, policies: Optional[Sequence[str]] = None, threads:
     text = _call(lambda d: d.fusion_report, str(model), _shapes(input_shapes), target, list(policies or []),
                  int(threads), int(repeat), int(seed), str(output_dir or ""))
     return json.loads(text)
+
+
+def tune(model: str, log: str, trials: int = 1000, threads: int = 0, seed: int = 0, resume: bool = False,
+         search: str = "model", per_round: int = 8, fusion: str = "default", target: str = "llvm",
+         input_shapes: Optional[Mapping[str, Sequence[int]]] = None, cost_model: Optional[str] = None,
+         save_cost_model: Optional[str] = None, events: Optional[str] = None) -> dict:
+    """What `tessel tune` does: tunes the model's kernels, appending every measured candidate to `log` (JSON lines),
+    progress on stderr; Ctrl-C stops it with everything measured kept (the result says "interrupted"). Returns
+    {"tasks": [{"key", "name", "runs", "flops", "default_ms", "best_ms", "applied_ms", "trials", "errors"}],
+    "trials", "interrupted", "seconds", "default_ms", "tuned_ms", "log"}; compile(model, tuning_log=log) applies it.
+    threads 0: every core."""
+    return _call(lambda d: d.tune, str(model), _shapes(input_shapes), target, fusion, str(log), int(trials),
+                 int(per_round), int(threads), int(seed), bool(resume), search, str(cost_model or ""),
+                 str(save_cost_model or ""), str(events or ""))

@@ -42,6 +42,18 @@ def fails(fn, message):
         assert message in str(e), (message, str(e))
         return
     raise AssertionError("no error: " + message)
+shape = {"image": (1, 1, 28, 28)}
+tuned = tessel.tune(model, log=tmp + "/tiny.jsonl", trials=12, threads=1, input_shapes=shape)
+assert tuned["trials"] == 12 and not tuned["interrupted"] and len(tuned["tasks"]) == 6, tuned
+assert all(t["default_ms"] > 0 and t["applied_ms"] <= t["default_ms"] for t in tuned["tasks"]), tuned["tasks"]
+more = tessel.tune(model, log=tmp + "/tiny.jsonl", trials=16, threads=1, input_shapes=shape, resume=True)
+assert more["trials"] == 16, more
+fast = tessel.compile(model, input_shapes=shape, tuning_log=tmp + "/tiny.jsonl")
+np.testing.assert_allclose(fast.run({"image": image})["probs"], probs, rtol=1e-4, atol=1e-6)
+assert tessel.check(model, input_shapes=shape, tuning_log=tmp + "/tiny.jsonl").passed
+fails(lambda: tessel.tune(model, log=tmp + "/tiny.jsonl", trials=20, threads=1, input_shapes=shape),
+      "pass --resume")
+fails(lambda: tessel.compile(model, input_shapes=shape, tuning_log=tmp + "/none.jsonl"), "none.jsonl")
 fails(lambda: tessel.compile(tmp + "/none.onnx"), "none.onnx")
 fails(lambda: tessel.compile(model, fusion="greedy", input_shapes={"image": (1, 1, 28, 28)}), "unknown fusion policy")
 fails(lambda: tessel.compile(model, target="llvm -mcpu=nocpu"), "unknown CPU 'nocpu'")
@@ -52,5 +64,5 @@ fails(lambda: m.run({"image": image, "extra": image}), "takes 1 inputs, got 2")
 fails(lambda: m.export(tmp + "/m.onnx"), "not an ONNX model")
 fails(lambda: tessel.fusion_report(model, policies=["greedy"], input_shapes={"image": (1, 1, 28, 28)}),
       "unknown fusion policy")
-print("driver from", tessel.__file__, "compiled, ran, exported, loaded, checked and fusion-reported", model)
+print("driver from", tessel.__file__, "compiled, ran, exported, loaded, checked, fusion-reported and tuned", model)
 PY
