@@ -71,6 +71,7 @@ def main() -> None:
     tune_s = time.time() - start
     sch = ms.tir_integration.compile_tir(database, func, target)
     lib = tvm.compile(sch.mod, target=target)
+    lib = lib.mod if hasattr(lib, "mod") else lib  # an Executable wraps the runtime module
     dev = tvm.cpu()
     rng = np.random.default_rng(0)
     arrays = [tvm.runtime.tensor(rng.random(s, dtype=np.float32), dev) for s in in_shapes]

@@ -233,7 +233,10 @@ TileShape tile_shape(Context& ctx, const std::vector<BlockInfo>& blocks, size_t 
     bool first = columns_first_by_default(ctx.sch, info, shape.vec, shape.unroll);
     shape.columns_first = choose(ctx, ctx.sch, b + ".cols_first", {0, 1}, first);
   }
-  int64_t inner = info.reduce.empty() ? 0 : info.extents[size_t(info.reduce.back())];
+  if (contraction && info.reduce.size() > 1)
+    shape.first_reduction_innermost = choose(ctx, ctx.sch, b + ".k_order", {0, 1}, 0);
+  size_t innermost = shape.first_reduction_innermost ? 0 : info.reduce.size() - 1;
+  int64_t inner = info.reduce.empty() ? 0 : info.extents[size_t(info.reduce[innermost])];
   if (contraction && inner > 1 && inner <= 16)
     shape.unroll_reduction = choose(ctx, ctx.sch, b + ".unroll_k", {0, 1}, 0);
   return shape;

@@ -110,6 +110,9 @@ bool fuses_in_order(const tir::BlockNode& block, const std::vector<int64_t>& ext
 
 }  // namespace
 
+// A short-row block's trailing loops fuse until the plane holds this many vectors.
+constexpr int64_t kPlaneVectors = 4;
+
 // Rows of at least a vector: the outer loops fused into one parallel loop,
 // the row vectorized whole (LLVM gives it its tail), so indices stay affine;
 // a strided read's phase loop unrolled inside it (vectorize_with_phases).
@@ -140,7 +143,8 @@ void schedule_elementwise(Context& ctx, const BlockInfo& info) {
   const auto* block = block_stmt.as<tir::BlockNode>();
   size_t trailing = info.extents.size() - 1;
   int64_t plane = row;
-  while (trailing > 0 && plane < 4 * lanes && block && fuses_in_order(*block, info.extents, trailing - 1))
+  int64_t plane_vectors = choose(ctx, ctx.sch, info.name + ".plane", {1, 2, 4, 8, 16}, kPlaneVectors);
+  while (trailing > 0 && plane < plane_vectors * lanes && block && fuses_in_order(*block, info.extents, trailing - 1))
     plane *= info.extents[--trailing];
   if (trailing > 0) {
     LoopRV outer;

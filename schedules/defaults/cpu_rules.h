@@ -50,12 +50,13 @@ int64_t tile_vector_factor(const BlockInfo& info, int64_t lanes);
 // A register tile: `vec` columns vectorized, `unroll` rows unrolled; with
 // local_tile accumulated in a local buffer; a matmul's column tiles outside
 // its row tiles or not (unset: columns_first_by_default); the innermost
-// reduction loop unrolled or not.
+// reduction loop unrolled or not; the first reduction loop innermost or not.
 struct TileShape {
   int64_t vec = 1, unroll = 1;
   bool local_tile = false;
   std::optional<bool> columns_first;
   bool unroll_reduction = false;
+  bool first_reduction_innermost = false;  // [ic, kh, kw] -> [kh, kw, ic]
 };
 // A reduction in register-tile form: the spatial loops split at the vector and
 // unroll loops, ordered [outer spatial..., reduction..., unrolled, vectorized],

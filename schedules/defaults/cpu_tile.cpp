@@ -74,10 +74,11 @@ std::vector<LoopRV> tile_reduction(Schedule& sch, const BlockInfo& info, const T
     (p == info.vector_loop ? vectorized : unrolled).push_back(parts[1]);
   }
   for (int p : info.reduce) reduce.push_back(loops[p]);
+  if (shape.first_reduction_innermost && reduce.size() > 1) std::rotate(reduce.begin(), reduce.begin() + 1, reduce.end());
   bool columns_first = row_tiles < column_tiles && column_tiles != SIZE_MAX &&
                        shape.columns_first.value_or(columns_first_by_default(sch, info, vec, unroll));
   if (columns_first) std::swap(outer[row_tiles], outer[column_tiles]);
-  if (!unrolled.empty() || !vectorized.empty() || columns_first) {
+  if (!unrolled.empty() || !vectorized.empty() || columns_first || shape.first_reduction_innermost) {
     std::vector<LoopRV> order = outer;
     for (const auto* part : {&reduce, &unrolled, &vectorized})
       order.insert(order.end(), part->begin(), part->end());
