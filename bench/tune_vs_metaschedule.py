@@ -2,7 +2,8 @@
 input, ResNet-18's 64-channel 56x56 3x3 convolution, ...): each op is tuned by `tessel tune` and by
 MetaSchedule's `tune_tir` (bench/metaschedule_peer.py, run with a Python that has apache-tvm, see
 ../shared/TOOLCHAIN.md) for the same trials and threads, then both results are timed the same way
-(median of warm runs); for the GEMM numpy's OpenBLAS too. Prints times, ratios and tuning time.
+(median of warm runs); for the GEMM OpenBLAS too (the numpy of that Python: PyPI's wheel
+bundles OpenBLAS). Prints times, ratios and tuning time.
 
     ~/.cache/tessel/venv/bin/python bench/tune_vs_metaschedule.py [--ops gemm_1024,conv_64_56]
         [--trials 64,256] [--threads 1] [--tvm-python ~/.cache/tessel/tvm-venv/bin/python]
@@ -66,7 +67,8 @@ def main() -> None:
             model, _ = op_bench.write_op_model(op, work)
             blas = "-"
             if op.kind == "gemm":
-                out = subprocess.run([sys.executable, "-c", OPENBLAS_GEMM, str(args.repeat)], env=env, check=True,
+                # The TVM venv's numpy is PyPI's, with OpenBLAS inside (Debian's links the reference BLAS).
+                out = subprocess.run([args.tvm_python, "-c", OPENBLAS_GEMM, str(args.repeat)], env=env, check=True,
                                      capture_output=True, text=True).stdout
                 blas = f"{float(out):.3f}"
             for trials in [int(t) for t in args.trials.split(",")]:

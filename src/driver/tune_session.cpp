@@ -315,17 +315,17 @@ TuneSummary Session::run() {
   TESSEL_USER_CHECK(o_.resume || held == 0, Span{})
       << "the tuning log " << o_.log_path << " already holds " << held
       << " records: pass --resume to continue that session, or another --log";
+  model_ = o_.random_search ? tune::make_random_model(o_.seed) : tune::make_xgboost_model({.seed = o_.seed});
+  if (!o_.cost_model_in.empty()) {
+    model_->load(o_.cost_model_in);
+    model_trained_ = true;
+  }
   prepare();
   if (!log.foreign.empty())
     out_ << "note: " << log.foreign.size() << " records of " << o_.log_path
          << " are for another target or compiler version (" << log.foreign.front().target << ", "
          << log.foreign.front().compiler_version << "): kept, not used\n";
   if (log.dropped_partial_line) out_ << "note: the last line of " << o_.log_path << " was cut short and is dropped\n";
-  model_ = o_.random_search ? tune::make_random_model(o_.seed) : tune::make_xgboost_model({.seed = o_.seed});
-  if (!o_.cost_model_in.empty()) {
-    model_->load(o_.cost_model_in);
-    model_trained_ = true;
-  }
   std::vector<double> weights;
   for (const TaskRun& r : runs_) weights.push_back(double(r.task.weight()));
   scheduler_ = std::make_unique<tune::TaskScheduler>(weights, o_.seed);

@@ -130,3 +130,32 @@ TEST(TuneCli, ACorruptOrForeignLogIsReported) {
 
 }  // namespace
 }  // namespace tessel
+
+namespace tessel {
+namespace {
+
+TEST(TuneCli, ASavedCostModelStartsTheNextSession) {
+  TempDir dir;
+  fs::path model = dir / "model.xgb", events = dir / "events.jsonl";
+  std::vector<std::string> first = tune_args(dir / "first.jsonl", 20);
+  first.insert(first.end(), {"--save-cost-model", model.string()});
+  ASSERT_EQ(run_tessel(first).code, 0);
+  ASSERT_TRUE(fs::exists(model));
+  std::vector<std::string> second = tune_args(dir / "second.jsonl", 14);
+  second.insert(second.end(), {"--cost-model", model.string(), "--events", events.string()});
+  Result r = run_tessel(second);
+  ASSERT_EQ(r.code, 0) << r.err;
+  // Its very first round was ranked by the loaded model, so the round reports its accuracy.
+  std::vector<std::string> lines = lines_of(events);
+  ASSERT_GE(lines.size(), 2u);
+  EXPECT_TRUE(contains(lines[1], "\"event\":\"round\"")) << lines[1];
+  EXPECT_FALSE(contains(lines[1], "\"model_accuracy\":null")) << lines[1];
+  fs::path bad = dir / "bad.xgb";
+  std::ofstream(bad) << "not a model\n";
+  std::vector<std::string> third = tune_args(dir / "third.jsonl", 8);
+  third.insert(third.end(), {"--cost-model", bad.string()});
+  expect_user_error(run_tessel(third), "bad.xgb");
+}
+
+}  // namespace
+}  // namespace tessel

@@ -7,6 +7,12 @@
 
 namespace tessel::tune {
 
+namespace {
+
+constexpr int kWiderDraws = 2;
+
+}  // namespace
+
 TaskSearch::TaskSearch(tir::PrimFunc func, sched::CpuScheduleOptions options, uint64_t seed, SearchOptions search)
     : func_(std::move(func)), options_(options), search_(search), rng_(seed) {
   options_.knobs = nullptr;
@@ -68,6 +74,16 @@ std::vector<Candidate> TaskSearch::propose(const CostModel& model, bool model_tr
       std::optional<Candidate> child = make_candidate(func_, options_, mutate(population[i].c, rng_));
       if (child) population.push_back({std::move(*child), 0});
     }
+  }
+  // Nothing new among the population: the space may be nearly spent, or the
+  // samples unlucky; a wider draw decides before the task is given up.
+  for (int draw = 0; draw < kWiderDraws && unmeasured.empty(); ++draw) {
+    std::vector<Scored> more;
+    for (int i = 0; i < 2 * search_.population; ++i)
+      if (std::optional<Candidate> c = make_candidate(func_, options_, {}, rng_()); c && !measured_hashes_.count(c->hash))
+        more.push_back({std::move(*c), 0});
+    score(more, model, model_trained);
+    for (Scored& s : more) unmeasured.emplace(s.c.hash, std::move(s));
   }
   std::vector<Scored> ranked;
   for (auto& [hash, s] : unmeasured) ranked.push_back(std::move(s));
