@@ -27,22 +27,6 @@ void add_accuracy(TuneReport& report, const std::vector<const tune::TuningRecord
 
 }  // namespace
 
-double TuneReportTask::applied_ms() const {
-  return applied_time(default_ms, best_ms);
-}
-
-double TuneReport::default_ms() const {
-  double total = 0;
-  for (const TuneReportTask& t : tasks) total += double(t.weight) * t.default_ms;
-  return total;
-}
-
-double TuneReport::best_ms() const {
-  double total = 0;
-  for (const TuneReportTask& t : tasks) total += double(t.weight) * t.applied_ms();
-  return total;
-}
-
 TuneReport make_tune_report(const std::string& log_path) {
   tune::TuningLog all = tune::read_tuning_log(log_path, "", "");
   TESSEL_USER_CHECK(!all.records.empty(), Span{}) << "the tuning log " << log_path << " holds no records";
@@ -58,20 +42,22 @@ TuneReport make_tune_report(const std::string& log_path) {
       ++report.other_records;
     }
   }
+  std::vector<TunedTask>& tasks = report.summary.tasks;
+  report.summary.trials = int(kept.size());
   std::map<std::string, size_t> index;
   for (const tune::TuningRecord* r : kept)
-    if (index.emplace(r->task, report.tasks.size()).second) report.tasks.push_back({r->task, r->weight, r->flops});
+    if (index.emplace(r->task, tasks.size()).second) tasks.push_back({r->task, "", size_t(r->weight), r->flops});
   size_t timed = 0;  // tasks with a time so far
   std::vector<const tune::TuningRecord*> round;
   for (const tune::TuningRecord* r : kept) {
-    TuneReportTask& t = report.tasks[index[r->task]];
+    TunedTask& t = tasks[index[r->task]];
     ++t.trials;
     double ms = r->ok() ? r->median_ms() : 0;
     if (!r->ok()) ++t.errors;
     if (r->ok() && r->round == 0 && t.default_ms == 0) t.default_ms = ms;
     if (r->ok() && t.best_ms == 0) ++timed;
     if (r->ok() && (t.best_ms == 0 || ms < t.best_ms)) t.best_ms = ms;
-    report.curve.push_back({int(report.curve.size()) + 1, r->task, ms, timed == report.tasks.size() ? report.best_ms() : 0});
+    report.curve.push_back({int(report.curve.size()) + 1, r->task, ms, timed == tasks.size() ? report.summary.tuned_ms() : 0});
     if (!round.empty() && (round.front()->round != r->round || round.front()->task != r->task)) {
       add_accuracy(report, round);
       round.clear();
@@ -83,29 +69,10 @@ TuneReport make_tune_report(const std::string& log_path) {
 }
 
 void print_tune_report(const TuneReport& report, std::ostream& out) {
-  std::vector<const TuneReportTask*> rows;
-  for (const TuneReportTask& t : report.tasks) rows.push_back(&t);
-  std::stable_sort(rows.begin(), rows.end(), [](const auto* a, const auto* b) {
-    return double(a->weight) * a->default_ms > double(b->weight) * b->default_ms;
-  });
-  out << "tuning log " << report.log << ": " << report.curve.size() << " trials, " << report.tasks.size()
+  out << "tuning log " << report.log << ": " << report.curve.size() << " trials, " << report.summary.tasks.size()
       << " tasks, target " << report.target << ", tessel " << report.version << "\n";
   if (report.other_records) out << report.other_records << " records for another target or version left out\n";
-  out << std::left << std::setw(18) << "task" << std::right << std::setw(5) << "runs" << std::setw(8) << "trials"
-      << std::setw(8) << "errors" << std::setw(12) << "default ms" << std::setw(10) << "best ms" << std::setw(9)
-      << "speedup" << std::setw(9) << "GFLOP/s" << "\n"
-      << std::fixed;
-  for (const TuneReportTask* t : rows) {
-    double best = t->applied_ms();
-    out << std::left << std::setw(18) << t->key << std::right << std::setw(5) << t->weight << std::setw(8)
-        << t->trials << std::setw(8) << t->errors << std::setprecision(4) << std::setw(12) << t->default_ms
-        << std::setw(10) << best << std::setprecision(2) << std::setw(8)
-        << (best > 0 ? t->default_ms / best : 0) << "x" << std::setprecision(1) << std::setw(9)
-        << (best > 0 ? t->flops / (best * 1e6) : 0) << "\n";
-  }
-  out << std::setprecision(3) << "estimated end to end: default " << report.default_ms() << " ms, best "
-      << report.best_ms() << " ms (" << std::setprecision(2)
-      << (report.best_ms() > 0 ? report.default_ms() / report.best_ms() : 0) << "x)\n";
+  print_tune_summary(report.summary, out);
   if (!report.accuracy.empty()) {
     double sum = 0;
     for (const RoundAccuracy& a : report.accuracy) sum += a.accuracy;

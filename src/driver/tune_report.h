@@ -12,16 +12,9 @@
 #include <string>
 #include <vector>
 
-namespace tessel::driver {
+#include "src/driver/tune_session.h"
 
-struct TuneReportTask {
-  std::string key;
-  int64_t weight = 1;
-  double flops = 0;
-  int trials = 0, errors = 0;
-  double default_ms = 0, best_ms = 0;  // 0: none measured
-  double applied_ms() const;            // what compile --tuning-log applies (tuned_schedules.h)
-};
+namespace tessel::driver {
 
 struct CurvePoint {
   int trial = 0;          // 1-based, in log order
@@ -40,11 +33,9 @@ struct RoundAccuracy {
 struct TuneReport {
   std::string log, target, version;
   size_t other_records = 0;  // for another target or version: left out
-  std::vector<TuneReportTask> tasks;
+  TuneSummary summary;  // the tasks (without names: the log has none) and trials
   std::vector<CurvePoint> curve;
   std::vector<RoundAccuracy> accuracy;
-  double default_ms() const;
-  double best_ms() const;
 };
 
 TuneReport make_tune_report(const std::string& log_path);

@@ -62,7 +62,7 @@ void write_tune_report(const TuneReport& report, const std::string& dir) {
   TESSEL_USER_CHECK(!ec, Span{}) << "cannot create " << dir << ": " << ec.message();
   std::ofstream tasks = open_for_writing(dir + "/tasks.csv");
   tasks << "task,runs,flops,trials,errors,default_ms,best_ms,speedup,gflops\n";
-  for (const TuneReportTask& t : report.tasks) {
+  for (const TunedTask& t : report.summary.tasks) {
     double best = t.applied_ms();
     tasks << t.key << "," << t.weight << "," << t.flops << "," << t.trials << "," << t.errors << "," << t.default_ms
           << "," << best << "," << (best > 0 ? t.default_ms / best : 0) << ","
