@@ -235,6 +235,13 @@ TileShape tile_shape(Context& ctx, const std::vector<BlockInfo>& blocks, size_t 
   }
   if (contraction && info.reduce.size() > 1)
     shape.first_reduction_innermost = choose(ctx, ctx.sch, b + ".k_order", {0, 1}, 0);
+  if (contraction && !shape.local_tile && !shape.first_reduction_innermost) {
+    int64_t first = info.extents[size_t(info.reduce.front())];
+    std::vector<int64_t> blocks;
+    for (int64_t block : {32, 64, 128, 256})
+      if (first % block == 0 && first > block) blocks.push_back(block);
+    if (!blocks.empty()) shape.reduction_block = choose(ctx, ctx.sch, b + ".k_block", blocks, 0);
+  }
   size_t innermost = shape.first_reduction_innermost ? 0 : info.reduce.size() - 1;
   int64_t inner = info.reduce.empty() ? 0 : info.extents[size_t(info.reduce[innermost])];
   if (contraction && inner > 1 && inner <= 16)

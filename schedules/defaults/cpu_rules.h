@@ -57,10 +57,15 @@ struct TileShape {
   std::optional<bool> columns_first;
   bool unroll_reduction = false;
   bool first_reduction_innermost = false;  // [ic, kh, kw] -> [kh, kw, ic]
+  // > 0: the reduction's first loop blocked, its outer part above the
+  // innermost outer loop, its blocks of this many iterations inside it (a
+  // GEMM's K blocked for cache); the tile then accumulates in the output.
+  int64_t reduction_block = 0;
 };
 // A reduction in register-tile form: the spatial loops split at the vector and
 // unroll loops, ordered [outer spatial..., reduction..., unrolled, vectorized],
-// the init hoisted above the reduction. Returns the outer spatial loops.
+// the init hoisted above the reduction. Returns the outer spatial loops under
+// which the result is complete (with a reduction block, all but the innermost).
 std::vector<LoopRV> tile_reduction(Schedule& sch, const BlockInfo& info, const TileShape& shape);
 // Whether a matmul walks its column tiles outside its row tiles by default:
 // a wide weight, or a B panel worth packing at run time.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "schedules/defaults/cpu_rules.h"
+#include "schedules/schedule_error.h"
 #include "schedules/tree_query.h"
 
 namespace tessel::sched::cpu_rules {
@@ -56,7 +57,8 @@ bool columns_first_by_default(const Schedule& sch, const BlockInfo& info, int64_
 
 std::vector<LoopRV> tile_reduction(Schedule& sch, const BlockInfo& info, const TileShape& shape) {
   int64_t vec = shape.vec, unroll = shape.unroll;
-  int packed = panel_read(sch, info, vec, unroll);
+  bool blocked = shape.reduction_block > 0;
+  int packed = blocked ? -1 : panel_read(sch, info, vec, unroll);
   BlockRV block = sch.get_block(info.name);
   std::vector<LoopRV> loops = sch.get_loops(block);
   std::vector<LoopRV> outer, reduce, unrolled, vectorized;
@@ -78,8 +80,16 @@ std::vector<LoopRV> tile_reduction(Schedule& sch, const BlockInfo& info, const T
   bool columns_first = row_tiles < column_tiles && column_tiles != SIZE_MAX &&
                        shape.columns_first.value_or(columns_first_by_default(sch, info, vec, unroll));
   if (columns_first) std::swap(outer[row_tiles], outer[column_tiles]);
-  if (!unrolled.empty() || !vectorized.empty() || columns_first || shape.first_reduction_innermost) {
-    std::vector<LoopRV> order = outer;
+  LoopRV reduction_blocks;  // blocked: the first reduction loop's outer part
+  if (blocked) {
+    if (outer.empty()) throw ScheduleError("tile.reduction_block", "no outer loop to block the reduction under");
+    std::vector<LoopRV> parts = sch.split(reduce.front(), {Factor(-1), Factor(shape.reduction_block)}, /*exact=*/true);
+    reduction_blocks = parts[0];
+    reduce.front() = parts[1];
+  }
+  if (!unrolled.empty() || !vectorized.empty() || columns_first || shape.first_reduction_innermost || blocked) {
+    std::vector<LoopRV> order(outer.begin(), outer.end() - (blocked ? 1 : 0));
+    if (blocked) order.insert(order.end(), {reduction_blocks, outer.back()});
     for (const auto* part : {&reduce, &unrolled, &vectorized})
       order.insert(order.end(), part->begin(), part->end());
     sch.reorder(order);
@@ -104,13 +114,14 @@ std::vector<LoopRV> tile_reduction(Schedule& sch, const BlockInfo& info, const T
     std::vector<LoopRV> copy_loops = sch.get_loops(copy);
     sch.vectorize(copy_loops.back());
   }
-  BlockRV init = sch.decompose_reduction(block, reduce.front());
+  BlockRV init = sch.decompose_reduction(block, blocked ? reduction_blocks : reduce.front());
   for (LoopRV l : unrolled) sch.unroll(l);
   if (shape.unroll_reduction) sch.unroll(reduce.back());
   for (LoopRV l : vectorized) {
     sch.vectorize(l);
     sch.vectorize(sch.get_loops(init).back());  // the init's copy of the vector loop
   }
+  if (blocked) outer.pop_back();  // inside the blocks, the result is partial
   return outer;
 }
 

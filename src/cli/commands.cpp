@@ -113,6 +113,10 @@ int cmd_conformance(Args& args) {
     TESSEL_USER_CHECK(seconds >= 1 && seconds <= 86400, Span{}) << "--timeout must be 1 to 86400 seconds";
     o.case_timeout_s = double(seconds);
   }
+  if (auto seed = args.value("--sample-knobs")) {
+    TESSEL_USER_CHECK(o.target == "llvm", Span{}) << "--sample-knobs samples CPU schedules: it needs --target llvm";
+    o.knob_seed = uint64_t(parse_int(*seed, "--sample-knobs"));
+  }
   std::vector<std::string> pos = args.positionals();
   TESSEL_USER_CHECK(pos.size() == 1, Span{}) << "conformance takes one folder of cases (see --help)";
   o.dir = pos[0];

@@ -143,7 +143,7 @@ output fails.
 
 inline constexpr const char* kConformanceHelp =
     R"(usage: tessel conformance DIR [--list FILE] [--target reference|tir|llvm] [--fusion none|injective|simple|default|aggressive]
-                          [--timeout SECONDS]
+                          [--timeout SECONDS] [--sample-knobs SEED]
 
 Runs ONNX operator conformance cases: each case folder in DIR holds model.onnx
 and test_data_set_*/{input,output}_*.pb. Each case runs in a child process, is
@@ -156,6 +156,9 @@ line, and the run closes with "N passed, N failed". Exit code 1 if any failed.
   --fusion F      how the tir and llvm targets group nodes into kernels
                   (default: none):
 )" TESSEL_FUSION_POLICIES_HELP R"(  --timeout S     per-case limit in seconds (default 120)
+  --sample-knobs SEED   llvm: each kernel's schedule drawn from the tuner's
+                  search space (the default schedule's knobs at random)
+                  instead of the default: every point of it must be correct
 )";
 
 inline constexpr const char* kLowerHelp =

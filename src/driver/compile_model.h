@@ -41,6 +41,10 @@ struct CompileOptions {
   StageOptions stages;
   // Tuned schedules (`--tuning-log`) replacing the default ones of the kernels they are for.
   std::shared_ptr<const TunedSchedules> tuned;
+  // Each default-scheduled kernel's knobs drawn from the tuner's search space
+  // with this seed (plus its index), instead of the default's picks: tests
+  // that every point of the space compiles and computes what it should.
+  std::optional<uint64_t> knob_seed;
 };
 
 // The layout decisions the compute definitions get for these options: the

@@ -82,7 +82,7 @@ std::string run_isolated(const std::string& case_dir, const ConformanceOptions& 
     close(fds[0]);
     std::string verdict;
     try {
-      verdict = run_conformance_case(case_dir, o.target, o.fusion);
+      verdict = run_conformance_case(case_dir, o.target, o.fusion, o.knob_seed);
     } catch (const std::exception& e) {
       verdict = e.what();
     }
@@ -119,7 +119,8 @@ std::string run_isolated(const std::string& case_dir, const ConformanceOptions& 
 // The outputs of one test data set on the chosen target. The graph is
 // loaded for each set, since the tir target specialises it on the inputs.
 std::vector<Tensor> run_on_target(const fs::path& model, const std::vector<Tensor>& inputs,
-                                  const std::string& target, passes::FusionPolicy fusion) {
+                                  const std::string& target, passes::FusionPolicy fusion,
+                                  std::optional<uint64_t> knob_seed) {
   PipelineOptions options;
   options.stages.verify = true;  // every case doubles as a test of the passes' invariants
   graph::Graph g = load_graph(model.string(), options);
@@ -129,6 +130,7 @@ std::vector<Tensor> run_on_target(const fs::path& model, const std::vector<Tenso
     CompileOptions compile;
     compile.fusion = fusion;
     compile.stages.verify = true;
+    compile.knob_seed = knob_seed;
     return JitModel(compile_graph(g, compile)).run(inputs);
   }
   return TirExecutor(g, fusion).run(inputs);
@@ -167,7 +169,7 @@ std::string compare_tensors(const Tensor& got, const Tensor& want, Tolerance tol
 }
 
 std::string run_conformance_case(const std::string& case_dir, const std::string& target,
-                                 passes::FusionPolicy fusion) {
+                                 passes::FusionPolicy fusion, std::optional<uint64_t> knob_seed) {
   check_target(target);
   fs::path dir(case_dir);
   Tolerance tol;
@@ -182,7 +184,7 @@ std::string run_conformance_case(const std::string& case_dir, const std::string&
       inputs.push_back(onnx_frontend::load_tensor_pb(p.string()));
     for (const fs::path& p : numbered_pbs(e.path(), "output"))
       expected.push_back(onnx_frontend::load_tensor_pb(p.string()));
-    std::vector<Tensor> outputs = run_on_target(dir / "model.onnx", inputs, target, fusion);
+    std::vector<Tensor> outputs = run_on_target(dir / "model.onnx", inputs, target, fusion, knob_seed);
     if (outputs.size() != expected.size())
       return "produced " + std::to_string(outputs.size()) + " outputs, expected " +
              std::to_string(expected.size());

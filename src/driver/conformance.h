@@ -3,6 +3,8 @@
 #pragma once
 
 #include <ostream>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,7 @@ struct ConformanceOptions {
   std::string target = "reference";  // "reference" | "tir" | "llvm"
   passes::FusionPolicy fusion = passes::FusionPolicy::kNone;  // grouping of the tir and llvm targets
   double case_timeout_s = 120;
+  std::optional<uint64_t> knob_seed;  // llvm: schedules drawn from the tuner's space (CompileOptions::knob_seed)
 };
 
 struct Tolerance {
@@ -37,6 +40,7 @@ int run_conformance(const ConformanceOptions& options, std::ostream& out);
 // "reference" runs the reference executor; "tir" lowers the graph to the
 // tensor IR (grouped by `fusion`) and interprets it.
 std::string run_conformance_case(const std::string& case_dir, const std::string& target,
-                                 passes::FusionPolicy fusion = passes::FusionPolicy::kNone);
+                                 passes::FusionPolicy fusion = passes::FusionPolicy::kNone,
+                                 std::optional<uint64_t> knob_seed = std::nullopt);
 
 }  // namespace tessel::driver

@@ -13,6 +13,7 @@
 #include "ir/tensor/printer.h"
 #include "ir/tensor/verifier.h"
 #include "schedules/defaults/cpu_defaults.h"
+#include "schedules/defaults/cpu_knobs.h"
 #include "schedules/defaults/cpu_layouts.h"
 #include "schedules/schedule.h"
 #include "src/driver/compile_model.h"
@@ -219,13 +220,21 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
 
   {
     StageTimer t("schedule", o);
-    for (CompiledKernel& k : kernels) {
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      CompiledKernel& k = kernels[i];
       if (options.tuned && apply_tuned_schedule(*options.tuned, k)) {
         ++tuned_kernels;
         continue;
       }
       sched::Schedule sch(k.group.func);
-      if (cpu) sched::apply_default_cpu_schedule(sch, *cpu);
+      if (cpu && options.knob_seed) {
+        sched::KnobChoices knobs({}, *options.knob_seed + i);
+        sched::CpuScheduleOptions sampled = *cpu;
+        sampled.knobs = &knobs;
+        sched::apply_default_cpu_schedule(sch, sampled);
+      } else if (cpu) {
+        sched::apply_default_cpu_schedule(sch, *cpu);
+      }
       k.scheduled = k.flat = sch.func();
     }
   }

@@ -107,3 +107,31 @@ TEST(SchedKnobs, EverySampleComputesTheReferenceAndReplaysFromItsTrace) {
 
 }  // namespace
 }  // namespace tessel::sched_workloads
+
+namespace tessel::sched_workloads {
+namespace {
+
+TEST(SchedKnobs, AReductionBlockGoesAboveTheInnermostOuterLoop) {
+  Shapes s;
+  s.M = 24, s.N = 64, s.K = 128;
+  tir::PrimFunc f = lower_workload(Workload::kMatmul, s);
+  Reference ref = reference_of(f);
+  sched::KnobChoices knobs({{"mm.k_block", 32}, {"mm.local", 0}, {"mm.cols", 16}, {"mm.rows", 4}});
+  CpuScheduleOptions options;
+  options.knobs = &knobs;
+  options.num_threads = 1;
+  Schedule sch(f);
+  apply_default_cpu_schedule(sch, options);
+  ASSERT_EQ(knobs.taken().at("mm.k_block"), 32);
+  // [column tiles 4 | K blocks 4 | row tiles 6 | k 32 | rows 4 (unrolled) | columns 16 (vector)]
+  std::vector<int64_t> extents;
+  for (const tir::ForNode* loop : loops_of(sch.func(), "mm")) extents.push_back(extent(loop));
+  EXPECT_EQ(extents, (std::vector<int64_t>{4, 4, 6, 32, 4, 16})) << sch.func();
+  EXPECT_EQ(check_against(ref, sch.func(), false), "");
+  Schedule replay(f);
+  sched::Trace::from_json(sch.trace().to_json()).apply(replay);
+  EXPECT_TRUE(tir::structural_equal(replay.func(), sch.func()));
+}
+
+}  // namespace
+}  // namespace tessel::sched_workloads
