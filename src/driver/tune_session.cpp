@@ -373,22 +373,6 @@ TuneSummary Session::run() {
 
 }  // namespace
 
-double TuneSummary::default_ms() const {
-  double total = 0;
-  for (const TunedTask& t : tasks) total += double(t.weight) * t.default_ms;
-  return total;
-}
-
-double TuneSummary::tuned_ms() const {
-  double total = 0;
-  for (const TunedTask& t : tasks) total += double(t.weight) * t.applied_ms();
-  return total;
-}
-
-double TunedTask::applied_ms() const {
-  return applied_time(default_ms, best_ms);
-}
-
 std::string log_target(const codegen::Target& target) {
   std::string out = codegen::target_kind_name(target.kind);
   if (target.kind == codegen::TargetKind::kLlvm)
@@ -406,36 +390,6 @@ TuneSummary run_tuning(const TuneOptions& options, std::ostream& out) {
   TESSEL_USER_CHECK(!options.log_path.empty(), Span{}) << "tessel tune needs --log FILE (JSON lines, appended)";
   Session session(options, out);
   return session.run();
-}
-
-void print_tune_summary(const TuneSummary& s, std::ostream& out) {
-  std::vector<const TunedTask*> rows;
-  bool named = false;
-  for (const TunedTask& t : s.tasks) {
-    rows.push_back(&t);
-    named = named || !t.name.empty();
-  }
-  std::stable_sort(rows.begin(), rows.end(), [](const TunedTask* a, const TunedTask* b) {
-    return double(a->weight) * a->default_ms > double(b->weight) * b->default_ms;
-  });
-  out << std::left << std::setw(18) << "task" << std::setw(named ? 40 : 0) << (named ? "first kernel's group" : "")
-      << std::right << std::setw(5) << "runs" << std::setw(12) << "default ms" << std::setw(10) << "best ms"
-      << std::setw(9) << "speedup" << std::setw(9) << "GFLOP/s" << std::setw(8) << "trials" << std::setw(8)
-      << "errors" << "\n"
-      << std::fixed;
-  for (const TunedTask* t : rows) {
-    double best = t->applied_ms();
-    out << std::left << std::setw(18) << t->key << std::setw(named ? 40 : 0) << (named ? t->name.substr(0, 38) : "")
-        << std::right << std::setw(5) << t->weight << std::setprecision(4) << std::setw(12) << t->default_ms
-        << std::setw(10) << best << std::setprecision(2) << std::setw(8) << (best > 0 ? t->default_ms / best : 0)
-        << "x" << std::setprecision(1) << std::setw(9) << (best > 0 ? t->flops / (best * 1e6) : 0) << std::setw(8)
-        << t->trials << std::setw(8) << t->errors << "\n";
-  }
-  out << std::setprecision(3) << "estimated end to end (sum of runs x kernel time): default " << s.default_ms()
-      << " ms, tuned " << s.tuned_ms() << " ms (" << std::setprecision(2)
-      << (s.tuned_ms() > 0 ? s.default_ms() / s.tuned_ms() : 0) << "x); " << s.trials << " trials";
-  if (s.seconds > 0) out << " in " << format_duration(s.seconds);
-  out << (s.interrupted ? ", interrupted" : "") << "\n" << std::defaultfloat << std::setprecision(6);
 }
 
 }  // namespace tessel::driver

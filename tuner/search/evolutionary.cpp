@@ -54,11 +54,7 @@ void TaskSearch::score(std::vector<Scored>& pool, const CostModel& model, bool m
   for (size_t i = 0; i < pool.size(); ++i) pool[i].score = scores[i];
 }
 
-std::vector<Candidate> TaskSearch::propose(const CostModel& model, bool model_trained, int n) {
-  if (measured_hashes_.empty()) {  // round 0: the default schedule
-    std::optional<Candidate> c = make_candidate(func_, options_, {});
-    if (c) return {std::move(*c)};
-  }
+std::map<uint64_t, TaskSearch::Scored> TaskSearch::evolve(const CostModel& model, bool model_trained) {
   std::map<uint64_t, Scored> unmeasured;  // everything seen this round, by program
   std::vector<Scored> population;
   for (Candidate& c : seeds()) population.push_back({std::move(c), 0});
@@ -85,8 +81,16 @@ std::vector<Candidate> TaskSearch::propose(const CostModel& model, bool model_tr
     score(more, model, model_trained);
     for (Scored& s : more) unmeasured.emplace(s.c.hash, std::move(s));
   }
+  return unmeasured;
+}
+
+std::vector<Candidate> TaskSearch::propose(const CostModel& model, bool model_trained, int n) {
+  if (measured_hashes_.empty()) {  // round 0: the default schedule
+    std::optional<Candidate> c = make_candidate(func_, options_, {});
+    if (c) return {std::move(*c)};
+  }
   std::vector<Scored> ranked;
-  for (auto& [hash, s] : unmeasured) ranked.push_back(std::move(s));
+  for (auto& [hash, s] : evolve(model, model_trained)) ranked.push_back(std::move(s));
   exhausted_ = ranked.empty();
   std::sort(ranked.begin(), ranked.end(), [](const Scored& a, const Scored& b) { return a.score > b.score; });
   int want = std::min<int>(n, int(ranked.size()));

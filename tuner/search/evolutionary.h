@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <random>
 #include <set>
@@ -49,6 +50,8 @@ class TaskSearch {
     double score;
   };
   std::vector<Candidate> seeds();
+  // A population evolved under the model; the unmeasured programs it met, scored.
+  std::map<uint64_t, Scored> evolve(const CostModel& model, bool model_trained);
   void score(std::vector<Scored>& pool, const CostModel& model, bool model_trained);
 
   tir::PrimFunc func_;
