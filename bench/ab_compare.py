@@ -21,7 +21,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import REPO, table  # noqa: E402
+from common import REPO, exported_models, table  # noqa: E402
 
 MODELS = ["resnet18", "mobilenet_v2", "squeezenet1_1", "transformer_encoder_layer", "efficientnet_b0",
           "mobilenet_v3_large", "regnet_y_400mf"]
@@ -70,16 +70,11 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=20, help="timed runs per library per round")
     ap.add_argument("--models", default=",".join(MODELS))
     args = ap.parse_args()
-    cache = os.environ.get("TESSEL_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "tessel"))
     rows = []
     started = time.time()
     models = [m for m in args.models.split(",") if m]
     with tempfile.TemporaryDirectory() as work:
-        for done, name in enumerate(models):
-            model = os.path.join(cache, "models", name + ".onnx")
-            if not os.path.exists(model):
-                print(f"{name}: not exported ({model}); skipped", file=sys.stderr)
-                continue
+        for done, name, model in exported_models(models):
             libs = {"a": os.path.join(work, name + ".a.so"), "b": os.path.join(work, name + ".b.so")}
             compile_with(args.a, model, args.fusion_a or args.fusion, libs["a"])
             compile_with(args.b, model, args.fusion, libs["b"])

@@ -5,9 +5,10 @@ import hashlib
 import os
 import subprocess
 import time
-from typing import Callable, List, NamedTuple, Optional, Sequence
+from typing import Callable, Iterator, List, NamedTuple, Optional, Sequence
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CACHE = os.environ.get("TESSEL_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "tessel"))
 # Pause between two implementations' timings: with 2 cores, the worker threads of the library
 # timed before (OpenMP, ORT and BLAS pools spin for a while after a run) would steal one.
 SETTLE_SECONDS = 0.2
@@ -149,3 +150,15 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     out = [line(headers), "  ".join("-" * w for w in widths)]
     out += [line(r) for r in rows]
     return "\n".join(out)
+
+
+def exported_models(names: Sequence[str]) -> Iterator[tuple[int, str, str]]:
+    """(index, name, path) of each model scripts/export_models.py wrote to CACHE/models; a missing one is
+    reported on stderr and skipped."""
+    import sys
+    for index, name in enumerate(names):
+        path = os.path.join(CACHE, "models", name + ".onnx")
+        if os.path.exists(path):
+            yield index, name, path
+        else:
+            print(f"{name}: not exported ({path}); skipped", file=sys.stderr)

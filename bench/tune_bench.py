@@ -23,7 +23,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ab_compare import time_library, time_ort  # noqa: E402
-from common import REPO, table  # noqa: E402
+from common import CACHE, REPO, exported_models, table  # noqa: E402
 
 MODELS = ["resnet18", "mobilenet_v2", "squeezenet1_1", "transformer_encoder_layer", "efficientnet_b0",
           "mobilenet_v3_large", "regnet_y_400mf", "mnasnet1_0", "shufflenet_v2_x1_0"]
@@ -63,19 +63,14 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--repeat", type=int, default=20, help="timed runs per library per round")
-    cache = os.environ.get("TESSEL_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "tessel"))
-    ap.add_argument("--logs", default=os.path.join(cache, "tune-logs"), help="where the tuning logs are kept")
+    ap.add_argument("--logs", default=os.path.join(CACHE, "tune-logs"), help="where the tuning logs are kept")
     args = ap.parse_args()
     os.makedirs(args.logs, exist_ok=True)
     rows, ratios = [], []
     started = time.time()
     models = [m for m in args.models.split(",") if m]
     with tempfile.TemporaryDirectory() as work:
-        for done, name in enumerate(models):
-            model = os.path.join(cache, "models", name + ".onnx")
-            if not os.path.exists(model):
-                print(f"{name}: not exported ({model}); skipped", file=sys.stderr)
-                continue
+        for done, name, model in exported_models(models):
             log = os.path.join(args.logs, f"{name}.t{args.threads}.jsonl")
             seconds = tune(args.tessel, model, log, args.trials, args.threads)
             libs = {"default": os.path.join(work, name + ".default.so"), "tuned": os.path.join(work, name + ".tuned.so")}

@@ -51,12 +51,9 @@ TuneReport make_tune_report(const std::string& log_path) {
   std::vector<const tune::TuningRecord*> round;
   for (const tune::TuningRecord* r : kept) {
     TunedTask& t = tasks[index[r->task]];
-    ++t.trials;
     double ms = r->ok() ? r->median_ms() : 0;
-    if (!r->ok()) ++t.errors;
-    if (r->ok() && r->round == 0 && t.default_ms == 0) t.default_ms = ms;
     if (r->ok() && t.best_ms == 0) ++timed;
-    if (r->ok() && (t.best_ms == 0 || ms < t.best_ms)) t.best_ms = ms;
+    t.count(r->ok(), ms, r->round);
     report.curve.push_back({int(report.curve.size()) + 1, r->task, ms, timed == tasks.size() ? report.summary.tuned_ms() : 0});
     if (!round.empty() && (round.front()->round != r->round || round.front()->task != r->task)) {
       add_accuracy(report, round);

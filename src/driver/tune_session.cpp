@@ -145,19 +145,12 @@ void Session::resume_from(const tune::TuningLog& log) {
     TaskRun& run = runs_[it->second];
     std::optional<tune::Candidate> c = run.search.record_previous(r.knobs, r.ok() ? r.median_ms() : 0, r.ok());
     TunedTask& s = run.summary;
-    ++s.trials;
     ++count[it->second];
     if (c) batch_.add(c->features, r.ok() ? throughput(s, r.median_ms()) : 0, int64_t(it->second));
-    if (!r.ok()) {
-      ++s.errors;
-      continue;
-    }
-    if (r.round == 0) s.default_ms = r.median_ms();
-    if (s.best_ms == 0 || r.median_ms() < s.best_ms) s.best_ms = r.median_ms();
+    s.count(r.ok(), r.ok() ? r.median_ms() : 0, r.round);
   }
   for (auto [t, n] : count) {
-    const TunedTask& s = runs_[t].summary;
-    scheduler_->report(t, n, s.best_ms > 0 ? s.best_ms : std::numeric_limits<double>::infinity());
+    scheduler_->report(t, n, best_or_infinity(runs_[t].summary));
     resumed_trials_ += n;
   }
   if (!o_.resume) return;
@@ -219,17 +212,11 @@ int Session::measure_round(size_t t, std::vector<tune::Candidate>& candidates, i
     ++measured;
     ++trials_;
     TunedTask& s = run.summary;
-    ++s.trials;
     double ms = m.ok() ? r.median_ms() : 0;
     run.search.record(c, ms, m.ok());
     batch_.add(c.features, m.ok() ? throughput(s, ms) : 0, int64_t(t));
     if (!predicted.empty()) batch_predicted_.push_back(predicted[i]);
-    if (!m.ok()) {
-      ++s.errors;
-      continue;
-    }
-    if (round == 0) s.default_ms = ms;
-    if (s.best_ms == 0 || ms < s.best_ms) s.best_ms = ms;
+    s.count(m.ok(), ms, round);
   }
   return measured;
 }

@@ -44,6 +44,8 @@ struct TunedTask {
   int trials = 0, errors = 0;
   // What compile --tuning-log applies: the best when it beat the default by kMinTunedGain.
   double applied_ms() const;
+  // One more trial: measured in `ms` (a round-0 one is the default's), or failed.
+  void count(bool ok, double ms, int64_t round);
 };
 
 struct TuneSummary {

@@ -21,6 +21,16 @@ double TuneSummary::tuned_ms() const {
   return total;
 }
 
+void TunedTask::count(bool ok, double ms, int64_t round) {
+  ++trials;
+  if (!ok) {
+    ++errors;
+    return;
+  }
+  if (round == 0 && default_ms == 0) default_ms = ms;
+  if (best_ms == 0 || ms < best_ms) best_ms = ms;
+}
+
 double TunedTask::applied_ms() const {
   return applied_time(default_ms, best_ms);
 }
