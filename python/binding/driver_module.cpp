@@ -226,11 +226,20 @@ py::dict tune(const std::string& path, const Shapes& shapes, const std::string& 
     py::dict d;
     d["key"] = t.key, d["name"] = t.name, d["runs"] = t.weight, d["flops"] = t.flops;
     d["default_ms"] = t.default_ms, d["best_ms"] = t.best_ms, d["applied_ms"] = t.applied_ms();
-    d["trials"] = t.trials, d["errors"] = t.errors;
+    d["trials"] = t.trials, d["errors"] = t.errors, d["alternative_only"] = t.alternative_only;
     tasks.append(d);
+  }
+  py::list decisions;
+  for (const tune::FusionRecord& f : summary.fusion) {
+    py::dict d;
+    d["choice"] = f.take_alternative ? "aggressive" : "default";
+    d["default_ms"] = f.base_ms, d["aggressive_ms"] = f.alternative_ms;
+    d["default_ops"] = f.base_ops, d["aggressive_ops"] = f.alternative_ops;
+    decisions.append(d);
   }
   py::dict out;
   out["tasks"] = tasks;
+  out["fusion"] = decisions;
   out["trials"] = summary.trials;
   out["interrupted"] = summary.interrupted;
   out["seconds"] = summary.seconds;

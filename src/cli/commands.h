@@ -43,7 +43,10 @@ int run_compiled(Args& args, const driver::PipelineOptions& pipeline);
   "                  default, plus row-wise reductions and normalisations\n"      \
   "                  (Softmax, LayerNorm, global pooling) with their\n"           \
   "                  neighbours and contractions that read one value (sibling\n"  \
-  "                  convs, attention's projections) in one kernel\n"
+  "                  convs, attention's projections) in one kernel; tuned\n"      \
+  "                  (compile, run, check with --tuning-log): default's groups,\n" \
+  "                  or aggressive's where tune --fusion tuned measured them\n"    \
+  "                  faster\n"
 
 inline constexpr const char* kInspectHelp =
     R"(usage: tessel inspect MODEL.onnx [--input-shape NAME=DxDxD ...] [--print]
@@ -60,7 +63,7 @@ parameter count and bytes, and the FLOPs of each node and in total.
 inline constexpr const char* kRunHelp =
     R"(usage: tessel run MODEL.so|MODEL.onnx [--inputs DIR] [--out DIR] [--seed S]
                   [--repeat N] [--threads N] [--profile] [--trace FILE]
-                  [--fusion none|injective|simple|default|aggressive] [--schedule default|none] [--target llvm]
+                  [--fusion none|injective|simple|default|aggressive|tuned] [--schedule default|none] [--target llvm]
        tessel run MODEL.onnx --reference|--tir [--fusion none|injective|simple|default|aggressive] [--inputs DIR] [--out DIR]
 
 Runs a compiled model: a model.so written by `tessel compile`, or an ONNX
@@ -93,7 +96,7 @@ lowered to the tensor IR on the tensor IR interpreter.
 
 inline constexpr const char* kCompileHelp =
     R"(usage: tessel compile MODEL.onnx -o OUT.so [--target "llvm [-mcpu=CPU] [-mattr=+f,-g]"]
-                      [--fusion none|injective|simple|default|aggressive] [--schedule default|none] [--input-shape NAME=DxD ...]
+                      [--fusion none|injective|simple|default|aggressive|tuned] [--schedule default|none] [--input-shape NAME=DxD ...]
                       [--tuning-log FILE] [--print-tir] [--print-llvm]
 
 Compiles the model for a CPU through LLVM into a self-contained shared
@@ -124,7 +127,7 @@ partition_vector_loops, plan, codegen, export.
 
 inline constexpr const char* kCheckHelp =
     R"(usage: tessel check MODEL.onnx [--per-kernel] [--seed S] [--tolerance T]
-                    [--fusion none|injective|simple|default|aggressive] [--schedule default|none] [--target llvm]
+                    [--fusion none|injective|simple|default|aggressive|tuned] [--schedule default|none] [--target llvm]
 
 Compiles the model in memory, runs it and the reference executor on the same
 seeded inputs, and prints for each output the max absolute and relative error

@@ -94,6 +94,7 @@ int cmd_compile(Args& args) {
     for (const driver::CompiledKernel& k : compiled.kernels)
       std::cout << "// kernel " << k.symbol << ": scheduled and flattened\n" << driver::kernel_text(k) << "\n";
   if (print_llvm) std::cout << compiled.module->source_text() << "\n";
+  if (options.fusion == passes::FusionPolicy::kTuned) driver::print_fusion_regions(compiled.fusion_regions, std::cout);
   size_t kernels = compiled.kernels.size(), tuned = compiled.tuned_kernels;
   uint64_t arena = compiled.plan.arena_bytes, weights = compiled.weights.size();
   driver::export_shared_library(std::move(compiled), *output, options.stages);

@@ -57,8 +57,9 @@ int cmd_tune(Args& args) {
   driver::check_thread_environment();
   driver::TuneSummary summary = driver::run_tuning(o, std::cerr);
   driver::print_tune_summary(summary, std::cout);
+  bool tuned_fusion = o.compile.fusion == passes::FusionPolicy::kTuned;
   std::cout << "log: " << o.log_path << " (tessel compile " << o.model_path << " --tuning-log " << o.log_path
-            << " -o model.so)\n";
+            << (tuned_fusion ? " --fusion tuned" : "") << " -o model.so)\n";
   return summary.interrupted ? 130 : 0;
 }
 

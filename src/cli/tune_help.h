@@ -21,6 +21,11 @@ computes something else is logged as an error and the session goes on.
 Every measurement is appended to the log at once (fsync); Ctrl-C stops after
 the measurement in flight, and --resume continues from the log.
 `tessel compile --tuning-log FILE` builds with the best schedule of each task.
+With --fusion tuned the session also decides fusion by measurement: where
+default and aggressive group the nodes otherwise, it tunes the kernels of
+both, logs a decision per region (aggressive's groups where their kernels
+measured faster by the margin a schedule needs) and compile --fusion tuned
+--tuning-log FILE applies them.
   --log FILE          the tuning log (JSON lines); without --resume it must be new or empty
   --trials N          measured candidates in all, the default schedules included (default 1000)
   --threads N         threads the schedules fill and the measurements run on (default: every core)
@@ -34,6 +39,8 @@ the measurement in flight, and --resume continues from the log.
   --events FILE       append JSON-lines events (start, each round, end) for tools
   --timeout S         per candidate: build, check and timing (default 10)
   --repeat N          timed runs per candidate, ranked by their median (default 5)
+  --fusion POLICY     the grouping whose kernels are tuned (default: default);
+                      tuned: default's and aggressive's where they differ
   --cache-flush F     written between timed runs: l2 (default; four times the
                       L2, so that data comes from the last-level cache, as in
                       a model that runs again and again), memory (64 MiB: from

@@ -22,6 +22,7 @@
 #include "src/codegen/backend.h"
 #include "src/driver/compiled_model.h"
 #include "src/driver/pipeline.h"
+#include "src/driver/tuned_fusion.h"
 #include "src/driver/tuned_schedules.h"
 #include "src/lower/lower_group.h"
 #include "src/runtime/kernel_abi.h"
@@ -39,8 +40,12 @@ struct CompileOptions {
   ScheduleKind schedule = ScheduleKind::kDefault;
   codegen::Target target = codegen::host_target();
   StageOptions stages;
-  // Tuned schedules (`--tuning-log`) replacing the default ones of the kernels they are for.
+  // Tuned schedules (`--tuning-log`) replacing the default ones of the kernels
+  // they are for, and the decisions fusion tuned takes.
   std::shared_ptr<const TunedSchedules> tuned;
+  // Fusion tuned with aggressive's groups in every region, whatever the log
+  // says: the alternatives a tuning session measures.
+  bool fuse_every_region = false;
   // Each default-scheduled kernel's knobs drawn from the tuner's search space
   // with this seed (plus its index), instead of the default's picks: tests
   // that every point of the space compiles and computes what it should.
@@ -74,6 +79,7 @@ struct CompiledGraph {
   std::vector<uint8_t> weights;  // the plan's weight slots point into this
   std::unique_ptr<codegen::Module> module;
   size_t tuned_kernels = 0;  // scheduled from CompileOptions::tuned
+  std::vector<FusionRegionChoice> fusion_regions;  // fusion tuned: what it decided where
 };
 
 // First runs the graph passes that depend on the target and schedule on g

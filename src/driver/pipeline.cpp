@@ -192,9 +192,8 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
   // Target graph passes. B's panels as wide as the default matmul tile; only
   // where fusion joins injective producers to their anchor (simple, default):
   // elsewhere the unpacking would be a kernel of its own, run every time.
-  bool joins_producers = options.fusion == passes::FusionPolicy::kSimple ||
-                         options.fusion == passes::FusionPolicy::kDefault ||
-                         options.fusion == passes::FusionPolicy::kAggressive;
+  bool joins_producers = options.fusion != passes::FusionPolicy::kNone &&
+                         options.fusion != passes::FusionPolicy::kInjective;
   if (cpu && joins_producers) {
     StageTimer t("pack_matmul_weights", o);
     passes::pack_matmul_weights(g, [lanes = cpu->vector_lanes](int64_t rows, int64_t columns) {
@@ -204,9 +203,14 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
   after_graph_stage("pack_matmul_weights", g, o);
 
   std::vector<passes::NodeGroup> groups;
+  std::vector<FusionRegionChoice> fusion_regions;
   {
     StageTimer t("fusion", o);
-    groups = passes::make_grouping_policy(options.fusion)->group(g);
+    if (options.fusion == passes::FusionPolicy::kTuned)
+      groups = tuned_fusion_groups(g, layout_choices(options), options.tuned.get(), options.fuse_every_region,
+                                   fusion_regions);
+    else
+      groups = passes::make_grouping_policy(options.fusion)->group(g);
   }
   if (o.prints("fusion")) print_groups(groups, *o.print_to);
 
@@ -264,7 +268,7 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
   if (o.prints("codegen")) *o.print_to << "// after codegen\n" << module->source_text() << "\n";
   // export, when asked for, is export_shared_library's (compile_model.h).
   return CompiledGraph{options.target,        std::move(kernels), std::move(plan.plan), std::move(plan.weights),
-                       std::move(module), tuned_kernels};
+                       std::move(module), tuned_kernels, std::move(fusion_regions)};
 }
 
 }  // namespace tessel::driver

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "ir/core/diagnostics.h"
+#include "src/driver/tuned_fusion.h"
 #include "src/driver/tuned_schedules.h"
 #include "tuner/cost_model/cost_model.h"
 #include "tuner/log/tuning_log.h"
@@ -46,7 +47,10 @@ TuneReport make_tune_report(const std::string& log_path) {
   report.summary.trials = int(kept.size());
   std::map<std::string, size_t> index;
   for (const tune::TuningRecord* r : kept)
-    if (index.emplace(r->task, tasks.size()).second) tasks.push_back({r->task, "", size_t(r->weight), r->flops});
+    if (index.emplace(r->task, tasks.size()).second) {
+      tasks.push_back({r->task, "", size_t(r->weight), r->flops});
+      tasks.back().alternative_only = r->alternative_only;
+    }
   size_t timed = 0;  // tasks with a time so far
   std::vector<const tune::TuningRecord*> round;
   for (const tune::TuningRecord* r : kept) {
@@ -62,6 +66,17 @@ TuneReport make_tune_report(const std::string& log_path) {
     if (r->round > 0) round.push_back(r);
   }
   add_accuracy(report, round);
+  // A region's last decision (a resumed session decides again).
+  std::map<std::string, size_t> decision;
+  for (const tune::FusionRecord& f : all.fusion) {
+    if (f.target != report.target || f.compiler_version != report.version) continue;
+    std::string key = fusion_region_key(f.base, f.alternative);
+    auto [it, added] = decision.emplace(key, report.summary.fusion.size());
+    if (added)
+      report.summary.fusion.push_back(f);
+    else
+      report.summary.fusion[it->second] = f;
+  }
   return report;
 }
 

@@ -15,6 +15,7 @@
 
 #include "ir/core/diagnostics.h"
 #include "src/driver/targets.h"
+#include "src/driver/tune_fusion.h"
 #include "src/driver/tune_progress.h"
 #include "src/driver/tuned_schedules.h"
 #include "src/driver/tuning_tasks.h"
@@ -99,6 +100,7 @@ class Session {
   Clock::time_point start_;
   sched::CpuScheduleOptions cpu_;
   std::vector<TaskRun> runs_;
+  std::vector<FusionRegionChoice> regions_;  // fusion tuned
   std::unique_ptr<tune::TuningLogWriter> writer_;
   std::unique_ptr<tune::CostModel> model_;
   bool model_trained_ = false;
@@ -111,21 +113,25 @@ class Session {
 };
 
 void Session::prepare() {
-  graph::Graph g = load_graph(o_.model_path, o_.pipeline);
-  CompiledGraph compiled = compile_graph(g, o_.compile);
   std::optional<sched::CpuScheduleOptions> cpu = cpu_schedule_options(o_.compile);
   TESSEL_USER_CHECK(cpu && o_.compile.target.kind == codegen::TargetKind::kLlvm, Span{})
       << "tessel tune searches CPU schedules: it needs --target llvm and --schedule default";
   cpu_ = *cpu;
-  std::vector<TuningTask> tasks = extract_tasks(compiled.kernels);
-  out_ << "model " << o_.model_path << ": " << compiled.kernels.size() << " kernels, " << tasks.size()
-       << " tasks; target " << log_target(o_.compile.target) << ", " << cpu_.num_threads << " thread(s)\n";
+  SessionTasks found = session_tasks(o_.model_path, o_.pipeline, o_.compile);
+  std::vector<TuningTask>& tasks = found.tasks;
+  regions_ = found.regions;
+  out_ << "model " << o_.model_path << ": " << found.kernels << " kernels, " << tasks.size() << " tasks";
+  if (o_.compile.fusion == passes::FusionPolicy::kTuned)
+    out_ << " (" << std::count(found.alternative_only.begin(), found.alternative_only.end(), true)
+         << " of them only aggressive's groups in " << regions_.size() << " fusion regions have)";
+  out_ << "; target " << log_target(o_.compile.target) << ", " << cpu_.num_threads << " thread(s)\n";
   for (size_t i = 0; i < tasks.size(); ++i) {
     tune::Candidate baseline = *tune::make_candidate(tasks[i].func, cpu_, {});
     std::vector<Tensor> inputs = task_inputs(baseline.flat, o_.seed * 7919 + i);
     std::vector<Tensor> expected = tune::run_in_process(o_.compile.target, baseline.flat, inputs);
     tune::MeasureOptions m = checked_against(expected, o_.measure);
     TunedTask s{tasks[i].key, tasks[i].name, tasks[i].weight(), tasks[i].flops};
+    s.alternative_only = found.alternative_only[i];
     runs_.push_back({tasks[i], tune::TaskSearch(tasks[i].func, cpu_, o_.seed + 1000003 * (i + 1)), std::move(inputs),
                      std::move(expected), m, s});
   }
@@ -207,6 +213,7 @@ int Session::measure_round(size_t t, std::vector<tune::Candidate>& candidates, i
     r.round = round;
     r.flops = run.task.flops;
     r.weight = int64_t(run.task.weight());
+    r.alternative_only = run.summary.alternative_only;
     if (!predicted.empty()) r.predicted = predicted[i];
     writer_->append(r);
     ++measured;
@@ -240,7 +247,7 @@ void Session::print_default_table() const {
   double total = 0;
   for (const TaskRun& r : runs_) {
     rows.push_back(&r);
-    total += double(r.task.weight()) * r.summary.default_ms;
+    if (!r.summary.alternative_only) total += double(r.task.weight()) * r.summary.default_ms;
   }
   std::stable_sort(rows.begin(), rows.end(), [](const TaskRun* a, const TaskRun* b) {
     return double(a->task.weight()) * a->summary.default_ms > double(b->task.weight()) * b->summary.default_ms;
@@ -288,6 +295,7 @@ void Session::report_round(size_t t, int64_t round, int measured, int errors, st
 TuneSummary Session::summary() const {
   TuneSummary out;
   for (const TaskRun& r : runs_) out.tasks.push_back(r.summary);
+  out.fusion = decide_fusion(regions_, out.tasks, log_target(o_.compile.target), compiler_version());
   out.trials = trials_;
   out.interrupted = interrupted_;
   out.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
@@ -352,6 +360,7 @@ TuneSummary Session::run() {
   progress_->finish();
   if (!o_.cost_model_out.empty() && model_trained_) model_->save(o_.cost_model_out);
   TuneSummary s = summary();
+  for (const tune::FusionRecord& f : s.fusion) writer_->append(f);
   progress_->event("end", "\"trials\":" + std::to_string(s.trials) + ",\"interrupted\":" +
                               (s.interrupted ? "true" : "false") + ",\"estimated_ms\":" + std::to_string(s.tuned_ms()) +
                               ",\"default_ms\":" + std::to_string(s.default_ms()));

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "src/driver/compile_model.h"
+#include "tuner/log/tuning_log.h"
 #include "tuner/measure/measure.h"
 
 namespace tessel::driver {
@@ -42,6 +43,9 @@ struct TunedTask {
   double flops = 0;
   double default_ms = 0, best_ms = 0;  // 0 while unmeasured
   int trials = 0, errors = 0;
+  // Only aggressive's groups of fusion tuned's regions have it: it counts in
+  // the estimates through the regions' decisions, not by its weight.
+  bool alternative_only = false;
   // What compile --tuning-log applies: the best when it beat the default by kMinTunedGain.
   double applied_ms() const;
   // One more trial: measured in `ms` (a round-0 one is the default's), or failed.
@@ -50,11 +54,12 @@ struct TunedTask {
 
 struct TuneSummary {
   std::vector<TunedTask> tasks;
+  std::vector<tune::FusionRecord> fusion;  // fusion tuned: a decision per region whose tasks are measured
   int trials = 0;          // measured in this session and earlier ones (resumed)
   bool interrupted = false;
   double seconds = 0;
-  double default_ms() const;  // sum of weight * default time
-  double tuned_ms() const;    // sum of weight * applied time
+  double default_ms() const;  // sum of weight * default time (default's groups)
+  double tuned_ms() const;    // sum of weight * applied time, the regions as decided
 };
 
 // The log's target: the target's kind, CPU and vector width (a log made on

@@ -3,10 +3,10 @@
 #include <map>
 
 #include "src/driver/tune_session.h"
+#include "src/driver/tuned_fusion.h"
 #include "tuner/log/tuning_log.h"
 
 namespace tessel::driver {
-
 
 TunedSchedules load_tuned_schedules(const std::string& path, const codegen::Target& target, std::ostream& notes) {
   tune::TuningLog log = tune::read_tuning_log(path, log_target(target), compiler_version());
@@ -35,10 +35,14 @@ TunedSchedules load_tuned_schedules(const std::string& path, const codegen::Targ
         << " tasks";
   if (kept_default) notes << " (" << kept_default << " kept their default schedule: no candidate was "
                           << int(kMinTunedGain * 100) << "% faster)";
+  for (const tune::FusionRecord& f : log.fusion)
+    out.fusion[fusion_region_key(f.base, f.alternative)] = {f.take_alternative, f.base_ms, f.alternative_ms};
+  if (!out.fusion.empty()) notes << "; " << out.fusion.size() << " fusion decisions";
   if (!log.foreign.empty())
     notes << "; " << log.foreign.size() << " records for another target or compiler version left out (first: "
           << log.foreign.front().target << ", tessel " << log.foreign.front().compiler_version << "; this is "
           << log_target(target) << ", tessel " << compiler_version() << ")";
+  if (log.foreign_fusion) notes << "; " << log.foreign_fusion << " fusion decisions for another target or version left out";
   if (log.dropped_partial_line) notes << "; its last line was cut short and is dropped";
   notes << "\n";
   return out;

@@ -29,14 +29,22 @@ struct TunedSchedule {
   double best_ms = 0;
 };
 
+// A region's decision of a `--fusion tuned` session (tuned_fusion.h).
+struct FusionDecision {
+  bool take_alternative = false;
+  double base_ms = 0, alternative_ms = 0;
+};
+
 struct TunedSchedules {
-  std::string path;                            // the log they came from
-  std::map<std::string, TunedSchedule> tasks;  // by task key
+  std::string path;                              // the log they came from
+  std::map<std::string, TunedSchedule> tasks;    // by task key
+  std::map<std::string, FusionDecision> fusion;  // by fusion_region_key: the log's last decision
 };
 
 // Reads the log (a corrupt line is a user error naming it); says on `notes`
-// how many tasks it gives schedules for, and what it leaves out: records for
-// another target or compiler version, a last line cut short.
+// how many tasks it gives schedules for and how many fusion decisions, and
+// what it leaves out: records for another target or compiler version, a
+// last line cut short.
 TunedSchedules load_tuned_schedules(const std::string& path, const codegen::Target& target, std::ostream& notes);
 
 }  // namespace tessel::driver

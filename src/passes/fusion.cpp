@@ -25,7 +25,8 @@ constexpr PolicyName kPolicies[] = {{FusionPolicy::kNone, "none"},
                                     {FusionPolicy::kInjective, "injective"},
                                     {FusionPolicy::kSimple, "simple"},
                                     {FusionPolicy::kDefault, "default"},
-                                    {FusionPolicy::kAggressive, "aggressive"}};
+                                    {FusionPolicy::kAggressive, "aggressive"},
+                                    {FusionPolicy::kTuned, "tuned"}};
 
 }  // namespace
 
@@ -55,6 +56,10 @@ std::unique_ptr<GroupingPolicy> make_grouping_policy(FusionPolicy policy) {
     case FusionPolicy::kSimple: return fusion::make_simple_grouping();
     case FusionPolicy::kDefault: return fusion::make_default_grouping();
     case FusionPolicy::kAggressive: return fusion::make_aggressive_grouping();
+    case FusionPolicy::kTuned:
+      TESSEL_USER_CHECK(false, Span{}) << "fusion tuned is decided by a tuning log: compile, run or check with "
+                                          "--tuning-log (written by tessel tune --fusion tuned)";
+      return nullptr;
   }
   TESSEL_ICHECK(false) << "fusion policy " << int(policy) << " has no grouping";
   return nullptr;

@@ -32,10 +32,14 @@ class GroupingPolicy {
 // algorithm on post-dominators (fusion/default.cpp); "aggressive": default
 // plus multi-stage kernels (row-wise reductions and normalisations join) and
 // horizontal fusion of contractions reading one value. One file each in fusion/.
-enum class FusionPolicy { kNone, kInjective, kSimple, kDefault, kAggressive };
+// "tuned": default's groups, or aggressive's where they disagree and a tuning
+// log measured aggressive's faster (src/driver/tuned_fusion.h): it has no
+// grouping of its own here.
+enum class FusionPolicy { kNone, kInjective, kSimple, kDefault, kAggressive, kTuned };
 // A user error listing the policies for any other name.
 FusionPolicy parse_fusion_policy(std::string_view name);
 std::string_view fusion_policy_name(FusionPolicy policy);
+// A user error for tuned, which needs a tuning log.
 std::unique_ptr<GroupingPolicy> make_grouping_policy(FusionPolicy policy);
 
 // Whether no path of g leaves the group and comes back into it.

@@ -53,6 +53,12 @@ np.testing.assert_allclose(fast.run({"image": image})["probs"], probs, rtol=1e-4
 assert tessel.check(model, input_shapes=shape, tuning_log=tmp + "/tiny.jsonl").passed
 fails(lambda: tessel.tune(model, log=tmp + "/tiny.jsonl", trials=20, threads=1, input_shapes=shape),
       "pass --resume")
+by_measure = tessel.tune(model, log=tmp + "/fusion.jsonl", trials=10, threads=1, input_shapes=shape, fusion="tuned")
+assert len(by_measure["fusion"]) == 1 and by_measure["fusion"][0]["default_ops"] == "Flatten+Gemm | Softmax", by_measure
+assert [t["alternative_only"] for t in by_measure["tasks"]].count(True) == 1, by_measure["tasks"]
+fused = tessel.compile(model, input_shapes=shape, fusion="tuned", tuning_log=tmp + "/fusion.jsonl")
+np.testing.assert_allclose(fused.run({"image": image})["probs"], probs, rtol=1e-4, atol=1e-6)
+fails(lambda: tessel.compile(model, input_shapes=shape, fusion="tuned"), "decided by a tuning log")
 fails(lambda: tessel.compile(model, input_shapes=shape, tuning_log=tmp + "/none.jsonl"), "none.jsonl")
 fails(lambda: tessel.compile(tmp + "/none.onnx"), "none.onnx")
 fails(lambda: tessel.compile(model, fusion="greedy", input_shapes={"image": (1, 1, 28, 28)}), "unknown fusion policy")

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "tests/unit/cli_runner.h"
+#include "tests/unit/tune_cli_util.h"
 
 namespace tessel {
 namespace {
@@ -18,19 +19,9 @@ using cli_test::run_tessel;
 using cli_test::run_tessel_line;
 using cli_test::TempDir;
 
-const std::string kTinyCnn = std::string(TESSEL_SOURCE_DIR) + "/examples/tiny_cnn.onnx";
-
-std::vector<std::string> tune_args(const fs::path& log, int trials) {
-  return {"tune",     kTinyCnn, "--input-shape", "image=1x1x28x28", "--log",    log.string(),
-          "--trials", std::to_string(trials), "--threads", "1",      "--per-round", "6"};
-}
-
-std::vector<std::string> lines_of(const fs::path& path) {
-  std::ifstream in(path);
-  std::vector<std::string> out;
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
-}
+using tune_cli_test::kTinyCnn;
+using tune_cli_test::lines_of;
+using tune_cli_test::tune_args;
 
 TEST(TuneCli, ATinySessionWritesALogThatCompileAndCheckApply) {
   TempDir dir;

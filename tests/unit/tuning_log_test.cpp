@@ -44,6 +44,7 @@ TuningRecord measured(const std::string& task, double ms) {
   r.predicted = 0.75;
   r.flops = 1.5e6;
   r.weight = 2;
+  r.alternative_only = task == "9f3c";
   return r;
 }
 
@@ -66,6 +67,7 @@ TEST(TuningLog, ARecordRoundTripsThroughALine) {
     EXPECT_EQ(back.predicted, r.predicted);
     EXPECT_EQ(back.flops, r.flops);
     EXPECT_EQ(back.weight, r.weight);
+    EXPECT_EQ(back.alternative_only, r.alternative_only);
     EXPECT_EQ(back.ok(), r.error.empty());
   }
   EXPECT_DOUBLE_EQ(measured("t", 0.25).median_ms(), 0.25 * 1.05);
@@ -125,6 +127,60 @@ TEST(TuningLog, RecordsOfAnotherTargetOrVersionAreKeptApart) {
   ASSERT_EQ(read.records.size(), 1u);
   EXPECT_EQ(read.records[0].task, "c");
   EXPECT_EQ(read.foreign.size(), 2u);
+  std::filesystem::remove(path);
+}
+
+FusionRecord decision(const std::string& target) {
+  FusionRecord f;
+  f.target = target;
+  f.compiler_version = "0.1.0";
+  f.base = {"a1", "b2"};
+  f.alternative = {"c3"};
+  f.base_ms = 0.31;
+  f.alternative_ms = 0.22;
+  f.take_alternative = true;
+  f.base_ops = "Flatten+Gemm | Softmax";
+  f.alternative_ops = "Flatten+Gemm+Softmax";
+  return f;
+}
+
+// Fusion decisions share the log with the measured records: they read back
+// apart from them, those of another target are counted, and a decision that
+// does not say what it chose is an error naming its line.
+TEST(TuningLog, FusionDecisionsReadBackBesideTheRecords) {
+  std::string path = temp_log("fusion.jsonl");
+  {
+    TuningLogWriter log(path);
+    log.append(measured("a1", 1.0));
+    log.append(decision("llvm -mcpu=znver4"));
+    log.append(decision("llvm -mcpu=znver3"));
+  }
+  TuningLog read = read_tuning_log(path, "llvm -mcpu=znver4", "0.1.0");
+  ASSERT_EQ(read.records.size(), 1u);
+  ASSERT_EQ(read.fusion.size(), 1u);
+  EXPECT_EQ(read.foreign_fusion, 1u);
+  const FusionRecord& f = read.fusion[0];
+  EXPECT_EQ(f.base, (std::vector<std::string>{"a1", "b2"}));
+  EXPECT_EQ(f.alternative, std::vector<std::string>{"c3"});
+  EXPECT_DOUBLE_EQ(f.base_ms, 0.31);
+  EXPECT_DOUBLE_EQ(f.alternative_ms, 0.22);
+  EXPECT_TRUE(f.take_alternative);
+  EXPECT_EQ(f.alternative_ops, "Flatten+Gemm+Softmax");
+
+  std::string line = to_line(decision("llvm"));
+  std::string undecided = line.replace(line.find("\"alternative\"}"), 14, "\"maybe\"}");
+  ASSERT_NE(undecided.find("maybe"), std::string::npos) << undecided;
+  write_file(path, to_line(measured("a1", 1.0)) + "\n" + undecided + "\n");
+  try {
+    read_tuning_log(path, "", "");
+    FAIL() << "a decision without a choice was accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find(":2: not a tuning record: field \"choice\""), std::string::npos) << e.what();
+  }
+  for (const char* bad : {R"({"fusion":{"base":[],"alternative":["c"],"base_ms":1,"alternative_ms":1,"choice":"base"},"target":"llvm","version":"1"})",
+                          R"({"fusion":{"base":["a"],"alternative":["c"],"base_ms":0,"alternative_ms":1,"choice":"base"},"target":"llvm","version":"1"})",
+                          R"({"fusion":7,"target":"llvm","version":"1"})"})
+    EXPECT_THROW(fusion_record_from_line(bad), UserError) << bad;
   std::filesystem::remove(path);
 }
 

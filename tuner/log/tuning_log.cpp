@@ -45,6 +45,10 @@ void read_optional_fields(const json& j, TuningRecord& r) {
   if (j.contains("predicted")) r.predicted = optional_number(j, "predicted", 0);
   r.flops = optional_number(j, "flops", 0);
   r.weight = int64_t(optional_number(j, "weight", 1));
+  if (j.contains("alternative_only")) {
+    TESSEL_USER_CHECK(j["alternative_only"].is_boolean(), Span{}) << "field \"alternative_only\" is not a boolean";
+    r.alternative_only = j["alternative_only"].get<bool>();
+  }
   TESSEL_USER_CHECK(r.round >= 0 && r.flops >= 0 && r.weight >= 1, Span{})
       << "a negative round or FLOP count, or a weight below 1";
 }
@@ -82,6 +86,7 @@ std::string to_line(const TuningRecord& r) {
             {"knobs", r.knobs}, {"round", r.round},       {"flops", r.flops},
             {"weight", r.weight}};
   if (r.predicted) j["predicted"] = *r.predicted;
+  if (r.alternative_only) j["alternative_only"] = true;
   return j.dump();
 }
 
@@ -109,6 +114,59 @@ TuningRecord record_from_line(const std::string& line) {
   return r;
 }
 
+std::string to_line(const FusionRecord& r) {
+  json fusion = {{"base", r.base},
+                 {"alternative", r.alternative},
+                 {"base_ms", r.base_ms},
+                 {"alternative_ms", r.alternative_ms},
+                 {"choice", r.take_alternative ? "alternative" : "base"}};
+  if (!r.base_ops.empty()) fusion["base_ops"] = r.base_ops;
+  if (!r.alternative_ops.empty()) fusion["alternative_ops"] = r.alternative_ops;
+  return json{{"fusion", fusion}, {"target", r.target}, {"version", r.compiler_version}}.dump();
+}
+
+bool is_fusion_line(const std::string& line) {
+  json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  return j.is_object() && j.contains("fusion");
+}
+
+namespace {
+
+std::vector<std::string> task_keys(const json& j, const char* key) {
+  TESSEL_USER_CHECK(j.contains(key) && j[key].is_array() && !j[key].empty(), Span{})
+      << "field \"" << key << "\" is not a list of task keys";
+  std::vector<std::string> out;
+  for (const json& k : j[key]) {
+    TESSEL_USER_CHECK(k.is_string() && !k.get<std::string>().empty(), Span{}) << "a task key that is not a string";
+    out.push_back(k.get<std::string>());
+  }
+  return out;
+}
+
+}  // namespace
+
+FusionRecord fusion_record_from_line(const std::string& line) {
+  json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  TESSEL_USER_CHECK(j.is_object() && j.contains("fusion") && j["fusion"].is_object(), Span{})
+      << "not a fusion decision";
+  FusionRecord r;
+  r.target = field_string(j, "target");
+  r.compiler_version = field_string(j, "version");
+  const json& f = j["fusion"];
+  r.base = task_keys(f, "base");
+  r.alternative = task_keys(f, "alternative");
+  r.base_ms = optional_number(f, "base_ms", -1);
+  r.alternative_ms = optional_number(f, "alternative_ms", -1);
+  TESSEL_USER_CHECK(r.base_ms > 0 && r.alternative_ms > 0, Span{}) << "a side's time is not a positive number";
+  std::string choice = f.contains("choice") && f["choice"].is_string() ? f["choice"].get<std::string>() : "";
+  TESSEL_USER_CHECK(choice == "base" || choice == "alternative", Span{})
+      << "field \"choice\" is neither \"base\" nor \"alternative\"";
+  r.take_alternative = choice == "alternative";
+  for (auto [key, ops] : {std::pair{"base_ops", &r.base_ops}, std::pair{"alternative_ops", &r.alternative_ops}})
+    if (f.contains(key)) *ops = field_string(f, key);
+  return r;
+}
+
 TuningLogWriter::TuningLogWriter(const std::string& path) : path_(path) {
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   TESSEL_USER_CHECK(fd_ >= 0, Span{}) << "cannot open the tuning log " << path << " for appending: "
@@ -124,8 +182,12 @@ TuningLogWriter::~TuningLogWriter() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void TuningLogWriter::append(const TuningRecord& record) {
-  std::string line = to_line(record) + "\n";
+void TuningLogWriter::append(const TuningRecord& record) { append_line(to_line(record)); }
+
+void TuningLogWriter::append(const FusionRecord& record) { append_line(to_line(record)); }
+
+void TuningLogWriter::append_line(const std::string& text) {
+  std::string line = text + "\n";
   TESSEL_USER_CHECK(write_all(fd_, line) && ::fsync(fd_) == 0, Span{})
       << "cannot append to the tuning log " << path_ << ": " << std::strerror(errno);
 }
@@ -152,15 +214,23 @@ TuningLog read_tuning_log(const std::string& path, const std::string& target, co
     std::string line = text.substr(start, end - start);
     start = end + 1;
     if (line.empty()) continue;
-    TuningRecord r;
+    auto ours = [&](const std::string& t, const std::string& v) {
+      return (target.empty() || t == target) && (compiler_version.empty() || v == compiler_version);
+    };
     try {
-      r = record_from_line(line);
+      if (is_fusion_line(line)) {
+        FusionRecord f = fusion_record_from_line(line);
+        if (ours(f.target, f.compiler_version))
+          log.fusion.push_back(std::move(f));
+        else
+          ++log.foreign_fusion;
+        continue;
+      }
+      TuningRecord r = record_from_line(line);
+      (ours(r.target, r.compiler_version) ? log.records : log.foreign).push_back(std::move(r));
     } catch (const UserError& e) {
       TESSEL_USER_ERROR(Span{}) << path << ":" << number << ": not a tuning record: " << e.what();
     }
-    bool ours = (target.empty() || r.target == target) &&
-                (compiler_version.empty() || r.compiler_version == compiler_version);
-    (ours ? log.records : log.foreign).push_back(std::move(r));
   }
   return log;
 }

@@ -36,6 +36,9 @@ struct TuningRecord {
   std::optional<double> predicted;       // the cost model's score before it was measured; none: untrained
   double flops = 0;                      // per run of the task's function
   int64_t weight = 1;                    // runs of the task per inference
+  // A task only the alternative side of a fusion tuned region has: the
+  // model runs it only if the region's decision takes that side.
+  bool alternative_only = false;
 
   bool ok() const { return error.empty() && !times_ms.empty(); }
   // Its median run (the record must be ok()): what the tuner ranks by. The
@@ -43,10 +46,27 @@ struct TuningRecord {
   double median_ms() const;
 };
 
+// A fusion decision of a session with `--fusion tuned`: in a region where
+// two groupings disagree (src/passes/fusion_regions.h), the tasks of each
+// side's groups, their measured times added up, and the side chosen.
+//
+//   {"fusion":{"base":["a1..","b2.."],"alternative":["c3.."],"base_ms":0.31,
+//    "alternative_ms":0.22,"choice":"alternative"},"target":"llvm ...","version":"0.1.0"}
+struct FusionRecord {
+  std::string target, compiler_version;
+  std::vector<std::string> base, alternative;  // task keys, one per group
+  double base_ms = 0, alternative_ms = 0;      // each side's kernels' times added
+  bool take_alternative = false;
+  std::string base_ops, alternative_ops;       // optional, for people: "Flatten+Gemm | Softmax"
+};
+
 // One line of the log (without its newline), and back; from_line throws a
 // tessel::UserError saying what is wrong with the line.
 std::string to_line(const TuningRecord& record);
 TuningRecord record_from_line(const std::string& line);
+std::string to_line(const FusionRecord& record);
+bool is_fusion_line(const std::string& line);  // a JSON object with a "fusion" field
+FusionRecord fusion_record_from_line(const std::string& line);
 
 // Appends records to a log file, creating it; each append is one write of a
 // whole line followed by fsync. A last line cut short (a killed session's
@@ -59,9 +79,11 @@ class TuningLogWriter {
   TuningLogWriter& operator=(const TuningLogWriter&) = delete;
 
   void append(const TuningRecord& record);
+  void append(const FusionRecord& record);
   const std::string& path() const { return path_; }
 
  private:
+  void append_line(const std::string& line);
   std::string path_;
   int fd_ = -1;
 };
@@ -69,6 +91,8 @@ class TuningLogWriter {
 struct TuningLog {
   std::vector<TuningRecord> records;  // for the expected target and compiler version, in file order
   std::vector<TuningRecord> foreign;  // for another target or version: reported, not applied
+  std::vector<FusionRecord> fusion;   // for the expected target and version, in file order
+  size_t foreign_fusion = 0;          // fusion records for another target or version
   bool dropped_partial_line = false;  // the last line was cut short (an interrupted write) and dropped
 };
 

@@ -73,8 +73,8 @@ void Partition::add(const graph::Graph& g, const std::unordered_set<const Node*>
   groups.push_back(in_graph_order(g, members));
 }
 
-std::vector<std::vector<const Node*>> topological_order(const graph::Graph& g,
-                                                        std::vector<std::vector<const Node*>> groups) {
+std::optional<std::vector<std::vector<const Node*>>> acyclic_order(const graph::Graph& g,
+                                                                   std::vector<std::vector<const Node*>> groups) {
   std::unordered_map<const Node*, size_t> group_of, position;
   for (const Node* n : g.nodes()) position[n] = position.size();
   for (size_t i = 0; i < groups.size(); ++i)
@@ -99,9 +99,15 @@ std::vector<std::vector<const Node*>> topological_order(const graph::Graph& g,
       if (--pending[j] == 0) ready.insert({position.at(groups[j].front()), j});
     ordered.push_back(std::move(groups[i]));
   }
-  TESSEL_ICHECK(ordered.size() == groups.size())
-      << "the groups of " << g.name << " depend on each other in a cycle";
+  if (ordered.size() != groups.size()) return std::nullopt;
   return ordered;
+}
+
+std::vector<std::vector<const Node*>> topological_order(const graph::Graph& g,
+                                                        std::vector<std::vector<const Node*>> groups) {
+  auto ordered = acyclic_order(g, std::move(groups));
+  TESSEL_ICHECK(ordered.has_value()) << "the groups of " << g.name << " depend on each other in a cycle";
+  return std::move(*ordered);
 }
 
 std::vector<NodeGroup> named(std::vector<std::vector<const Node*>> groups) {

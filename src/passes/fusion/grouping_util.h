@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -65,8 +66,11 @@ struct Partition {
 // The members in graph order.
 std::vector<const Node*> in_graph_order(const graph::Graph& g, const std::unordered_set<const Node*>& members);
 
-// Groups in dependence order, ties broken by the position of their first node
-// (an internal error when they depend on each other in a cycle).
+// Groups in dependence order, ties broken by the position of their first node;
+// nullopt when they depend on each other in a cycle.
+std::optional<std::vector<std::vector<const Node*>>> acyclic_order(const graph::Graph& g,
+                                                                   std::vector<std::vector<const Node*>> groups);
+// The same, a cycle being an internal error.
 std::vector<std::vector<const Node*>> topological_order(const graph::Graph& g,
                                                         std::vector<std::vector<const Node*>> groups);
 
