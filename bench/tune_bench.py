@@ -5,7 +5,10 @@ Runtime in the same rounds. Prints per model the trials, the tuning time, the me
 each and the ratios, and the geomean of tuned / ONNX Runtime.
 
     ~/.cache/tessel/venv/bin/python bench/tune_bench.py [--models mobilenet_v2,resnet18] \\
-        [--trials 300] [--threads 1] [--rounds 5] [--logs ~/.cache/tessel/tune-logs]
+        [--trials 300] [--threads 1] [--rounds 5] [--logs ~/.cache/tessel/tune-logs] [--fusion tuned]
+
+With --fusion tuned the session also decides fusion by measurement and the tuned library is
+compiled with it; "default" is then the untuned library with the default fusion policy.
 
 Models are read from ${TESSEL_CACHE:-~/.cache/tessel}/models (scripts/export_models.py).
 """
@@ -33,14 +36,15 @@ def log_records(path: str) -> int:
     if not os.path.exists(path):
         return 0
     with open(path) as f:
-        return sum(1 for line in f if line.endswith("\n"))
+        return sum(1 for line in f if line.endswith("\n") and not line.startswith('{"fusion"'))
 
 
-def tune(tessel: str, model: str, log: str, trials: int, threads: int) -> float:
+def tune(tessel: str, model: str, log: str, trials: int, threads: int, fusion: str) -> float:
     """Tunes up to `trials` records in the log; the seconds it took (0 when the log had them)."""
     if log_records(log) >= trials:
         return 0.0
-    command = [tessel, "tune", model, "--log", log, "--trials", str(trials), "--threads", str(threads)]
+    command = [tessel, "tune", model, "--log", log, "--trials", str(trials), "--threads", str(threads),
+               "--fusion", fusion]
     if log_records(log) > 0:
         command.append("--resume")
     start = time.time()
@@ -48,10 +52,10 @@ def tune(tessel: str, model: str, log: str, trials: int, threads: int) -> float:
     return time.time() - start
 
 
-def compile_model(tessel: str, model: str, out: str, log: str | None) -> None:
+def compile_model(tessel: str, model: str, out: str, log: str | None, fusion: str = "default") -> None:
     command = [tessel, "compile", model, "-o", out]
     if log:
-        command += ["--tuning-log", log]
+        command += ["--tuning-log", log, "--fusion", fusion]
     subprocess.run(command, check=True, capture_output=True)
 
 
@@ -64,6 +68,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--repeat", type=int, default=20, help="timed runs per library per round")
     ap.add_argument("--logs", default=os.path.join(CACHE, "tune-logs"), help="where the tuning logs are kept")
+    ap.add_argument("--fusion", default="default", help="the fusion policy tuned and compiled (tuned: by measurement)")
     args = ap.parse_args()
     os.makedirs(args.logs, exist_ok=True)
     rows, ratios = [], []
@@ -71,11 +76,12 @@ def main() -> None:
     models = [m for m in args.models.split(",") if m]
     with tempfile.TemporaryDirectory() as work:
         for done, name, model in exported_models(models):
-            log = os.path.join(args.logs, f"{name}.t{args.threads}.jsonl")
-            seconds = tune(args.tessel, model, log, args.trials, args.threads)
+            suffix = "" if args.fusion == "default" else f".fusion-{args.fusion}"
+            log = os.path.join(args.logs, f"{name}.t{args.threads}{suffix}.jsonl")
+            seconds = tune(args.tessel, model, log, args.trials, args.threads, args.fusion)
             libs = {"default": os.path.join(work, name + ".default.so"), "tuned": os.path.join(work, name + ".tuned.so")}
             compile_model(args.tessel, model, libs["default"], None)
-            compile_model(args.tessel, model, libs["tuned"], log)
+            compile_model(args.tessel, model, libs["tuned"], log, args.fusion)
             times = {"default": [], "tuned": [], "ort": []}
             for _ in range(args.rounds):
                 times["default"].append(time_library(args.tessel, libs["default"], args.threads, args.repeat))
@@ -92,7 +98,7 @@ def main() -> None:
                  "tuned/ORT"], rows))
     if ratios:
         print(f"geomean tuned/ORT: {math.exp(sum(map(math.log, ratios)) / len(ratios)):.3f}")
-    print(f"{args.threads} thread(s), medians of {args.rounds} interleaved rounds of {args.repeat} runs; "
+    print(f"{args.threads} thread(s), fusion {args.fusion} when tuned, medians of {args.rounds} interleaved rounds of {args.repeat} runs; "
           f"logs in {args.logs}")
     print("command: bench/tune_bench.py " + " ".join(sys.argv[1:]))
 

@@ -193,8 +193,8 @@ without NVRTC.
 )";
 
 inline constexpr const char* kFusionReportHelp =
-    R"(usage: tessel fusion-report MODEL.onnx -o DIR [--policies none,injective,simple,default,aggressive]
-                            [--threads N] [--repeat N] [--seed S] [--target llvm] [--input-shape ...]
+    R"(usage: tessel fusion-report MODEL.onnx -o DIR [--policies none,injective,simple,default,aggressive,tuned]
+                            [--tuning-log FILE] [--threads N] [--repeat N] [--seed S] [--target llvm] [--input-shape ...]
 
 Compiles the model once per fusion policy, profiles each on the same seeded
 inputs (their outputs checked against each other), and writes DIR/report.md,
@@ -206,7 +206,11 @@ FLOPs, bytes, FLOP per byte, GFLOP/s, GB/s and place on this machine's
 roofline (`tessel roofline`); the fused groups that gained or lost most
 against their nodes as kernels of their own; a bar chart of where each
 policy's time went and a roofline plot of every kernel of every policy.
-  --policies LIST   fusion policies to compare (default: all five)
+  --policies LIST   fusion policies to compare (default: the first five; with
+                    --tuning-log also tuned)
+  --tuning-log FILE every policy's kernels with the schedules `tessel tune`
+                    found for their tasks, and policy tuned with the log's
+                    fusion decisions (`tessel tune --fusion tuned`)
   --threads N       threads of the model's pool (default: TESSEL_NUM_THREADS, else every core)
   --repeat N        profiled runs per policy (default 30)
 )";

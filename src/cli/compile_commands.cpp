@@ -188,10 +188,15 @@ int cmd_fusion_report(Args& args) {
   driver::FusionReportOptions o;
   o.pipeline = pipeline;
   o.target = driver::served_target(args.value("--target").value_or("llvm"));
-  if (auto list = args.value("--policies")) {
+  auto list = args.value("--policies");
+  if (list) {
     o.policies.clear();
     std::istringstream names(*list);
     for (std::string name; std::getline(names, name, ',');) o.policies.push_back(passes::parse_fusion_policy(name));
+  }
+  if (auto log = args.value("--tuning-log")) {
+    o.tuned = std::make_shared<const driver::TunedSchedules>(driver::load_tuned_schedules(*log, o.target, std::cerr));
+    if (!list) o.policies.push_back(passes::FusionPolicy::kTuned);
   }
   if (auto t = args.value("--threads")) {
     int64_t n = parse_int(*t, "--threads");

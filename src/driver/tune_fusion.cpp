@@ -51,7 +51,9 @@ std::vector<tune::FusionRecord> decide_fusion(const std::vector<FusionRegionChoi
     return total;
   };
   std::vector<tune::FusionRecord> out;
+  std::map<std::string, bool> decided;  // a subgraph repeated in the model is one region key
   for (const FusionRegionChoice& r : regions) {
+    if (!decided.emplace(r.key, true).second) continue;
     double base_ms = side_ms(r.base_tasks), alternative_ms = side_ms(r.alternative_tasks);
     if (base_ms <= 0 || alternative_ms <= 0) continue;
     tune::FusionRecord f;

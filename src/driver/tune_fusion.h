@@ -27,7 +27,7 @@ struct SessionTasks {
 SessionTasks session_tasks(const std::string& model_path, const PipelineOptions& pipeline,
                            const CompileOptions& options);
 
-// A decision for each region whose tasks on both sides are measured.
+// A decision for each region (repeated ones once) whose tasks on both sides are measured.
 std::vector<tune::FusionRecord> decide_fusion(const std::vector<FusionRegionChoice>& regions,
                                               const std::vector<TunedTask>& tasks, const std::string& target,
                                               const std::string& version);

@@ -262,12 +262,14 @@ void Session::print_default_table() const {
     const TunedTask& s = r->summary;
     double ms = s.default_ms;
     out_ << std::left << std::setw(18) << s.key << std::setw(40) << s.name.substr(0, 38) << std::right << std::setw(5)
-         << s.weight << std::setprecision(2) << std::setw(10) << s.flops / 1e6 << std::setw(9) << r->task.bytes / 1e6
-         << std::setprecision(4) << std::setw(11) << ms << std::setprecision(2) << std::setw(9)
-         << (ms > 0 ? s.flops / (ms * 1e6) : 0) << std::setprecision(1) << std::setw(7)
-         << (total > 0 ? 100 * double(s.weight) * ms / total : 0) << "%\n";
+         << (s.alternative_only ? "alt" : std::to_string(s.weight)) << std::setprecision(2) << std::setw(10)
+         << s.flops / 1e6 << std::setw(9) << r->task.bytes / 1e6 << std::setprecision(4) << std::setw(11) << ms
+         << std::setprecision(2) << std::setw(9) << (ms > 0 ? s.flops / (ms * 1e6) : 0) << std::setprecision(1)
+         << std::setw(7) << (total > 0 && !s.alternative_only ? 100 * double(s.weight) * ms / total : 0) << "%\n";
   }
-  out_ << std::setprecision(3) << "estimated end to end: " << total << " ms\n" << std::defaultfloat << std::flush;
+  out_ << std::setprecision(3) << "estimated end to end: " << total << " ms";
+  if (!regions_.empty()) out_ << " (default's groups; alt: a task only aggressive's groups have)";
+  out_ << "\n" << std::defaultfloat << std::flush;
 }
 
 void Session::report_round(size_t t, int64_t round, int measured, int errors, std::optional<double> accuracy) {

@@ -139,7 +139,7 @@ TEST(LowerGroupingTest, UnknownPolicyIsAUserError) {
     passes::parse_fusion_policy("greedy");
     FAIL() << "no error";
   } catch (const UserError& e) {
-    EXPECT_NE(std::string(e.what()).find("unknown fusion policy 'greedy' (available: none, injective, simple, default, aggressive)"),
+    EXPECT_NE(std::string(e.what()).find("unknown fusion policy 'greedy' (available: none, injective, simple, default, aggressive, tuned)"),
               std::string::npos)
         << e.what();
   }

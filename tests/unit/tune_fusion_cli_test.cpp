@@ -2,7 +2,8 @@
 // the tiny CNN tunes both sides of the one region where default and
 // aggressive group otherwise (the classifier: Flatten+Gemm | Softmax against
 // Flatten+Gemm+Softmax) and logs its decision; `compile --fusion tuned
-// --tuning-log` applies whichever side the log chose, and the result checks.
+// --tuning-log` applies whichever side the log chose, the result checks, and
+// fusion-report compares it with the policies.
 #include <fstream>
 
 #include "tests/unit/cli_runner.h"
@@ -73,6 +74,13 @@ TEST(TuneFusionCli, ASessionDecidesTheRegionAndCompileAppliesTheDecision) {
   Result report = run_tessel({"tune-report", log.string(), "-o", (dir / "report").string()});
   ASSERT_EQ(report.code, 0) << report.err;
   EXPECT_TRUE(contains(report.out, "Flatten+Gemm | Softmax  ->  Flatten+Gemm+Softmax")) << report.out;
+  // The granularity report puts the decided grouping beside the policies.
+  Result granularity = run_tessel({"fusion-report", kTinyCnn, "--input-shape", "image=1x1x28x28", "--tuning-log",
+                                   (dir / "alternative.jsonl").string(), "--policies", "default,tuned", "--repeat",
+                                   "3", "-o", (dir / "fusion").string()});
+  ASSERT_EQ(granularity.code, 0) << granularity.err;
+  EXPECT_TRUE(contains(granularity.out, "| default | 6 |")) << granularity.out;
+  EXPECT_TRUE(contains(granularity.out, "| tuned | 5 |")) << granularity.out;
 }
 
 TEST(TuneFusionCli, FusionTunedNeedsALogWithDecisions) {

@@ -112,6 +112,7 @@ FusionReport make_fusion_report(const std::string& model_path, const FusionRepor
     CompileOptions compile;
     compile.fusion = o.policies[i];
     compile.target = o.target;
+    compile.tuned = o.tuned;
     JitModel model(compile_graph(g, compile));
     if (o.threads > 0) model.set_num_threads(o.threads);
     std::vector<Tensor> inputs = random_inputs(model.inputs(), o.seed);

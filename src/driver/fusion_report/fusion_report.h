@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -28,6 +29,9 @@ struct FusionReportOptions {
   int threads = 0;  // 0: the runtime's default (TESSEL_NUM_THREADS, else every core)
   int repeat = 30;  // profiled runs per policy
   uint64_t seed = 0;
+  // Tuned schedules for every policy's kernels the log has tasks for, and
+  // the decisions of policy tuned (`--tuning-log`).
+  std::shared_ptr<const TunedSchedules> tuned;
 };
 
 struct ReportKernel {
