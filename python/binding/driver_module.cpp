@@ -173,13 +173,18 @@ py::tuple check(const std::string& path, const Shapes& shapes, const std::string
 // too when it is not empty.
 std::string fusion_report(const std::string& path, const Shapes& shapes, const std::string& target,
                           const std::vector<std::string>& policies, int threads, int repeat, uint64_t seed,
-                          const std::string& output_dir) {
+                          const std::string& output_dir, const std::string& tuning_log) {
   driver::FusionReportOptions o;
   o.pipeline = pipeline_options(shapes);
   o.target = driver::served_target(target);
   if (!policies.empty()) {
     o.policies.clear();
     for (const std::string& p : policies) o.policies.push_back(passes::parse_fusion_policy(p));
+  }
+  if (!tuning_log.empty()) {
+    std::ostringstream notes;
+    o.tuned = std::make_shared<const driver::TunedSchedules>(driver::load_tuned_schedules(tuning_log, o.target, notes));
+    if (policies.empty()) o.policies.push_back(passes::FusionPolicy::kTuned);
   }
   TESSEL_USER_CHECK(threads >= 0 && threads <= 1024, Span{}) << "threads must be 0 (the default) to 1024";
   o.threads = threads;

@@ -118,12 +118,13 @@ def check(model: str, target: str = "llvm", fusion: str = "default", schedule: s
 
 def fusion_report(model: str, policies: Optional[Sequence[str]] = None, threads: int = 0, repeat: int = 30,
                   seed: int = 0, target: str = "llvm", input_shapes: Optional[Mapping[str, Sequence[int]]] = None,
-                  output_dir: Optional[str] = None) -> dict:
+                  output_dir: Optional[str] = None, tuning_log: Optional[str] = None) -> dict:
     """What `tessel fusion-report` measures, as report.json holds it: the model compiled and profiled once per
     fusion policy (default: none, injective, simple, default, aggressive). With output_dir, report.md, report.json and
-    report.html are written there too."""
+    report.html are written there too. With tuning_log, every policy's kernels get the schedules tune found, and
+    policy "tuned" (added to the default list) takes the log's fusion decisions."""
     text = _call(lambda d: d.fusion_report, str(model), _shapes(input_shapes), target, list(policies or []),
-                 int(threads), int(repeat), int(seed), str(output_dir or ""))
+                 int(threads), int(repeat), int(seed), str(output_dir or ""), str(tuning_log or ""))
     return json.loads(text)
 
 

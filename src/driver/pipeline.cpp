@@ -190,8 +190,9 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
   std::optional<sched::CpuScheduleOptions> cpu = cpu_schedule_options(options);
 
   // Target graph passes. B's panels as wide as the default matmul tile; only
-  // where fusion joins injective producers to their anchor (simple, default):
-  // elsewhere the unpacking would be a kernel of its own, run every time.
+  // where fusion joins injective producers to their anchor (every policy but
+  // none and injective): elsewhere the unpacking would be a kernel of its
+  // own, run every time.
   bool joins_producers = options.fusion != passes::FusionPolicy::kNone &&
                          options.fusion != passes::FusionPolicy::kInjective;
   if (cpu && joins_producers) {

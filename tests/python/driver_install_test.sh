@@ -59,6 +59,9 @@ assert [t["alternative_only"] for t in by_measure["tasks"]].count(True) == 1, by
 fused = tessel.compile(model, input_shapes=shape, fusion="tuned", tuning_log=tmp + "/fusion.jsonl")
 np.testing.assert_allclose(fused.run({"image": image})["probs"], probs, rtol=1e-4, atol=1e-6)
 fails(lambda: tessel.compile(model, input_shapes=shape, fusion="tuned"), "decided by a tuning log")
+decided = tessel.fusion_report(model, policies=["default", "tuned"], repeat=3, input_shapes=shape,
+                               tuning_log=tmp + "/fusion.jsonl")
+assert [p["policy"] for p in decided["policies"]] == ["default", "tuned"], decided["policies"]
 fails(lambda: tessel.compile(model, input_shapes=shape, tuning_log=tmp + "/none.jsonl"), "none.jsonl")
 fails(lambda: tessel.compile(tmp + "/none.onnx"), "none.onnx")
 fails(lambda: tessel.compile(model, fusion="greedy", input_shapes={"image": (1, 1, 28, 28)}), "unknown fusion policy")
