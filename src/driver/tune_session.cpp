@@ -363,9 +363,14 @@ TuneSummary Session::run() {
   if (!o_.cost_model_out.empty() && model_trained_) model_->save(o_.cost_model_out);
   TuneSummary s = summary();
   for (const tune::FusionRecord& f : s.fusion) writer_->append(f);
+  std::string decisions;
+  for (const tune::FusionRecord& f : s.fusion)
+    decisions += std::string(decisions.empty() ? "" : ",") + "{\"choice\":\"" +
+                 (f.take_alternative ? "aggressive" : "default") + "\",\"default_ms\":" + std::to_string(f.base_ms) +
+                 ",\"aggressive_ms\":" + std::to_string(f.alternative_ms) + "}";
   progress_->event("end", "\"trials\":" + std::to_string(s.trials) + ",\"interrupted\":" +
                               (s.interrupted ? "true" : "false") + ",\"estimated_ms\":" + std::to_string(s.tuned_ms()) +
-                              ",\"default_ms\":" + std::to_string(s.default_ms()));
+                              ",\"default_ms\":" + std::to_string(s.default_ms()) + ",\"fusion\":[" + decisions + "]");
   return s;
 }
 

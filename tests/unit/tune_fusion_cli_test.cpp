@@ -44,7 +44,7 @@ TEST(TuneFusionCli, ASessionDecidesTheRegionAndCompileAppliesTheDecision) {
   TempDir dir;
   fs::path log = dir / "fusion.jsonl";
   std::vector<std::string> args = tune_args(log, 14);
-  args.insert(args.end(), {"--fusion", "tuned"});
+  args.insert(args.end(), {"--fusion", "tuned", "--events", (dir / "events.jsonl").string()});
   Result tune = run_tessel(args);
   ASSERT_EQ(tune.code, 0) << tune.out << tune.err;
   EXPECT_TRUE(contains(tune.err, "6 kernels, 7 tasks (1 of them only aggressive's groups in 1 fusion regions have)"))
@@ -57,6 +57,9 @@ TEST(TuneFusionCli, ASessionDecidesTheRegionAndCompileAppliesTheDecision) {
   size_t alternative_only = 0;
   for (const std::string& l : lines) alternative_only += contains(l, "\"alternative_only\":true");
   EXPECT_GE(alternative_only, 1u);  // the fused classifier's task: measured at least once
+  std::vector<std::string> events = lines_of(dir / "events.jsonl");
+  ASSERT_FALSE(events.empty());
+  EXPECT_TRUE(contains(events.back(), "\"fusion\":[{\"choice\":")) << events.back();
 
   // Each choice the log could hold, applied.
   for (auto [choice, kernels, side] : {std::tuple{"alternative", "5 kernels", "1 as aggressive, 0 as default"},
