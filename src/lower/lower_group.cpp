@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "ir/core/diagnostics.h"
+#include "ir/graph/op_registry.h"
 #include "ir/tensor/functor.h"
 #include "src/lower/op_lowering.h"
 #include "src/lower/ops/elem_lowerings.h"
@@ -83,6 +84,24 @@ std::unordered_set<const tir::BufferNode*> read_buffers(const tir::PrimFunc& f) 
   return read;
 }
 
+graph::OpPattern pattern_of(const Node& n) {
+  const graph::OpSchema* schema = graph::OpRegistry::global().find(n.op);
+  return schema ? schema->pattern : graph::OpPattern::kOpaque;
+}
+
+bool is_elementwise(const Node& n) { return pattern_of(n) <= graph::OpPattern::kBroadcast; }
+bool is_anchor(const Node& n) { return pattern_of(n) == graph::OpPattern::kOutElemwiseFusable; }
+
+// A conv's or matmul's result with its elementwise tail, about to be read by
+// a stage that is not elementwise (a multi-stage kernel's pooling,
+// normalisation or softmax): a block of its own, which the schedule puts in
+// the anchor's register tile as its epilogue, vectorized. Inlined into the
+// stage instead, the tail would be recomputed there per element read, in
+// the stage's loops (scalar where it reduces).
+TensorExpr materialize_epilogue(LowerContext& ctx, const Value& v, const TensorExpr& t) {
+  return ctx.compute(identifier_of(v.name), t.shape, t.dtype, t.at, t.flat_tail);
+}
+
 }  // namespace
 
 std::string identifier_of(const std::string& name) {
@@ -112,14 +131,22 @@ LoweredGroup lower_group_with_bindings(const graph::Graph& g, const NodeGroup& g
   for (const Node* n : group.nodes)
     for (const Value* v : n->inputs)
       if (v) ++reads[v];
+  std::unordered_set<const Value*> epilogues;  // an anchor's result, through elementwise ops
   for (const Node* n : group.nodes) {
     std::vector<TensorExpr> inputs;
-    for (const Value* v : n->inputs) inputs.push_back(v ? env.at(v) : TensorExpr{});
+    for (const Value* v : n->inputs) {
+      if (v && epilogues.count(v) && !is_elementwise(*n) && !env.at(v).buffer.defined())
+        env[v] = materialize_epilogue(ctx, *v, env.at(v));
+      inputs.push_back(v ? env.at(v) : TensorExpr{});
+    }
     std::vector<TensorExpr> outputs = lower_node(ctx, *n, inputs);
+    bool epilogue = is_anchor(*n) || (is_elementwise(*n) && std::any_of(n->inputs.begin(), n->inputs.end(),
+                                                                       [&](const Value* v) { return epilogues.count(v); }));
     for (size_t i = 0; i < outputs.size(); ++i) {
       check_lowered(*n, i, outputs[i]);
       auto r = reads.find(n->outputs[i]);
       if (r != reads.end() && r->second > 1) outputs[i] = share(ctx, *n, outputs[i], r->second);
+      if (epilogue) epilogues.insert(n->outputs[i]);
       env[n->outputs[i]] = std::move(outputs[i]);
     }
   }

@@ -9,7 +9,9 @@
 #include "src/driver/compile_model.h"
 #include "src/driver/conformance.h"
 #include "src/driver/tir_runner.h"
+#include "src/lower/lower_group.h"
 #include "src/passes/fusion.h"
+#include "ir/tensor/printer.h"
 #include "src/reference/executor.h"
 #include "tests/unit/fusion_test_util.h"
 
@@ -144,6 +146,26 @@ TEST(FusionAggressive, SiblingsWithAPathBetweenThemStayApart) {
     EXPECT_FALSE(has_a && has_b && std::count(group.begin(), group.end(), "between") == 0)
         << "a and b merged without the path between them";
   }
+  expect_reference_results(net, FusionPolicy::kAggressive);
+}
+
+// An EfficientNet head: conv, SiLU, global pool. The SiLU is a block of its
+// own (the conv's epilogue, which the schedule puts in the conv's tile), not
+// recomputed inside the pool's reduction for every element it reads.
+TEST(FusionAggressive, AConvsEpilogueBeforeItsPoolIsABlockOfItsOwn) {
+  Net net;
+  Value* x = net.input("x", {1, 8, 5, 5});
+  Value* conv = net.op("Conv", "conv", {x, net.constant("w", random_tensor({16, 8, 1, 1}, 9))});
+  Value* silu = net.op("Mul", "silu", {conv, net.op("Sigmoid", "sigmoid", {conv})});
+  net.g.set_outputs({net.op("GlobalAveragePool", "pool", {silu})});
+  std::vector<passes::NodeGroup> groups = passes::make_grouping_policy(FusionPolicy::kAggressive)->group(net.g);
+  ASSERT_EQ(groups.size(), 1u);
+  std::string ir = tir::to_string(lower::lower_group(net.g, groups[0]));
+  size_t epilogue = ir.find("block silu("), pool = ir.find("block pool(");
+  ASSERT_NE(epilogue, std::string::npos) << ir;
+  ASSERT_NE(pool, std::string::npos) << ir;
+  EXPECT_LT(epilogue, pool) << ir;
+  EXPECT_EQ(ir.find("sigmoid(", pool), std::string::npos) << "the pool recomputes the SiLU:\n" << ir;
   expect_reference_results(net, FusionPolicy::kAggressive);
 }
 
