@@ -91,10 +91,12 @@ graph::OpPattern pattern_of(const Node& n) {
 
 bool is_elementwise(const Node& n) { return pattern_of(n) <= graph::OpPattern::kBroadcast; }
 bool is_anchor(const Node& n) { return pattern_of(n) == graph::OpPattern::kOutElemwiseFusable; }
+// Reductions, normalisations, windows, contractions: not elementwise, not data movement.
+bool is_stage(const Node& n) { return pattern_of(n) > graph::OpPattern::kInjective; }
 
 // A conv's or matmul's result with its elementwise tail, about to be read by
-// a stage that is not elementwise (a multi-stage kernel's pooling,
-// normalisation or softmax): a block of its own, which the schedule puts in
+// another stage (a multi-stage kernel's pooling, normalisation or softmax;
+// data movement composes its index map instead): a block of its own, which the schedule puts in
 // the anchor's register tile as its epilogue, vectorized. Inlined into the
 // stage instead, the tail would be recomputed there per element read, in
 // the stage's loops (scalar where it reduces).
@@ -135,7 +137,7 @@ LoweredGroup lower_group_with_bindings(const graph::Graph& g, const NodeGroup& g
   for (const Node* n : group.nodes) {
     std::vector<TensorExpr> inputs;
     for (const Value* v : n->inputs) {
-      if (v && epilogues.count(v) && !is_elementwise(*n) && !env.at(v).buffer.defined())
+      if (v && epilogues.count(v) && is_stage(*n) && !env.at(v).buffer.defined())
         env[v] = materialize_epilogue(ctx, *v, env.at(v));
       inputs.push_back(v ? env.at(v) : TensorExpr{});
     }
