@@ -1,5 +1,6 @@
 #include "src/driver/tune_fusion.h"
 
+#include <cstdint>
 #include <map>
 
 #include "src/driver/tuned_schedules.h"
@@ -51,9 +52,13 @@ std::vector<tune::FusionRecord> decide_fusion(const std::vector<FusionRegionChoi
     return total;
   };
   std::vector<tune::FusionRecord> out;
-  std::map<std::string, bool> decided;  // a subgraph repeated in the model is one region key
+  std::map<std::string, size_t> decided;  // a subgraph repeated in the model is one region key
   for (const FusionRegionChoice& r : regions) {
-    if (!decided.emplace(r.key, true).second) continue;
+    if (auto it = decided.find(r.key); it != decided.end()) {
+      if (it->second < out.size()) ++out[it->second].runs;
+      continue;
+    }
+    decided[r.key] = SIZE_MAX;
     double base_ms = side_ms(r.base_tasks), alternative_ms = side_ms(r.alternative_tasks);
     if (base_ms <= 0 || alternative_ms <= 0) continue;
     tune::FusionRecord f;
@@ -68,6 +73,7 @@ std::vector<tune::FusionRecord> decide_fusion(const std::vector<FusionRegionChoi
     f.take_alternative = applied_time(base_ms, alternative_ms) == alternative_ms;
     f.base_ops = r.base_ops;
     f.alternative_ops = r.alternative_ops;
+    decided[r.key] = out.size();
     out.push_back(std::move(f));
   }
   return out;

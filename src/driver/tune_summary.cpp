@@ -21,7 +21,7 @@ double TuneSummary::tuned_ms() const {
   for (const TunedTask& t : tasks)
     if (!t.alternative_only) total += double(t.weight) * t.applied_ms();
   for (const tune::FusionRecord& f : fusion)
-    if (f.take_alternative) total += f.alternative_ms - f.base_ms;
+    if (f.take_alternative) total += double(f.runs) * (f.alternative_ms - f.base_ms);
   return total;
 }
 
@@ -57,7 +57,8 @@ void print_tune_summary(const TuneSummary& s, std::ostream& out) {
   for (const TunedTask* t : rows) {
     double best = t->applied_ms();
     out << std::left << std::setw(18) << t->key << std::setw(named ? 40 : 0) << (named ? t->name.substr(0, 38) : "")
-        << std::right << std::setw(5) << (t->alternative_only ? "alt" : std::to_string(t->weight)) << std::setprecision(4) << std::setw(12) << t->default_ms
+        << std::right << std::setw(5) << (t->alternative_only ? "alt" : std::to_string(t->weight))
+        << std::setprecision(4) << std::setw(12) << t->default_ms
         << std::setw(10) << best << std::setprecision(2) << std::setw(8) << (best > 0 ? t->default_ms / best : 0)
         << "x" << std::setprecision(1) << std::setw(9) << (best > 0 ? t->flops / (best * 1e6) : 0) << std::setw(8)
         << t->trials << std::setw(8) << t->errors << "\n";
@@ -67,7 +68,8 @@ void print_tune_summary(const TuneSummary& s, std::ostream& out) {
     for (const tune::FusionRecord& f : s.fusion)
       out << "  " << std::left << std::setw(11) << (f.take_alternative ? "aggressive" : "default") << std::right
           << std::setprecision(4) << std::setw(9) << f.base_ms << " ms default, " << std::setw(9) << f.alternative_ms
-          << " ms aggressive   " << f.base_ops << "  ->  " << f.alternative_ops << "\n";
+          << " ms aggressive   " << f.base_ops << "  ->  " << f.alternative_ops
+          << (f.runs > 1 ? "  (x" + std::to_string(f.runs) + ")" : std::string()) << "\n";
   }
   out << std::setprecision(3) << "estimated end to end (sum of runs x kernel time): default " << s.default_ms()
       << " ms, tuned " << s.tuned_ms() << " ms (" << std::setprecision(2)

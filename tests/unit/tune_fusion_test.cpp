@@ -52,6 +52,15 @@ TEST(TuneFusion, UnmeasuredRegionsAreUndecidedAndRepeatedOnesDecidedOnce) {
   ASSERT_EQ(decided.size(), 1u);  // "c" unmeasured, the third a repeat, "missing" never tuned
   EXPECT_TRUE(decided[0].take_alternative);
   EXPECT_EQ(decided[0].base, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(decided[0].runs, 2);
+
+  // The estimate counts the decision once per run of the region: 2 x (1.5 - 2.0).
+  TuneSummary summary;
+  summary.tasks = {task("a", 1.0, 1.0), task("b", 1.0, 1.0)};
+  summary.tasks[0].weight = summary.tasks[1].weight = 2;
+  summary.fusion = decided;
+  EXPECT_DOUBLE_EQ(summary.default_ms(), 4.0);
+  EXPECT_DOUBLE_EQ(summary.tuned_ms(), 3.0);
 }
 
 }  // namespace

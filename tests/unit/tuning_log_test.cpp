@@ -139,6 +139,7 @@ FusionRecord decision(const std::string& target) {
   f.base_ms = 0.31;
   f.alternative_ms = 0.22;
   f.take_alternative = true;
+  f.runs = 3;
   f.base_ops = "Flatten+Gemm | Softmax";
   f.alternative_ops = "Flatten+Gemm+Softmax";
   return f;
@@ -165,10 +166,12 @@ TEST(TuningLog, FusionDecisionsReadBackBesideTheRecords) {
   EXPECT_DOUBLE_EQ(f.base_ms, 0.31);
   EXPECT_DOUBLE_EQ(f.alternative_ms, 0.22);
   EXPECT_TRUE(f.take_alternative);
+  EXPECT_EQ(f.runs, 3);
   EXPECT_EQ(f.alternative_ops, "Flatten+Gemm+Softmax");
 
   std::string line = to_line(decision("llvm"));
-  std::string undecided = line.replace(line.find("\"alternative\"}"), 14, "\"maybe\"}");
+  std::string chosen = "\"choice\":\"alternative\"";
+  std::string undecided = line.replace(line.find(chosen), chosen.size(), "\"choice\":\"maybe\"");
   ASSERT_NE(undecided.find("maybe"), std::string::npos) << undecided;
   write_file(path, to_line(measured("a1", 1.0)) + "\n" + undecided + "\n");
   try {

@@ -119,7 +119,8 @@ std::string to_line(const FusionRecord& r) {
                  {"alternative", r.alternative},
                  {"base_ms", r.base_ms},
                  {"alternative_ms", r.alternative_ms},
-                 {"choice", r.take_alternative ? "alternative" : "base"}};
+                 {"choice", r.take_alternative ? "alternative" : "base"},
+                 {"runs", r.runs}};
   if (!r.base_ops.empty()) fusion["base_ops"] = r.base_ops;
   if (!r.alternative_ops.empty()) fusion["alternative_ops"] = r.alternative_ops;
   return json{{"fusion", fusion}, {"target", r.target}, {"version", r.compiler_version}}.dump();
@@ -162,6 +163,8 @@ FusionRecord fusion_record_from_line(const std::string& line) {
   TESSEL_USER_CHECK(choice == "base" || choice == "alternative", Span{})
       << "field \"choice\" is neither \"base\" nor \"alternative\"";
   r.take_alternative = choice == "alternative";
+  r.runs = int64_t(optional_number(f, "runs", 1));
+  TESSEL_USER_CHECK(r.runs >= 1, Span{}) << "field \"runs\" is below 1";
   for (auto [key, ops] : {std::pair{"base_ops", &r.base_ops}, std::pair{"alternative_ops", &r.alternative_ops}})
     if (f.contains(key)) *ops = field_string(f, key);
   return r;

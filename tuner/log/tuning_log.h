@@ -48,15 +48,17 @@ struct TuningRecord {
 
 // A fusion decision of a session with `--fusion tuned`: in a region where
 // two groupings disagree (src/passes/fusion_regions.h), the tasks of each
-// side's groups, their measured times added up, and the side chosen.
+// side's groups, their measured times added up, the side chosen, and how
+// many times the model runs the region.
 //
 //   {"fusion":{"base":["a1..","b2.."],"alternative":["c3.."],"base_ms":0.31,
-//    "alternative_ms":0.22,"choice":"alternative"},"target":"llvm ...","version":"0.1.0"}
+//    "alternative_ms":0.22,"choice":"alternative","runs":2},"target":"llvm ...","version":"0.1.0"}
 struct FusionRecord {
   std::string target, compiler_version;
   std::vector<std::string> base, alternative;  // task keys, one per group
   double base_ms = 0, alternative_ms = 0;      // each side's kernels' times added
   bool take_alternative = false;
+  int64_t runs = 1;                            // times the model runs the region (optional)
   std::string base_ops, alternative_ops;       // optional, for people: "Flatten+Gemm | Softmax"
 };
 
