@@ -70,7 +70,8 @@ int cmd_tune_report(Args& args) {
   driver::TuneReport report = driver::make_tune_report(log);
   driver::write_tune_report(report, *out);
   driver::print_tune_report(report, std::cout);
-  std::cout << "wrote " << *out << "/tasks.csv, curve.csv, curve.svg\n";
+  std::cout << "wrote " << *out << "/tasks.csv, curve.csv, accuracy.csv, curve.svg"
+            << (report.summary.fusion.empty() ? "" : ", fusion.csv") << "\n";
   return 0;
 }
 

@@ -54,7 +54,9 @@ From a tuning log: a per-task table (trials, errors, default and best time,
 speed-up, GFLOP/s), the estimated end-to-end latency, the cost model's
 pairwise ranking accuracy per round on candidates it had not been trained on,
 and the tuning curves: DIR/tasks.csv, DIR/curve.csv (after each trial, each
-task's best and the estimated end-to-end latency) and DIR/curve.svg.
+task's best and the estimated end-to-end latency), DIR/accuracy.csv and
+DIR/curve.svg; for a session with --fusion tuned also its decisions (each
+region's sides, their times and the choice) and DIR/fusion.csv.
 )";
 
 }  // namespace tessel::cli

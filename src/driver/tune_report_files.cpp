@@ -54,6 +54,25 @@ std::string curve_svg(const TuneReport& report) {
   return svg.str();
 }
 
+std::string joined(const std::vector<std::string>& keys) {
+  std::string out;
+  for (const std::string& k : keys) out += (out.empty() ? "" : " ") + k;
+  return out;
+}
+
+// One row per fusion tuned decision; a side's ops and task keys are lists
+// (" | " between groups, spaces between keys), never commas.
+void write_fusion_csv(const std::vector<tune::FusionRecord>& decisions, const std::string& path) {
+  std::ofstream out = open_for_writing(path);
+  out << "choice,runs,default_ms,aggressive_ms,default_ops,aggressive_ops,default_tasks,aggressive_tasks\n";
+  for (const tune::FusionRecord& f : decisions)
+    out << (f.take_alternative ? "aggressive" : "default") << "," << f.runs << "," << f.base_ms << ","
+        << f.alternative_ms << "," << f.base_ops << "," << f.alternative_ops << "," << joined(f.base) << ","
+        << joined(f.alternative) << "\n";
+  out.close();
+  TESSEL_USER_CHECK(out.good(), Span{}) << "cannot write " << path;
+}
+
 }  // namespace
 
 void write_tune_report(const TuneReport& report, const std::string& dir) {
@@ -61,13 +80,14 @@ void write_tune_report(const TuneReport& report, const std::string& dir) {
   std::filesystem::create_directories(dir, ec);
   TESSEL_USER_CHECK(!ec, Span{}) << "cannot create " << dir << ": " << ec.message();
   std::ofstream tasks = open_for_writing(dir + "/tasks.csv");
-  tasks << "task,runs,flops,trials,errors,default_ms,best_ms,speedup,gflops\n";
+  tasks << "task,runs,flops,trials,errors,default_ms,best_ms,speedup,gflops,alternative_only\n";
   for (const TunedTask& t : report.summary.tasks) {
     double best = t.applied_ms();
     tasks << t.key << "," << t.weight << "," << t.flops << "," << t.trials << "," << t.errors << "," << t.default_ms
           << "," << best << "," << (best > 0 ? t.default_ms / best : 0) << ","
-          << (best > 0 ? t.flops / (best * 1e6) : 0) << "\n";
+          << (best > 0 ? t.flops / (best * 1e6) : 0) << "," << (t.alternative_only ? 1 : 0) << "\n";
   }
+  if (!report.summary.fusion.empty()) write_fusion_csv(report.summary.fusion, dir + "/fusion.csv");
   std::ofstream curve = open_for_writing(dir + "/curve.csv");
   curve << "trial,task,ms,estimated_ms\n";
   for (const CurvePoint& p : report.curve)

@@ -77,6 +77,10 @@ TEST(TuneFusionCli, ASessionDecidesTheRegionAndCompileAppliesTheDecision) {
   Result report = run_tessel({"tune-report", log.string(), "-o", (dir / "report").string()});
   ASSERT_EQ(report.code, 0) << report.err;
   EXPECT_TRUE(contains(report.out, "Flatten+Gemm | Softmax  ->  Flatten+Gemm+Softmax")) << report.out;
+  std::vector<std::string> decisions = lines_of(dir / "report" / "fusion.csv");
+  ASSERT_EQ(decisions.size(), 2u);
+  EXPECT_TRUE(contains(decisions[1], ",1,")) << decisions[1];  // the classifier runs once
+  EXPECT_TRUE(contains(decisions[1], ",Flatten+Gemm | Softmax,Flatten+Gemm+Softmax,")) << decisions[1];
   // The granularity report puts the decided grouping beside the policies.
   Result granularity = run_tessel({"fusion-report", kTinyCnn, "--input-shape", "image=1x1x28x28", "--tuning-log",
                                    (dir / "alternative.jsonl").string(), "--policies", "default,tuned", "--repeat",
