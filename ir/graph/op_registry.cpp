@@ -129,6 +129,11 @@ InferContext run_shape_function(const Node& node) {
   return ctx;
 }
 
+OpPattern pattern_of(const Node& node) {
+  const OpSchema* schema = OpRegistry::global().find(node.op);
+  return schema ? schema->pattern : OpPattern::kOpaque;
+}
+
 void infer_node(Node& node) {
   const OpSchema* schema = OpRegistry::global().find(node.op);
   TESSEL_USER_CHECK(schema != nullptr, node.span()) << "unsupported op '" << node.op << "'";

@@ -115,4 +115,8 @@ InferContext run_shape_function(const Node& node);
 // FLOPs of a node whose types are inferred; 0 for ops without a FLOP count.
 int64_t node_flops(const Node& node);
 
+// The node's op pattern (what fusion and lowering decide by); kOpaque for an
+// op the registry does not know.
+OpPattern pattern_of(const Node& node);
+
 }  // namespace tessel::graph

@@ -84,10 +84,7 @@ std::unordered_set<const tir::BufferNode*> read_buffers(const tir::PrimFunc& f) 
   return read;
 }
 
-graph::OpPattern pattern_of(const Node& n) {
-  const graph::OpSchema* schema = graph::OpRegistry::global().find(n.op);
-  return schema ? schema->pattern : graph::OpPattern::kOpaque;
-}
+using graph::pattern_of;
 
 bool is_elementwise(const Node& n) { return pattern_of(n) <= graph::OpPattern::kBroadcast; }
 bool is_anchor(const Node& n) { return pattern_of(n) == graph::OpPattern::kOutElemwiseFusable; }

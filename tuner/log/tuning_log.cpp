@@ -90,10 +90,18 @@ std::string to_line(const TuningRecord& r) {
   return j.dump();
 }
 
-TuningRecord record_from_line(const std::string& line) {
+namespace {
+
+json parse_object(const std::string& line) {
   json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
   TESSEL_USER_CHECK(!j.is_discarded(), Span{}) << "not JSON";
   TESSEL_USER_CHECK(j.is_object(), Span{}) << "not a JSON object";
+  return j;
+}
+
+bool is_fusion_decision(const json& j) { return j.contains("fusion"); }
+
+TuningRecord record_from_json(const json& j) {
   for (const char* key : kFields) TESSEL_USER_CHECK(j.contains(key), Span{}) << "no field \"" << key << "\"";
   TuningRecord r;
   r.task = field_string(j, "task");
@@ -114,6 +122,10 @@ TuningRecord record_from_line(const std::string& line) {
   return r;
 }
 
+}  // namespace
+
+TuningRecord record_from_line(const std::string& line) { return record_from_json(parse_object(line)); }
+
 std::string to_line(const FusionRecord& r) {
   json fusion = {{"base", r.base},
                  {"alternative", r.alternative},
@@ -124,11 +136,6 @@ std::string to_line(const FusionRecord& r) {
   if (!r.base_ops.empty()) fusion["base_ops"] = r.base_ops;
   if (!r.alternative_ops.empty()) fusion["alternative_ops"] = r.alternative_ops;
   return json{{"fusion", fusion}, {"target", r.target}, {"version", r.compiler_version}}.dump();
-}
-
-bool is_fusion_line(const std::string& line) {
-  json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
-  return j.is_object() && j.contains("fusion");
 }
 
 namespace {
@@ -144,12 +151,8 @@ std::vector<std::string> task_keys(const json& j, const char* key) {
   return out;
 }
 
-}  // namespace
-
-FusionRecord fusion_record_from_line(const std::string& line) {
-  json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
-  TESSEL_USER_CHECK(j.is_object() && j.contains("fusion") && j["fusion"].is_object(), Span{})
-      << "not a fusion decision";
+FusionRecord fusion_record_from_json(const json& j) {
+  TESSEL_USER_CHECK(is_fusion_decision(j) && j["fusion"].is_object(), Span{}) << "not a fusion decision";
   FusionRecord r;
   r.target = field_string(j, "target");
   r.compiler_version = field_string(j, "version");
@@ -169,6 +172,10 @@ FusionRecord fusion_record_from_line(const std::string& line) {
     if (f.contains(key)) *ops = field_string(f, key);
   return r;
 }
+
+}  // namespace
+
+FusionRecord fusion_record_from_line(const std::string& line) { return fusion_record_from_json(parse_object(line)); }
 
 TuningLogWriter::TuningLogWriter(const std::string& path) : path_(path) {
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -221,15 +228,16 @@ TuningLog read_tuning_log(const std::string& path, const std::string& target, co
       return (target.empty() || t == target) && (compiler_version.empty() || v == compiler_version);
     };
     try {
-      if (is_fusion_line(line)) {
-        FusionRecord f = fusion_record_from_line(line);
+      json j = parse_object(line);
+      if (is_fusion_decision(j)) {
+        FusionRecord f = fusion_record_from_json(j);
         if (ours(f.target, f.compiler_version))
           log.fusion.push_back(std::move(f));
         else
           ++log.foreign_fusion;
         continue;
       }
-      TuningRecord r = record_from_line(line);
+      TuningRecord r = record_from_json(j);
       (ours(r.target, r.compiler_version) ? log.records : log.foreign).push_back(std::move(r));
     } catch (const UserError& e) {
       TESSEL_USER_ERROR(Span{}) << path << ":" << number << ": not a tuning record: " << e.what();

@@ -67,7 +67,6 @@ struct FusionRecord {
 std::string to_line(const TuningRecord& record);
 TuningRecord record_from_line(const std::string& line);
 std::string to_line(const FusionRecord& record);
-bool is_fusion_line(const std::string& line);  // a JSON object with a "fusion" field
 FusionRecord fusion_record_from_line(const std::string& line);
 
 // Appends records to a log file, creating it; each append is one write of a

@@ -31,8 +31,7 @@ TensorExpr materialize(LowerContext& ctx, const graph::Node& node, const TensorE
 // An elementwise or broadcast op keeps the flat iteration of an operand of
 // its own shape (TensorExpr::flat_tail); data movement does not.
 int inherited_flat_tail(const graph::Node& node, const std::vector<TensorExpr>& inputs, const TensorExpr& out) {
-  const graph::OpSchema* schema = graph::OpRegistry::global().find(node.op);
-  if (!schema || schema->pattern > graph::OpPattern::kBroadcast) return 0;
+  if (graph::pattern_of(node) > graph::OpPattern::kBroadcast) return 0;
   for (const TensorExpr& in : inputs)
     if (in.at && in.flat_tail && in.shape == out.shape) return in.flat_tail;
   return 0;

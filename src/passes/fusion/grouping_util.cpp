@@ -19,11 +19,6 @@ UserMap user_map(const graph::Graph& g) {
   return users;
 }
 
-OpPattern pattern_of(const Node& n) {
-  const graph::OpSchema* schema = graph::OpRegistry::global().find(n.op);
-  return schema ? schema->pattern : OpPattern::kOpaque;
-}
-
 GraphUses::GraphUses(const graph::Graph& g) : graph(g), users(user_map(g)) {
   for (const Value* v : g.outputs()) outputs.insert(v);
 }

@@ -23,7 +23,7 @@ using UserMap = std::unordered_map<const Value*, std::vector<const Node*>>;
 // Distinct user nodes of every value, in graph order.
 UserMap user_map(const graph::Graph& g);
 
-OpPattern pattern_of(const Node& n);
+using graph::pattern_of;
 
 // Conv, MatMul, pools, reductions, normalisations: anything beyond data
 // movement and elementwise arithmetic.
