@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 
 #include "src/driver/tuned_schedules.h"
 
@@ -26,8 +27,8 @@ SessionTasks session_tasks(const std::string& model_path, const PipelineOptions&
   graph::Graph g = load_graph(model_path, pipeline);
   CompiledGraph compiled = compile_graph(g, alternative);
   out.regions = compiled.fusion_regions;
-  std::map<std::string, bool> known;
-  for (const TuningTask& t : out.tasks) known[t.key] = true;
+  std::set<std::string> known;
+  for (const TuningTask& t : out.tasks) known.insert(t.key);
   for (TuningTask& t : extract_tasks(compiled.kernels)) {
     if (known.count(t.key)) continue;
     out.tasks.push_back(std::move(t));
