@@ -43,8 +43,10 @@ lower::ConvLayout default_cpu_conv_layout(const lower::ConvShape& conv, const Cp
   // their rows are whole vectors of this target: a row of 56 is 7 AVX2
   // vectors but 3.5 AVX-512 ones, and a tile of one row's vectors and a tail
   // by two output channels reuses each load twice.
+  // A strided one reads a subsampled copy of its input either way, flat.
   bool whole_vectors = row >= kFlatRowLimit && row % std::max(1, options.vector_lanes) == 0;
-  if (!whole_vectors && conv.plain_pointwise() && rows * row >= align) return {ConvForm::kFlatPointwise, align};
+  bool strided = !conv.plain_pointwise();
+  if ((strided || !whole_vectors) && conv.pointwise() && rows * row >= align) return {ConvForm::kFlatPointwise, align};
   bool pointwise = conv.kernel[0] == 1 && conv.kernel[1] == 1;
   bool wide_tiles = !conv.depthwise() && conv.out_per_group >= kFlatMinChannels;
   if (pointwise || !(ragged || wide_tiles)) return {};

@@ -19,8 +19,8 @@ ConvLayout LayoutChoices::conv_layout(const ConvShape& c) const {
   TESSEL_ICHECK(layout.flat_align >= 1) << "conv layout " << to_string(layout) << ": alignment below 1";
   TESSEL_ICHECK(layout.form == ConvForm::kDirect || c.spatial() == 2)
       << "conv layout " << to_string(layout) << " chosen for a " << c.spatial() << "-D convolution";
-  TESSEL_ICHECK(layout.form != ConvForm::kFlatPointwise || c.plain_pointwise())
-      << "conv layout " << to_string(layout) << " chosen for a convolution that is not plain pointwise";
+  TESSEL_ICHECK(layout.form != ConvForm::kFlatPointwise || c.pointwise())
+      << "conv layout " << to_string(layout) << " chosen for a convolution that is not pointwise";
   return layout;
 }
 

@@ -27,20 +27,21 @@ struct ConvShape {
 
   int spatial() const { return int(kernel.size()); }
   bool depthwise() const { return group > 1 && in_per_group == 1; }
-  // 1x1 taps, stride 1, no padding, one group: a matmul over the flat plane
-  // as it is, with no copy of the input.
-  bool plain_pointwise() const {
+  // 1x1 taps, no padding, one group: a matmul over the flat plane, of the
+  // input as it is at stride 1 (plain), of its subsampled plane otherwise.
+  bool pointwise() const {
     if (spatial() != 2 || group != 1) return false;
     for (size_t u = 0; u < 2; ++u)
-      if (kernel[u] != 1 || strides[u] != 1 || pad_begin[u] != 0 || pad_end[u] != 0) return false;
+      if (kernel[u] != 1 || pad_begin[u] != 0 || pad_end[u] != 0) return false;
     return true;
   }
+  bool plain_pointwise() const { return pointwise() && strides[0] == 1 && strides[1] == 1; }
 };
 
 enum class ConvForm {
   kDirect,         // a block over the output's rows
   kFlat,           // one flat row per output channel over the re-laid-out plane (2-D only)
-  kFlatPointwise,  // a matmul over the input's own flat plane (plain_pointwise convs only)
+  kFlatPointwise,  // a matmul over the input's flat plane, subsampled at a stride (pointwise convs only)
 };
 
 struct ConvLayout {
@@ -57,7 +58,7 @@ struct LayoutChoices {
   std::function<ConvLayout(const ConvShape&)> conv;
 
   // The choice for c, checked: a flat form is for 2-D convs only, the
-  // pointwise one for plain_pointwise convs, and an alignment is >= 1
+  // pointwise one for pointwise convs, and an alignment is >= 1
   // (an internal error otherwise: the chooser is the compiler's).
   ConvLayout conv_layout(const ConvShape& c) const;
 };

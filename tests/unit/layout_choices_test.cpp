@@ -41,6 +41,11 @@ TEST(CpuLayouts, ConvFormsFollowRowsChannelsAndTaps) {
     EXPECT_EQ(cpu_choice(conv2d(64, 56, 56, 1), lanes), lanes == 8 ? "direct" : "flat-pointwise align 16")
         << "1x1 with rows of 7 vectors of 8, 3.5 of 16";
     EXPECT_EQ(cpu_choice(conv2d(64, 3, 3, 1), lanes), "direct") << "1x1, a plane under one tile";
+    ConvShape strided = conv2d(128, 28, 64, 1);
+    strided.strides = {2, 2};
+    EXPECT_EQ(cpu_choice(strided, lanes), "flat-pointwise align 16") << "1x1 stride 2: its subsampled plane, flat";
+    strided.pad_begin = {1, 1};
+    EXPECT_EQ(cpu_choice(strided, lanes), "direct") << "a padded 1x1 is not pointwise";
   }
   ConvShape one_d{{1, 16, 40}, {3}, {1}, {1}, {1}, {1}, 1, 4, 16};
   EXPECT_EQ(cpu_choice(one_d, 8), "direct") << "flat forms are 2-D";
@@ -74,6 +79,14 @@ TEST(LayoutChoicesLowering, EveryFormOfAConvMatchesTheReference) {
             (vector<std::string>{"p: S S S R", "p_tail_input: S S S", "p_tail: S S S R", "out0: S S S"}));
   EXPECT_NE(p32.text().find("alloc p_tail: f32[1, 3, 17]"), std::string::npos) << p32.text();
   check_op("Conv", "p", pointwise, {}, 1, 1e-5, {});
+  // Stride 2 over a 9x11 plane: a 5x6 output, its 30 positions copied out of
+  // X once (even rows, even columns), 16 of them one block, 14 the tail.
+  vector<Arg> strided = {f32_arg({1, 5, 9, 11}), f32_arg({3, 5, 1, 1}), f32_arg({3})};
+  LoweredNode s16 = check_op("Conv", "s", strided, attrs(kv("strides", ints({2, 2}))), 1, 1e-5,
+                             always({ConvForm::kFlatPointwise, 16}));
+  EXPECT_EQ(block_shapes(s16.func), (vector<std::string>{"s_subsample: S S S S", "s: S S S R", "s_tail_input: S S S",
+                                                         "s_tail: S S S R", "out0: S S S"}));
+  EXPECT_NE(s16.text().find("in0[v0, v1, v2 * 2, v3 * 2]"), std::string::npos) << s16.text();
 }
 
 // A flat pointwise conv's output block (here its bias) iterates the flat

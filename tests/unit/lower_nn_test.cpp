@@ -39,9 +39,9 @@ TEST(LowerNnConv, StridedAndPaddedReadARelaidInput) {
             std::string::npos) << "the phase of the tap:\n" << text;
 }
 
-// Strides without padding (a 1x1 downsample) need no border: one phase stage.
+// Strides without padding (a 2x2 patchify conv) need no border: one phase stage.
 TEST(LowerNnConv, StridedUnpaddedSplitsPhasesInOneStage) {
-  LoweredNode n = check_op("Conv", "ds", {f32_arg({1, 2, 6, 64}), f32_arg({2, 2, 1, 1})},
+  LoweredNode n = check_op("Conv", "ds", {f32_arg({1, 2, 6, 64}), f32_arg({2, 2, 2, 2})},
                            attrs(kv("strides", ints({2, 2}))));
   EXPECT_EQ(block_shapes(n.func), (vector<std::string>{"ds_phases_1: S S S S S S", "ds: S S S S R R R"}));
   EXPECT_EQ(n.text().find("select"), std::string::npos) << n.text();
@@ -101,12 +101,18 @@ TEST(LowerNnConv, ShortPointwiseRowsAreAFlatMatmulAndATail) {
   EXPECT_NE(text.find("alloc p: f32[1, 3, 48]"), std::string::npos) << text;
   EXPECT_NE(text.find("alloc p_tail: f32[1, 3, 1]"), std::string::npos) << text;
   EXPECT_EQ(text.find("_pad"), std::string::npos) << "the input is read in place:\n" << text;
-  // A plane of whole tiles has no tail; a strided or padded 1x1 conv keeps the general form.
+  // A plane of whole tiles has no tail; a strided 1x1 conv (a downsample)
+  // copies its subsampled plane first (4 x 7 of 8 x 14); a padded one keeps the general form.
   LoweredNode whole = check_op("Conv", "w", {f32_arg({1, 2, 4, 12}), f32_arg({3, 2, 1, 1})});
   EXPECT_EQ(block_shapes(whole.func), (vector<std::string>{"w: S S S R", "out0: S S S"}));
   LoweredNode strided = check_op("Conv", "s", {f32_arg({1, 2, 8, 14}), f32_arg({3, 2, 1, 1})},
                                  attrs(kv("strides", ints({2, 2}))));
-  EXPECT_EQ(block_shapes(strided.func), (vector<std::string>{"s_phases_1: S S S S S S", "s: S S S S R R R"}));
+  EXPECT_EQ(block_shapes(strided.func), (vector<std::string>{"s_subsample: S S S S", "s: S S S R", "s_tail_input: S S S",
+                                                             "s_tail: S S S R", "out0: S S S"}));
+  EXPECT_NE(strided.text().find("alloc s_subsample: f32[1, 2, 4, 7]"), std::string::npos) << strided.text();
+  LoweredNode padded = check_op("Conv", "q", {f32_arg({1, 2, 8, 14}), f32_arg({3, 2, 1, 1})},
+                                attrs(kv("pads", ints({1, 1, 1, 1}))));
+  EXPECT_EQ(block_shapes(padded.func), (vector<std::string>{"q_pad_1: S S S S", "q: S S S S R R R"}));
 }
 
 TEST(LowerNnConv, AsymmetricPadsAndAutoPad) {

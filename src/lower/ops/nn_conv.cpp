@@ -96,16 +96,31 @@ TensorExpr tail_columns(LowerContext& ctx, const std::string& name, const Tensor
   return ctx.reduce(name, {out[0], out[1], count}, t, {channels}, Combiner::kSum, value);
 }
 
-// A 1x1 convolution (stride 1, no padding, one group) is a matmul over the
-// flat plane: Y[n, oc, j] = sum over c: W[oc, c] * X[n, c, j], j = h * W + w,
-// and X's plane is already flat and contiguous. The columns split at the
+// The plane a strided 1x1 convolution reads, Xs[n, c, h, w] = X[n, c, h * sh, w * sw],
+// copied: its positions become one contiguous flat plane, a quarter of X at
+// stride 2 (a window_input would copy every stride phase of X and pad it).
+TensorExpr subsampled(LowerContext& ctx, const std::string& name, const TensorExpr& x, const WindowGeometry& g,
+                      const std::vector<int64_t>& out) {
+  if (g.strides[0] == 1 && g.strides[1] == 1) return x;
+  std::vector<int64_t> shape = {out[0], x.shape[1], out[2], out[3]};
+  return ctx.compute(name, shape, x.dtype, [x, g](const std::vector<Expr>& i) {
+    Expr h = g.strides[0] == 1 ? i[2] : i[2] * g.strides[0];
+    Expr w = g.strides[1] == 1 ? i[3] : i[3] * g.strides[1];
+    return x.at({i[0], i[1], h, w});
+  });
+}
+
+// A 1x1 convolution (no padding, one group) is a matmul over the flat plane:
+// Y[n, oc, j] = sum over c: W[oc, c] * X[n, c, j], j = h * W + w, and X's
+// plane (subsampled first at a stride) is flat and contiguous. The columns split at the
 // largest multiple of `align`: one block over those (whole register tiles)
 // and one over the rest. A short row (7, 14) as the tile's vector part was a
 // vector, a half and a scalar.
 std::vector<TensorExpr> lower_flat_pointwise(LowerContext& ctx, const graph::Node& node,
-                                             const std::vector<TensorExpr>& in, const std::vector<int64_t>& out,
-                                             int64_t align) {
-  const TensorExpr &x = in[0], &w = in[1];
+                                             const std::vector<TensorExpr>& in, const WindowGeometry& g,
+                                             const std::vector<int64_t>& out, int64_t align) {
+  const TensorExpr& w = in[1];
+  TensorExpr x = subsampled(ctx, stage_name(node, "subsample"), in[0], g, out);
   DType t = accum_dtype(x.dtype);
   int64_t width = out[3], plane = out[2] * out[3], main = plane / align * align;
   auto columns = [&](const std::string& name, int64_t first, int64_t count) {
@@ -151,7 +166,7 @@ std::vector<TensorExpr> lower_conv(LowerContext& ctx, const graph::Node& node,
   DType t = accum_dtype(x.dtype);
   ConvLayout layout = ctx.layouts().conv_layout(
       {out, kernel, g.strides, g.dilations, g.pad_begin, g.pad_end, group, cg, mg});
-  if (layout.form == ConvForm::kFlatPointwise) return lower_flat_pointwise(ctx, node, in, out, layout.flat_align);
+  if (layout.form == ConvForm::kFlatPointwise) return lower_flat_pointwise(ctx, node, in, g, out, layout.flat_align);
   if (layout.form == ConvForm::kFlat) return lower_flat_conv(ctx, node, in, g, out, extents, layout.flat_align);
   WindowInput xin = window_input(ctx, stage_name(node), x, g, out, 0, const_of(x.dtype, 0));
   auto value = [=](const std::vector<Expr>& s, const std::vector<Expr>& r) {
