@@ -27,6 +27,7 @@ void schedule_private_stage(Schedule& sch, const std::string& name, size_t plane
 // dependent FMAs (25 for a 5x5 window). Up to kTileVectors whole vectors
 // dividing the row give that many independent accumulators.
 constexpr int64_t kTileVectors = 4;
+constexpr int64_t kMostUnrolledTaps = 49;  // a 7x7 window
 
 int64_t per_channel_vector(const BlockInfo& info, int64_t lanes) {
   int64_t vec = tile_vector_factor(info, lanes), extent = info.extents[size_t(info.vector_loop)];
@@ -72,12 +73,20 @@ bool schedule_per_channel(Context& ctx, const std::vector<BlockInfo>& blocks, si
     int64_t extent = info.extents[size_t(info.vector_loop)];
     vec = choose(ctx, ctx.sch, info.name + ".cols", vector_widths(extent, lanes, kTileVectors, vec), vec);
   }
+  // The taps inside the vector loop: a knob (measured either way on pools and
+  // depthwise convs, neither won everywhere), for windows small enough to unroll.
+  int64_t taps = 1;
+  for (int p : info.reduce) taps *= info.extents[size_t(p)];
+  bool taps_inside = false;
+  if (info.vector_loop >= 0 && taps > 1 && taps <= kMostUnrolledTaps)
+    taps_inside = choose(ctx, ctx.sch, info.name + ".taps_inside", {0, 1}, 0);
   std::vector<LoopRV> outer;
   LoopRV plane;
   bool ok = attempt(ctx.sch, [&](Schedule& s) {
     TileShape shape;
     shape.vec = vec;
     shape.local_tile = true;
+    shape.taps_inside = taps_inside;
     outer = tile_reduction(s, info, shape);
     plane = s.fuse({outer[0], outer[1]});
     for (const std::string& stage : stages) s.compute_at(s.get_block(stage), plane);

@@ -57,6 +57,9 @@ struct TileShape {
   std::optional<bool> columns_first;
   bool unroll_reduction = false;
   bool first_reduction_innermost = false;  // [ic, kh, kw] -> [kh, kw, ic]
+  // The reduction loops inside the vectorized loop, unrolled: a window's taps
+  // as one vector body per output vector (pools: no accumulator reloaded per tap).
+  bool taps_inside = false;
   // > 0: the reduction's first loop blocked, its outer part above the
   // innermost outer loop, its blocks of this many iterations inside it (a
   // GEMM's K blocked for cache); the tile then accumulates in the output.

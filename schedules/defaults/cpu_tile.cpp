@@ -90,8 +90,9 @@ std::vector<LoopRV> tile_reduction(Schedule& sch, const BlockInfo& info, const T
   if (!unrolled.empty() || !vectorized.empty() || columns_first || shape.first_reduction_innermost || blocked) {
     std::vector<LoopRV> order(outer.begin(), outer.end() - (blocked ? 1 : 0));
     if (blocked) order.insert(order.end(), {reduction_blocks, outer.back()});
-    for (const auto* part : {&reduce, &unrolled, &vectorized})
-      order.insert(order.end(), part->begin(), part->end());
+    std::vector<const std::vector<LoopRV>*> parts = {&reduce, &unrolled, &vectorized};
+    if (shape.taps_inside) parts = {&unrolled, &vectorized, &reduce};
+    for (const auto* part : parts) order.insert(order.end(), part->begin(), part->end());
     sch.reorder(order);
   }
   // The column tile's strip of B (K x the tile's width) copied once per column
@@ -116,10 +117,12 @@ std::vector<LoopRV> tile_reduction(Schedule& sch, const BlockInfo& info, const T
   }
   BlockRV init = sch.decompose_reduction(block, blocked ? reduction_blocks : reduce.front());
   for (LoopRV l : unrolled) sch.unroll(l);
-  if (shape.unroll_reduction) sch.unroll(reduce.back());
+  if (shape.unroll_reduction && !shape.taps_inside) sch.unroll(reduce.back());
+  if (shape.taps_inside)
+    for (LoopRV l : reduce) sch.unroll(l);
   for (LoopRV l : vectorized) {
     sch.vectorize(l);
-    sch.vectorize(sch.get_loops(init).back());  // the init's copy of the vector loop
+    if (!shape.taps_inside) sch.vectorize(sch.get_loops(init).back());  // the init's copy of the vector loop
   }
   if (blocked) outer.pop_back();  // inside the blocks, the result is partial
   return outer;

@@ -135,3 +135,36 @@ TEST(SchedKnobs, AReductionBlockGoesAboveTheInnermostOuterLoop) {
 
 }  // namespace
 }  // namespace tessel::sched_workloads
+
+namespace tessel::sched_workloads {
+namespace {
+
+// A per-channel window (here a padded depthwise conv) can run its taps inside
+// the vector loop, unrolled: one body per output vector; either way it
+// computes the reference and replays.
+TEST(SchedKnobs, APerChannelWindowsTapsCanRunInsideItsVectorLoop) {
+  tir::PrimFunc f = lower_workload(Workload::kDepthwise);
+  for (int64_t inside : {0, 1}) {
+    SCOPED_TRACE(inside);
+    KnobChoices knobs({{"dw.taps_inside", inside}});
+    CpuScheduleOptions options;
+    options.knobs = &knobs;
+    Schedule sch(f);
+    apply_default_cpu_schedule(sch, options);
+    ASSERT_EQ(knobs.taken().at("dw.taps_inside"), inside) << sch.func();
+    std::vector<tir::ForKind> kinds;
+    for (const tir::ForNode* loop : loops_of(sch.func(), "dw")) kinds.push_back(loop->for_kind);
+    // Inside: [..., vector 32, channel 1, kh 3, kw 3 (unrolled)]; else the vector loop innermost.
+    auto vector = std::find(kinds.begin(), kinds.end(), tir::ForKind::kVectorized);
+    ASSERT_NE(vector, kinds.end()) << sch.func();
+    EXPECT_EQ(kinds.end() - vector, inside ? 4 : 1) << sch.func();
+    EXPECT_EQ(std::count(vector + 1, kinds.end(), tir::ForKind::kUnrolled), inside ? 3 : 0) << sch.func();
+    EXPECT_EQ(check_against(reference(Workload::kDepthwise), sch.func(), false), "");
+    Schedule replay(f);
+    sched::Trace::from_json(sch.trace().to_json()).apply(replay);
+    EXPECT_TRUE(tir::structural_equal(replay.func(), sch.func()));
+  }
+}
+
+}  // namespace
+}  // namespace tessel::sched_workloads
