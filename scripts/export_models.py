@@ -73,6 +73,9 @@ EXTRA_MODELS = {
     "shufflenet_v2_x1_0": (make_vision("shufflenet_v2_x1_0"), "input", [1, 3, 224, 224], "logits"),
     "mobilenet_v3_small": (make_vision("mobilenet_v3_small"), "input", [1, 3, 224, 224], "logits"),
     "efficientnet_b1": (make_vision("efficientnet_b1"), "input", [1, 3, 240, 240], "logits"),
+    # Dense 3x3 convs on small planes, in other shapes than ResNet's.
+    "googlenet": (make_vision("googlenet"), "input", [1, 3, 224, 224], "logits"),
+    "densenet121": (make_vision("densenet121"), "input", [1, 3, 224, 224], "logits"),
 }
 
 

@@ -179,17 +179,24 @@ void classify_contraction(const BlockInfo& base, const Vars& vars, const Loads& 
     }
     return;
   }
-  // The output channel: read by the weight, not by the windowed input.
+  // The tile's rows: the output channel (read by the weight, not by the
+  // windowed input); with the output channels in the vector (a channels-last
+  // conv), the positions (read by the input, not by the weight).
   const Loads& input = wa ? a : b;
   const Loads& weight = wa ? b : a;
+  const VarNode* column = vec < 0 ? nullptr : vars.spatial[size_t(vec)];
+  bool channels_in_lanes = column && any_uses(weight, column) && !any_uses(input, column);
+  const Loads& row_operand = channels_in_lanes ? input : weight;
+  const Loads& other = channels_in_lanes ? weight : input;
   for (int s = int(vars.spatial.size()) - 1; s >= 0; --s) {
     const VarNode* v = vars.spatial[s];
-    if (s != vec && base.extents[base.spatial[s]] > 1 && any_uses(weight, v) && !any_uses(input, v)) {
+    if (s != vec && base.extents[base.spatial[s]] > 1 && any_uses(row_operand, v) && !any_uses(other, v)) {
       info.unroll_loop = base.spatial[s];
       break;
     }
   }
   info.kind = info.unroll_loop >= 0 ? BlockKind::kConv : BlockKind::kDepthwise;
+  info.channels_in_lanes = channels_in_lanes && info.unroll_loop >= 0;
 }
 
 }  // namespace

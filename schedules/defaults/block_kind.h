@@ -40,6 +40,9 @@ struct BlockInfo {
   // (or not at all): a matrix-vector product whose weight rows run along the
   // reduction (a 1x1 conv over a 1x1 plane) reads them a row apart per lane.
   bool vector_in_order = true;
+  // A conv vectorized along its output channels (channels-last), its rows
+  // the output positions.
+  bool channels_in_lanes = false;
   tir::Buffer output;        // the (first) buffer the block writes
   int64_t iterations = 1;    // product of the loop extents
   int64_t ops_per_iter = 1;  // arithmetic nodes of the body, at least 1

@@ -182,8 +182,19 @@ bool epilogue_stays_outside(const Schedule& sch, const std::vector<BlockInfo>& b
 
 constexpr int64_t kShortReduction = 32;
 
+// A channels-last conv's rows are output positions, whose count (49, 196)
+// rarely divides by tile_rows' preferences: the most rows up to 8 that
+// divide it with the accumulators in the vector registers, four left over.
+int64_t position_rows(int64_t extent, int64_t vec, int64_t lanes, const CpuScheduleOptions& options) {
+  int64_t vectors = (vec + lanes - 1) / lanes, registers = options.vector_lanes >= 16 ? 32 : 16;
+  for (int64_t r = 8; r > 1; --r)
+    if (extent % r == 0 && r * vectors <= registers - 4) return r;
+  return 1;
+}
+
 // The default's rows (tile_rows) with a short reduction's exception.
-int64_t default_rows(const BlockInfo& info, int64_t vec, int64_t lanes) {
+int64_t default_rows(const BlockInfo& info, int64_t vec, int64_t lanes, const CpuScheduleOptions& options) {
+  if (info.channels_in_lanes) return position_rows(info.extents[size_t(info.unroll_loop)], vec, lanes, options);
   int64_t rows = tile_rows(info.extents[size_t(info.unroll_loop)], vec, lanes);
   // A conv whose whole reduction is a few taps (an RGB stem: 3 x 3 x 3)
   // is unrolled whole by LLVM, and at 6 rows of two vectors the unrolled
@@ -221,7 +232,7 @@ TileShape tile_shape(Context& ctx, const std::vector<BlockInfo>& blocks, size_t 
   }
   if (info.unroll_loop >= 0) {
     int64_t extent = info.extents[size_t(info.unroll_loop)];
-    shape.unroll = default_rows(info, shape.vec, lanes);
+    shape.unroll = default_rows(info, shape.vec, lanes, ctx.options);
     shape.unroll = choose(ctx, ctx.sch, b + ".rows", row_candidates(extent, shape.vec, lanes, ctx.options), shape.unroll);
   }
   bool contraction = info.kind == BlockKind::kConv || info.kind == BlockKind::kMatmul;

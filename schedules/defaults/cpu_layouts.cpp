@@ -25,11 +25,36 @@ constexpr int64_t kFlatRowMultiple = 8;
 // where tiles of 16, 24 and 48 columns all end evenly.
 constexpr int64_t kWideFlatAlign = 48;
 constexpr int64_t kWidePlane = 512;
+// A conv whose flat plane would be less than this share outputs (a small
+// plane: the taps' reach is a large part of each row) is computed
+// channels-last, where every position computed is an output.
+constexpr double kChannelsLastBelowShare = 0.95;
 
 // Whole vectors, and whole tiles of at least 16 columns (the narrowest
 // register tile: two AVX2 vectors, one AVX-512 vector).
 int64_t flat_align(const CpuScheduleOptions& options) {
   return std::lcm<int64_t>(16, std::max(1, options.vector_lanes));
+}
+
+// The share of a flat plane's positions that are outputs: a row of OW
+// outputs is OW + (the taps' reach) positions wide, the plane padded to a
+// multiple of `align`.
+double flat_useful_share(const lower::ConvShape& conv, int64_t align) {
+  int64_t reach = (conv.kernel[1] - 1) * conv.dilations[1] / conv.strides[1];
+  int64_t rows = conv.out[2], row = conv.out[3], flat = rows * (row + reach);
+  flat = (flat + align - 1) / align * align;
+  return double(rows * row) / double(flat);
+}
+
+// A channels-last conv's positions are its register tile's rows: padded to
+// a multiple of 8 unless 6, 7 or 8 divide them (13 x 13: no row count
+// between 2 and 8 divides 169, and a tile of one row is a chain of
+// dependent FMAs).
+int64_t positions_align(const lower::ConvShape& conv) {
+  int64_t positions = conv.out[2] * conv.out[3];
+  for (int64_t rows : {8, 7, 6})
+    if (positions % rows == 0) return 1;
+  return 8;
 }
 
 }  // namespace
@@ -50,7 +75,16 @@ lower::ConvLayout default_cpu_conv_layout(const lower::ConvShape& conv, const Cp
   bool pointwise = conv.kernel[0] == 1 && conv.kernel[1] == 1;
   bool wide_tiles = !conv.depthwise() && conv.out_per_group >= kFlatMinChannels;
   if (pointwise || !(ragged || wide_tiles)) return {};
-  return {ConvForm::kFlat, rows * row > kWidePlane ? std::lcm(kWideFlatAlign, align) : align};
+  int64_t flat_align = rows * row > kWidePlane ? std::lcm(kWideFlatAlign, align) : align;
+  int64_t lanes = std::max(1, options.vector_lanes);
+  bool channel_vectors = conv.group == 1 && conv.out_per_group % lanes == 0 && conv.out_per_group >= 2 * lanes;
+  if (conv.weight_channels_last && channel_vectors) {
+    int64_t positions = rows * row, cl_align = positions_align(conv);
+    double flat_share = flat_useful_share(conv, flat_align);
+    double cl_share = double(positions) / double((positions + cl_align - 1) / cl_align * cl_align);
+    if (flat_share < kChannelsLastBelowShare && cl_share > flat_share) return {ConvForm::kChannelsLast, cl_align};
+  }
+  return {ConvForm::kFlat, flat_align};
 }
 
 lower::LayoutChoices default_cpu_layouts(const CpuScheduleOptions& options) {

@@ -21,7 +21,9 @@
 #include "src/driver/tuning_tasks.h"
 #include "src/tir_passes/backend_passes.h"
 #include "src/lower/lower_group.h"
+#include "src/lower/conv_shape.h"
 #include "src/passes/dead_code.h"
+#include "src/passes/pack_conv_weights.h"
 #include "src/passes/pack_matmul_weights.h"
 #include "src/passes/pretranspose_gemm_weights.h"
 
@@ -132,7 +134,7 @@ lower::LayoutChoices layout_choices(const CompileOptions& options) {
 const std::vector<std::string>& pipeline_stages() {
   static const std::vector<std::string> stages = {
       "import", "eliminate_dead_code", "pretranspose_gemm_weights",   // load_graph
-      "pack_matmul_weights", "fusion", "lower", "schedule",            // compile_graph: graph, groups
+      "pack_matmul_weights", "pack_conv_weights", "fusion", "lower", "schedule",  // compile_graph: graph, groups
       "flatten_blocks", "compact_buffers", "partition_vector_loops",  // tensor-IR passes
       "plan", "codegen", "export"};
   return stages;
@@ -189,7 +191,8 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
   std::unique_ptr<codegen::Backend> backend = codegen::make_backend(options.target);  // refuses what it cannot serve
   std::optional<sched::CpuScheduleOptions> cpu = cpu_schedule_options(options);
 
-  // Target graph passes. B's panels as wide as the default matmul tile; only
+  // Target graph passes. B's panels as wide as the default matmul tile, the
+  // weights of convs computed channels-last packed for them; only
   // where fusion joins injective producers to their anchor (every policy but
   // none and injective): elsewhere the unpacking would be a kernel of its
   // own, run every time.
@@ -202,6 +205,15 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
     });
   }
   after_graph_stage("pack_matmul_weights", g, o);
+  if (cpu && joins_producers) {
+    StageTimer t("pack_conv_weights", o);
+    lower::LayoutChoices layouts = layout_choices(options);
+    passes::pack_conv_weights(g, [&layouts](const graph::Node& conv) {
+      return layouts.conv_layout(lower::conv_shape_of(conv, /*assume_packed=*/true)).form ==
+             lower::ConvForm::kChannelsLast;
+    });
+  }
+  after_graph_stage("pack_conv_weights", g, o);
 
   std::vector<passes::NodeGroup> groups;
   std::vector<FusionRegionChoice> fusion_regions;

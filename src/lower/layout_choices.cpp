@@ -9,6 +9,7 @@ std::string to_string(const ConvLayout& layout) {
     case ConvForm::kDirect: return "direct";
     case ConvForm::kFlat: return "flat align " + std::to_string(layout.flat_align);
     case ConvForm::kFlatPointwise: return "flat-pointwise align " + std::to_string(layout.flat_align);
+    case ConvForm::kChannelsLast: return "channels-last align " + std::to_string(layout.flat_align);
   }
   return "?";
 }
@@ -21,6 +22,8 @@ ConvLayout LayoutChoices::conv_layout(const ConvShape& c) const {
       << "conv layout " << to_string(layout) << " chosen for a " << c.spatial() << "-D convolution";
   TESSEL_ICHECK(layout.form != ConvForm::kFlatPointwise || c.pointwise())
       << "conv layout " << to_string(layout) << " chosen for a convolution that is not pointwise";
+  TESSEL_ICHECK(layout.form != ConvForm::kChannelsLast || (c.group == 1 && c.weight_channels_last))
+      << "conv layout " << to_string(layout) << " chosen for a grouped convolution or one without a packed weight";
   return layout;
 }
 

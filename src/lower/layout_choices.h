@@ -1,13 +1,15 @@
 // Layout decisions the compute definitions take as input instead of fixing
-// them: the form a 2-D convolution is computed in (over its output rows, or
-// one flat row per output channel over the re-laid-out input plane) and how
-// far a flat plane is padded. Good choices depend on the target (its vector
+// them: the form a 2-D convolution is computed in (over its output rows, one
+// flat row per output channel over the re-laid-out input plane, or over its
+// output positions with the output channels innermost) and how far a flat
+// plane (or the positions) is padded. Good choices depend on the target (its vector
 // width and register tiles), so the schedule makes them
 // (sched::default_cpu_layouts), a tuner can search them, and a target that
 // makes none (a GPU) gets the direct form of every op.
 //
 //   conv 64 -> 64, 3x3, 56x56 output  --(CPU defaults)-->  {flat, align 48}
 //   conv 32 -> 32, depthwise 3x3      --(CPU defaults)-->  {direct}
+//   conv 512 -> 512, 3x3, 7x7 output, packed weight  --(CPU defaults)-->  {channels-last}
 #pragma once
 
 #include <cstdint>
@@ -24,6 +26,9 @@ struct ConvShape {
   std::vector<int64_t> kernel, strides, dilations, pad_begin, pad_end;
   int64_t group = 1;
   int64_t in_per_group = 1, out_per_group = 1;  // input and output channels of one group
+  // The weight is read from a copy laid out [C, k..., M] (pack_conv_weights):
+  // a vector along the output channels reads it in order.
+  bool weight_channels_last = false;
 
   int spatial() const { return int(kernel.size()); }
   bool depthwise() const { return group > 1 && in_per_group == 1; }
@@ -42,23 +47,25 @@ enum class ConvForm {
   kDirect,         // a block over the output's rows
   kFlat,           // one flat row per output channel over the re-laid-out plane (2-D only)
   kFlatPointwise,  // a matmul over the input's flat plane, subsampled at a stride (pointwise convs only)
+  kChannelsLast,   // [N, positions, M]: output channels in the vector lanes (2-D, one group, packed weight)
 };
 
 struct ConvLayout {
   ConvForm form = ConvForm::kDirect;
-  int64_t flat_align = 1;  // a flat row's extent is padded to a multiple of this
+  int64_t flat_align = 1;  // a flat row's extent (channels-last: the positions) is padded to a multiple of this
 
   bool operator==(const ConvLayout&) const = default;
 };
 
-std::string to_string(const ConvLayout& layout);  // "direct", "flat align 48", "flat-pointwise align 16"
+std::string to_string(const ConvLayout& layout);  // "direct", "flat align 48", "flat-pointwise align 16", "channels-last align 8"
 
 // The choices for one lowering; an empty function chooses the direct form.
 struct LayoutChoices {
   std::function<ConvLayout(const ConvShape&)> conv;
 
   // The choice for c, checked: a flat form is for 2-D convs only, the
-  // pointwise one for pointwise convs, and an alignment is >= 1
+  // pointwise one for pointwise convs, channels-last for one group and a
+  // packed weight, and an alignment is >= 1
   // (an internal error otherwise: the chooser is the compiler's).
   ConvLayout conv_layout(const ConvShape& c) const;
 };

@@ -51,6 +51,31 @@ TEST(CpuLayouts, ConvFormsFollowRowsChannelsAndTaps) {
   EXPECT_EQ(cpu_choice(one_d, 8), "direct") << "flat forms are 2-D";
 }
 
+// With its weight packed channels-last, a dense conv whose flat plane would
+// be mostly the taps' reach is computed over its positions, the output
+// channels in the lanes; its positions are padded to rows of 8 unless 6, 7
+// or 8 divide them. A wide plane, a grouped conv, too few channels or no
+// packed weight keep the other forms.
+TEST(CpuLayouts, SmallPlanesWithAPackedWeightAreChannelsLast) {
+  auto packed = [](ConvShape c) {
+    c.weight_channels_last = true;
+    return c;
+  };
+  for (int lanes : {8, 16}) {
+    SCOPED_TRACE(lanes);
+    EXPECT_EQ(cpu_choice(packed(conv2d(512, 7, 7, 3)), lanes), "channels-last align 1") << "49 of 64 flat positions";
+    EXPECT_EQ(cpu_choice(packed(conv2d(256, 13, 13, 3)), lanes), "channels-last align 8") << "169 -> 176";
+    EXPECT_EQ(cpu_choice(packed(conv2d(128, 28, 28, 3)), lanes), "channels-last align 1") << "784 of 864";
+    EXPECT_EQ(cpu_choice(packed(conv2d(64, 56, 56, 3)), lanes), "flat align 48") << "3136 of 3264: flat";
+    EXPECT_EQ(cpu_choice(conv2d(512, 7, 7, 3), lanes), "flat align 16") << "the weight in place";
+    EXPECT_EQ(cpu_choice(packed(conv2d(8, 7, 7, 3)), lanes), "flat align 16") << "less than two vectors of channels";
+    EXPECT_EQ(cpu_choice(packed(conv2d(64, 7, 7, 3, 2, 32)), lanes), "flat align 16") << "two groups";
+  }
+  ConvShape strided = packed(conv2d(512, 7, 7, 3));
+  strided.strides = {2, 2};  // a row of 7 outputs over 8 phase positions
+  EXPECT_EQ(cpu_choice(strided, 16), "channels-last align 1");
+}
+
 TEST(CpuLayouts, TheFlatAlignmentIsWholeVectorsOfTheTarget) {
   EXPECT_EQ(cpu_choice(conv2d(64, 14, 14, 3), 4), "flat align 16");
   EXPECT_EQ(cpu_choice(conv2d(64, 14, 14, 3), 32), "flat align 32");
@@ -122,6 +147,8 @@ TEST(LayoutChoicesLowering, AChoiceThatDoesNotFitTheConvIsAnInternalError) {
   vector<Arg> one_d = {f32_arg({1, 2, 20}), f32_arg({4, 2, 3})};
   EXPECT_THROW(LoweredNode("Conv", "c", one_d, {}, 1, always({ConvForm::kFlat, 16})), InternalError);
   EXPECT_THROW(LoweredNode("Conv", "c", three_by_three, {}, 1, always({ConvForm::kFlat, 0})), InternalError);
+  EXPECT_THROW(LoweredNode("Conv", "c", three_by_three, {}, 1, always({ConvForm::kChannelsLast, 1})), InternalError)
+      << "channels-last needs the packed weight";
   vector<Arg> tiny = {f32_arg({1, 2, 2, 2}), f32_arg({4, 2, 1, 1})};
   EXPECT_THROW(LoweredNode("Conv", "c", tiny, {}, 1, always({ConvForm::kFlatPointwise, 16})), InternalError)
       << "a plane of 4 has no whole tile of 16";

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "ir/graph/ops/window_geometry.h"
+#include "src/lower/conv_shape.h"
 #include "src/lower/ops/nn_lowerings.h"
 
 namespace tessel::lower::nn {
@@ -96,6 +97,36 @@ TensorExpr tail_columns(LowerContext& ctx, const std::string& name, const Tensor
   return ctx.reduce(name, {out[0], out[1], count}, t, {channels}, Combiner::kSum, value);
 }
 
+// A 2-D convolution over its output positions with the output channels
+// innermost: Yt[n, p, oc], p = oh * OW + ow, read from the weight packed
+// [C, kh, kw, M] (pack_conv_weights), so that a vector of output channels
+// reads one contiguous run of weights per tap and the input is one broadcast
+// per position. No position is computed twice or for padding (a flat plane of
+// 7 x 9 for a 7 x 7 output computes 63 + 1 positions for 49); the output
+// reads it back transposed, Y[n, oc, oh, ow] = Yt[n, oh * OW + ow, oc].
+// The positions are padded to a multiple of `align` (whole register tiles);
+// the input has zero rows below for the padding positions' reads.
+std::vector<TensorExpr> lower_channels_last_conv(LowerContext& ctx, const graph::Node& node,
+                                                 const std::vector<TensorExpr>& in, const WindowGeometry& g,
+                                                 const std::vector<int64_t>& out, const std::vector<int64_t>& extents,
+                                                 int64_t align) {
+  const TensorExpr &x = in[0], &w = in[1];
+  DType t = accum_dtype(x.dtype);
+  int64_t width = out[3], positions = (out[2] * width + align - 1) / align * align;
+  int64_t extra_rows = (positions - 1) / width + 1 - out[2];
+  WindowInput xin = window_input(ctx, stage_name(node), x, g, out, extra_rows, const_of(x.dtype, 0));
+  auto value = [=](const std::vector<Expr>& s, const std::vector<Expr>& r) {
+    Expr oh = width == 1 ? s[1] : floordiv(s[1], width), ow = width == 1 ? int_imm(0) : floormod(s[1], width);
+    return cast(t, xin.at({s[0], s[2], oh, ow}, r[0], r, g)) * cast(t, w.at({s[2], r[0], r[1], r[2]}));
+  };
+  TensorExpr yt = ctx.reduce(stage_name(node), {out[0], positions, out[1]}, t, extents, Combiner::kSum, value);
+  TensorExpr y;
+  y.shape = out;
+  y.dtype = t;
+  y.at = [yt, width](const std::vector<Expr>& i) { return yt.at({i[0], i[2] * width + i[3], i[1]}); };
+  return {with_bias(y, in, x.dtype)};
+}
+
 // The plane a strided 1x1 convolution reads, Xs[n, c, h, w] = X[n, c, h * sh, w * sw],
 // copied: its positions become one contiguous flat plane, a quarter of X at
 // stride 2 (a window_input would copy every stride phase of X and pad it).
@@ -164,8 +195,8 @@ std::vector<TensorExpr> lower_conv(LowerContext& ctx, const graph::Node& node,
   std::vector<int64_t> extents = {cg};
   extents.insert(extents.end(), kernel.begin(), kernel.end());
   DType t = accum_dtype(x.dtype);
-  ConvLayout layout = ctx.layouts().conv_layout(
-      {out, kernel, g.strides, g.dilations, g.pad_begin, g.pad_end, group, cg, mg});
+  ConvLayout layout = ctx.layouts().conv_layout(conv_shape_of(node));
+  if (layout.form == ConvForm::kChannelsLast) return lower_channels_last_conv(ctx, node, in, g, out, extents, layout.flat_align);
   if (layout.form == ConvForm::kFlatPointwise) return lower_flat_pointwise(ctx, node, in, g, out, layout.flat_align);
   if (layout.form == ConvForm::kFlat) return lower_flat_conv(ctx, node, in, g, out, extents, layout.flat_align);
   WindowInput xin = window_input(ctx, stage_name(node), x, g, out, 0, const_of(x.dtype, 0));

@@ -1,0 +1,35 @@
+#include "src/lower/conv_shape.h"
+
+#include <vector>
+
+#include "ir/graph/ops/window_geometry.h"
+
+namespace tessel::lower {
+
+namespace {
+
+std::vector<int64_t> spatial_of(const Dims& shape) { return {shape.begin() + 2, shape.end()}; }
+
+}  // namespace
+
+bool has_channels_last_weight(const graph::Node& conv) {
+  if (!conv.has_input(1)) return false;
+  const graph::Node* unpack = conv.inputs[1]->producer;
+  if (!unpack || unpack->op != "Transpose" || !unpack->has_input(0) || !unpack->inputs[0]->is_constant()) return false;
+  std::vector<int64_t> perm = unpack->attrs.get_ints("perm");
+  return perm == std::vector<int64_t>(passes::kUnpackChannelsLast.begin(), passes::kUnpackChannelsLast.end());
+}
+
+ConvShape conv_shape_of(const graph::Node& conv, bool assume_packed) {
+  Dims x = conv.inputs[0]->type.static_dims(), w = conv.inputs[1]->type.static_dims();
+  Dims out = conv.outputs[0]->type.static_dims();
+  std::vector<int64_t> kernel = graph::ops::conv_kernel_shape(conv.attrs, spatial_of(w), conv.span());
+  graph::ops::WindowGeometry g = graph::ops::window_geometry(conv.attrs, spatial_of(x), kernel, false, conv.span());
+  int64_t group = conv.attrs.get_int("group");
+  ConvShape shape{{out.begin(), out.end()}, kernel, g.strides, g.dilations, g.pad_begin, g.pad_end,
+                  group, w[1], out[1] / group};
+  shape.weight_channels_last = assume_packed || has_channels_last_weight(conv);
+  return shape;
+}
+
+}  // namespace tessel::lower

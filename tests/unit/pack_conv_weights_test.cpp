@@ -1,0 +1,148 @@
+// pack_conv_weights: a conv's constant weight stored channels-last and read
+// back through a Transpose; the graph computes the same outputs bit for bit,
+// and compiled, the unpacking fuses into the conv's kernel, which computes
+// the conv over its positions with the output channels in the vector lanes.
+#include <gtest/gtest.h>
+
+#include "ir/graph/op_registry.h"
+#include "ir/tensor/printer.h"
+#include "src/driver/check_job.h"
+#include "src/driver/compile_model.h"
+#include "src/driver/run_inputs.h"
+#include "src/lower/conv_shape.h"
+#include "src/passes/pack_conv_weights.h"
+#include "src/reference/executor.h"
+
+namespace tessel {
+namespace {
+
+// W[m, c, i, j] = m - c / 8 + (3 i + j) / 64: distinct enough to see where each element went.
+Tensor weight(int64_t m, int64_t c, int64_t k) {
+  Tensor w(DType::kF32, {m, c, k, k});
+  float* p = w.data<float>();
+  for (int64_t a = 0; a < m; ++a)
+    for (int64_t b = 0; b < c; ++b)
+      for (int64_t t = 0; t < k * k; ++t) p[(a * c + b) * k * k + t] = float(a) - float(b) / 8 + float(t) / 64;
+  return w;
+}
+
+graph::Node* add(graph::Graph& g, const std::string& op, std::vector<graph::Value*> in, graph::Attrs attrs = {}) {
+  graph::Node* n = g.add_node(op, op + std::to_string(g.num_nodes()), std::move(in),
+                              {"v" + std::to_string(g.num_nodes())}, std::move(attrs));
+  graph::infer_node(*n);
+  return n;
+}
+
+// relu(conv(x, W) + b), 3x3 pad 1 over a plane x plane input; with `twice`
+// also a second conv of the same W, summed in.
+graph::Graph conv_graph(int64_t c, int64_t m, int64_t plane, int64_t group = 1, bool twice = false) {
+  graph::Graph g;
+  graph::Value* x = g.add_input("x", graph::TensorType(DType::kF32, {1, c, plane, plane}));
+  graph::Value* w = g.add_constant("W", weight(m, c / group, 3));
+  Tensor bias(DType::kF32, {m});
+  for (int64_t i = 0; i < m; ++i) bias.data<float>()[i] = float(i % 5) - 2;
+  graph::Value* b = g.add_constant("B", std::move(bias));
+  graph::Attrs attrs;
+  attrs.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  attrs.set("group", group);
+  graph::Value* y = add(g, "Conv", {x, w, b}, attrs)->outputs[0];
+  if (twice) y = add(g, "Add", {y, add(g, "Conv", {x, w, b}, attrs)->outputs[0]})->outputs[0];
+  g.set_outputs({add(g, "Relu", {y})->outputs[0]});
+  return g;
+}
+
+std::vector<std::string> ops_of(const graph::Graph& g) {
+  std::vector<std::string> ops;
+  for (const graph::Node* n : g.nodes()) ops.push_back(n->op);
+  return ops;
+}
+
+bool always(const graph::Node&) { return true; }
+
+TEST(PackConvWeights, TheWeightIsReadChannelsLastThroughATranspose) {
+  graph::Graph g = conv_graph(4, 8, 5);
+  passes::pack_conv_weights(g, always);
+  ASSERT_EQ(ops_of(g), (std::vector<std::string>{"Transpose", "Conv", "Relu"}));
+  const graph::Value* packed = g.nodes()[0]->inputs[0];
+  ASSERT_TRUE(packed->is_constant());
+  EXPECT_EQ(packed->constant->shape(), (Dims{4, 3, 3, 8}));
+  // Wt[c, i, j, m] = W[m, c, i, j]: W[6, 3, 2, 1] = 6 - 3/8 + 7/64.
+  EXPECT_EQ(packed->constant->data<float>()[((3 * 3 + 2) * 3 + 1) * 8 + 6], 6.0f - 3.0f / 8 + 7.0f / 64);
+  const graph::Node& conv = *g.nodes()[1];
+  EXPECT_EQ(conv.inputs[1]->type, graph::TensorType(DType::kF32, {8, 4, 3, 3}));
+  EXPECT_TRUE(lower::has_channels_last_weight(conv));
+  EXPECT_TRUE(lower::conv_shape_of(conv).weight_channels_last);
+}
+
+TEST(PackConvWeights, OutputsAreBitForBitTheSameAndASharedWeightIsPackedOnce) {
+  graph::Graph plain = conv_graph(3, 8, 6, 1, /*twice=*/true);
+  graph::Graph packed = conv_graph(3, 8, 6, 1, /*twice=*/true);
+  passes::pack_conv_weights(packed, always);
+  EXPECT_EQ(ops_of(packed), (std::vector<std::string>{"Transpose", "Conv", "Transpose", "Conv", "Add", "Relu"}));
+  EXPECT_EQ(packed.nodes()[0]->inputs[0], packed.nodes()[2]->inputs[0]);
+  std::vector<Tensor> inputs = driver::random_inputs(plain, 3);
+  Tensor want = reference::Executor(plain).run(inputs)[0], got = reference::Executor(packed).run(inputs)[0];
+  for (int64_t i = 0; i < want.numel(); ++i) ASSERT_EQ(got.data<float>()[i], want.data<float>()[i]) << i;
+}
+
+TEST(PackConvWeights, ConvsTheLayoutDoesNotAskForOrCannotTakeAreLeftAlone) {
+  graph::Graph refused = conv_graph(4, 8, 5);
+  passes::pack_conv_weights(refused, [](const graph::Node&) { return false; });
+  EXPECT_EQ(ops_of(refused), (std::vector<std::string>{"Conv", "Relu"}));
+  graph::Graph grouped = conv_graph(4, 8, 5, /*group=*/2);
+  passes::pack_conv_weights(grouped, always);
+  EXPECT_EQ(ops_of(grouped), (std::vector<std::string>{"Conv", "Relu"}));
+  EXPECT_FALSE(lower::conv_shape_of(*grouped.nodes()[0]).weight_channels_last);
+  graph::Graph g;  // the weight an input
+  graph::Value* x = g.add_input("x", graph::TensorType(DType::kF32, {1, 2, 4, 4}));
+  graph::Value* w = g.add_input("w", graph::TensorType(DType::kF32, {4, 2, 3, 3}));
+  g.set_outputs({add(g, "Conv", {x, w})->outputs[0]});
+  passes::pack_conv_weights(g, always);
+  EXPECT_EQ(ops_of(g), std::vector<std::string>{"Conv"});
+}
+
+// Compiled for this CPU: a 3x3 conv with 64 output channels over a 13 x 13
+// plane (a flat plane would be 13 x 15, the taps' reach 13% of it) is
+// computed channels-last, its 169 positions padded to 176 (rows of 8); over a
+// 7 x 7 plane, 49 positions (rows of 7). One kernel each (the unpacking
+// fused), reading the packed weight, and matching the reference.
+TEST(PackConvWeights, ASmallPlanesConvIsCompiledChannelsLastAndMatchesTheReference) {
+  for (int64_t plane : {13, 7}) {
+    SCOPED_TRACE(plane);
+    graph::Graph g = conv_graph(16, 64, plane);
+    driver::JitModel model(driver::compile_graph(g, {}));
+    ASSERT_EQ(model.compiled_kernels().size(), 1u);
+    const driver::CompiledKernel& k = model.compiled_kernels()[0];
+    std::string text = tir::to_string(k.flat);
+    bool reads_packed = false;
+    for (const tir::Buffer& param : k.flat->params())
+      reads_packed = reads_packed || param->shape == std::vector<int64_t>{16, 3, 3, 64};
+    EXPECT_TRUE(reads_packed) << text;
+    std::string positions = plane == 13 ? "f32[1, 176, 64]" : "f32[1, 49, 64]";
+    EXPECT_NE(text.find(positions), std::string::npos) << text;
+    // The register tile: rows of positions unrolled, output channels vectorized.
+    std::string rows = plane == 13 ? "in 0..8 unrolled" : "in 0..7 unrolled";
+    EXPECT_NE(text.find(rows), std::string::npos) << text;
+    std::vector<Tensor> inputs = driver::random_inputs(g, 11);
+    Tensor want = reference::Executor(g).run(inputs)[0], got = model.run(inputs)[0];
+    EXPECT_LE(driver::error_stats(got, want).max_rel, 1e-5);
+  }
+}
+
+// Without fusion of producers (none) the weight stays in place: the Transpose
+// would be a kernel of its own, run every time. The conv is computed flat.
+TEST(PackConvWeights, WithoutProducerFusionTheConvIsComputedFlat) {
+  graph::Graph g = conv_graph(16, 64, 7);
+  driver::CompileOptions options;
+  options.fusion = passes::FusionPolicy::kNone;
+  driver::JitModel model(driver::compile_graph(g, options));
+  ASSERT_EQ(model.compiled_kernels().size(), 2u);  // conv + bias, relu
+  for (const driver::CompiledKernel& k : model.compiled_kernels())
+    for (const tir::Buffer& param : k.flat->params()) EXPECT_NE(param->shape, (std::vector<int64_t>{16, 3, 3, 64}));
+  std::vector<Tensor> inputs = driver::random_inputs(g, 2);
+  Tensor want = reference::Executor(g).run(inputs)[0], got = model.run(inputs)[0];
+  EXPECT_LE(driver::error_stats(got, want).max_rel, 1e-5);
+}
+
+}  // namespace
+}  // namespace tessel
