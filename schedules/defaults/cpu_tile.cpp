@@ -45,11 +45,13 @@ int panel_read(const Schedule& sch, const BlockInfo& info, int64_t vec, int64_t 
 }  // namespace
 
 bool columns_first_by_default(const Schedule& sch, const BlockInfo& info, int64_t vec, int64_t unroll) {
-  if (info.kind != BlockKind::kMatmul || info.vector_loop < 0 || info.unroll_loop < 0) return false;
+  bool weight_columns = info.kind == BlockKind::kMatmul || info.channels_in_lanes;
+  if (!weight_columns || info.vector_loop < 0 || info.unroll_loop < 0) return false;
   // A matmul with more columns than rows (a linear layer: few tokens, a wide
-  // weight) walks the column tiles outside the row tiles: each column strip
-  // of the weight then stays in cache for every row tile, instead of the
-  // whole weight streaming through once per row tile.
+  // weight; a channels-last conv on a small plane) walks the column tiles
+  // outside the row tiles: each column strip of the weight then stays in
+  // cache for every row tile, instead of the whole weight streaming through
+  // once per row tile.
   // A B panel packed at run time is reused by every row tile: columns first too.
   return panel_read(sch, info, vec, unroll) >= 0 ||
          info.extents[size_t(info.vector_loop)] > info.extents[size_t(info.unroll_loop)];

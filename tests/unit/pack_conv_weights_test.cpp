@@ -4,8 +4,13 @@
 // the conv over its positions with the output channels in the vector lanes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "ir/graph/op_registry.h"
 #include "ir/tensor/printer.h"
+#include "schedules/defaults/block_kind.h"
+#include "schedules/defaults/cpu_rules.h"
+#include "schedules/schedule.h"
 #include "src/driver/check_job.h"
 #include "src/driver/compile_model.h"
 #include "src/driver/run_inputs.h"
@@ -127,6 +132,28 @@ TEST(PackConvWeights, ASmallPlanesConvIsCompiledChannelsLastAndMatchesTheReferen
     Tensor want = reference::Executor(g).run(inputs)[0], got = model.run(inputs)[0];
     EXPECT_LE(driver::error_stats(got, want).max_rel, 1e-5);
   }
+}
+
+// The channels-last conv block as the schedule sees it: a conv whose tile
+// rows are the positions (read by the input alone) and whose vector is the
+// output channels (read by the weight alone), walking its channel tiles
+// outside its position tiles so that each strip of the weight stays in cache
+// for every position tile instead of the whole weight streaming through once
+// per position tile.
+TEST(PackConvWeights, AChannelsLastConvTilesPositionsByChannelsAndWalksChannelTilesOutside) {
+  graph::Graph g = conv_graph(16, 64, 7);
+  driver::JitModel model(driver::compile_graph(g, {}));
+  ASSERT_EQ(model.compiled_kernels().size(), 1u);
+  const tir::PrimFunc& lowered = model.compiled_kernels()[0].group.func;
+  std::vector<sched::BlockInfo> blocks = sched::classify_blocks(lowered);
+  auto conv = std::find_if(blocks.begin(), blocks.end(),
+                           [](const sched::BlockInfo& b) { return b.kind == sched::BlockKind::kConv; });
+  ASSERT_NE(conv, blocks.end()) << lowered;
+  EXPECT_TRUE(conv->channels_in_lanes);
+  EXPECT_EQ(conv->extents[size_t(conv->unroll_loop)], 49);
+  EXPECT_EQ(conv->extents[size_t(conv->vector_loop)], 64);
+  sched::Schedule sch(lowered);
+  EXPECT_TRUE(sched::cpu_rules::columns_first_by_default(sch, *conv, 32, 7));
 }
 
 // Without fusion of producers (none) the weight stays in place: the Transpose
