@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "schedules/defaults/cpu_rules.h"
+
 namespace tessel::sched {
 
 namespace {
@@ -85,6 +87,14 @@ lower::ConvLayout default_cpu_conv_layout(const lower::ConvShape& conv, const Cp
     if (flat_share < kChannelsLastBelowShare && cl_share > flat_share) return {ConvForm::kChannelsLast, cl_align};
   }
   return {ConvForm::kFlat, flat_align};
+}
+
+int64_t channels_last_panel(const lower::ConvShape& conv, const lower::ConvLayout& layout,
+                            const CpuScheduleOptions& options) {
+  int64_t align = std::max<int64_t>(1, layout.flat_align), lanes = std::max(1, options.vector_lanes);
+  int64_t positions = (conv.out[2] * conv.out[3] + align - 1) / align * align, channels = conv.out[1];
+  if (int64_t columns = matmul_tile_columns(positions, channels, lanes)) return columns;
+  return cpu_rules::vector_factor(channels, lanes);
 }
 
 lower::LayoutChoices default_cpu_layouts(const CpuScheduleOptions& options) {

@@ -208,9 +208,10 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
   if (cpu && joins_producers) {
     StageTimer t("pack_conv_weights", o);
     lower::LayoutChoices layouts = layout_choices(options);
-    passes::pack_conv_weights(g, [&layouts](const graph::Node& conv) {
-      return layouts.conv_layout(lower::conv_shape_of(conv, /*assume_packed=*/true)).form ==
-             lower::ConvForm::kChannelsLast;
+    passes::pack_conv_weights(g, [&layouts, &cpu](const graph::Node& conv) -> int64_t {
+      lower::ConvShape shape = lower::conv_shape_of(conv, /*assume_packed=*/true);
+      lower::ConvLayout layout = layouts.conv_layout(shape);
+      return layout.form == lower::ConvForm::kChannelsLast ? sched::channels_last_panel(shape, layout, *cpu) : 0;
     });
   }
   after_graph_stage("pack_conv_weights", g, o);

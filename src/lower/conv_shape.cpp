@@ -1,5 +1,6 @@
 #include "src/lower/conv_shape.h"
 
+#include <string>
 #include <vector>
 
 #include "ir/graph/ops/window_geometry.h"
@@ -13,11 +14,21 @@ std::vector<int64_t> spatial_of(const Dims& shape) { return {shape.begin() + 2, 
 }  // namespace
 
 bool has_channels_last_weight(const graph::Node& conv) {
+  auto produced_by = [](const graph::Value* v, const std::string& op) -> const graph::Node* {
+    const graph::Node* n = v->producer;
+    return n && n->op == op && n->has_input(0) ? n : nullptr;
+  };
+  auto has_perm = [](const graph::Node* n, const auto& perm) {
+    return n->attrs.get_ints("perm") == std::vector<int64_t>(perm.begin(), perm.end());
+  };
   if (!conv.has_input(1)) return false;
-  const graph::Node* unpack = conv.inputs[1]->producer;
-  if (!unpack || unpack->op != "Transpose" || !unpack->has_input(0) || !unpack->inputs[0]->is_constant()) return false;
-  std::vector<int64_t> perm = unpack->attrs.get_ints("perm");
-  return perm == std::vector<int64_t>(passes::kUnpackChannelsLast.begin(), passes::kUnpackChannelsLast.end());
+  const graph::Node* unpack = produced_by(conv.inputs[1], "Transpose");
+  if (!unpack || !has_perm(unpack, passes::kUnpackChannelsLast)) return false;
+  const graph::Value* view = unpack->inputs[0];
+  if (view->is_constant()) return true;
+  const graph::Node* reshape = produced_by(view, "Reshape");
+  const graph::Node* panels = reshape ? produced_by(reshape->inputs[0], "Transpose") : nullptr;
+  return panels && has_perm(panels, passes::kPanelsToChannelsLast) && panels->inputs[0]->is_constant();
 }
 
 ConvShape conv_shape_of(const graph::Node& conv, bool assume_packed) {

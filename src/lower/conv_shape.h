@@ -12,7 +12,8 @@
 
 namespace tessel::lower {
 
-// Whether conv's weight is a constant Wt read through Transpose(passes::kUnpackChannelsLast).
+// Whether conv's weight is a constant read channels-last as pack_conv_weights
+// lays it out (Wt through a Transpose, or panels through Transpose, Reshape, Transpose).
 bool has_channels_last_weight(const graph::Node& conv);
 
 // conv's output, window and groups (a static 2-D or N-D Conv);

@@ -9,8 +9,10 @@
 #include "ir/graph/op_registry.h"
 #include "ir/tensor/printer.h"
 #include "schedules/defaults/block_kind.h"
+#include "schedules/defaults/cpu_defaults.h"
 #include "schedules/defaults/cpu_rules.h"
 #include "schedules/schedule.h"
+#include "src/codegen/llvm/host_target.h"
 #include "src/driver/check_job.h"
 #include "src/driver/compile_model.h"
 #include "src/driver/run_inputs.h"
@@ -62,11 +64,12 @@ std::vector<std::string> ops_of(const graph::Graph& g) {
   return ops;
 }
 
-bool always(const graph::Node&) { return true; }
+// One panel of all the output channels: the weight channels-last.
+int64_t whole(const graph::Node& conv) { return conv.inputs[1]->type.static_dims()[0]; }
 
 TEST(PackConvWeights, TheWeightIsReadChannelsLastThroughATranspose) {
   graph::Graph g = conv_graph(4, 8, 5);
-  passes::pack_conv_weights(g, always);
+  passes::pack_conv_weights(g, whole);
   ASSERT_EQ(ops_of(g), (std::vector<std::string>{"Transpose", "Conv", "Relu"}));
   const graph::Value* packed = g.nodes()[0]->inputs[0];
   ASSERT_TRUE(packed->is_constant());
@@ -79,30 +82,54 @@ TEST(PackConvWeights, TheWeightIsReadChannelsLastThroughATranspose) {
   EXPECT_TRUE(lower::conv_shape_of(conv).weight_channels_last);
 }
 
+// Panels of 4 of the 8 output channels: Wp[m / 4, c, i, j, m % 4], read back
+// through Transpose, Reshape, Transpose.
+TEST(PackConvWeights, PanelsOfATilesChannelsAreReadBackThroughTransposeReshapeTranspose) {
+  graph::Graph g = conv_graph(4, 8, 5);
+  passes::pack_conv_weights(g, [](const graph::Node&) { return int64_t(4); });
+  ASSERT_EQ(ops_of(g), (std::vector<std::string>{"Transpose", "Reshape", "Transpose", "Conv", "Relu"}));
+  const graph::Value* packed = g.nodes()[0]->inputs[0];
+  ASSERT_TRUE(packed->is_constant());
+  EXPECT_EQ(packed->constant->shape(), (Dims{2, 4, 3, 3, 4}));
+  // W[6, 3, 2, 1] is in panel 1, lane 2.
+  EXPECT_EQ(packed->constant->data<float>()[(((1 * 4 + 3) * 3 + 2) * 3 + 1) * 4 + 2], 6.0f - 3.0f / 8 + 7.0f / 64);
+  const graph::Node& conv = *g.nodes()[3];
+  EXPECT_EQ(conv.inputs[1]->type, graph::TensorType(DType::kF32, {8, 4, 3, 3}));
+  EXPECT_TRUE(lower::has_channels_last_weight(conv));
+  graph::Graph odd = conv_graph(4, 8, 5);  // a width that does not split the channels: no panels
+  passes::pack_conv_weights(odd, [](const graph::Node&) { return int64_t(3); });
+  EXPECT_EQ(ops_of(odd), (std::vector<std::string>{"Transpose", "Conv", "Relu"}));
+}
+
 TEST(PackConvWeights, OutputsAreBitForBitTheSameAndASharedWeightIsPackedOnce) {
   graph::Graph plain = conv_graph(3, 8, 6, 1, /*twice=*/true);
-  graph::Graph packed = conv_graph(3, 8, 6, 1, /*twice=*/true);
-  passes::pack_conv_weights(packed, always);
-  EXPECT_EQ(ops_of(packed), (std::vector<std::string>{"Transpose", "Conv", "Transpose", "Conv", "Add", "Relu"}));
-  EXPECT_EQ(packed.nodes()[0]->inputs[0], packed.nodes()[2]->inputs[0]);
   std::vector<Tensor> inputs = driver::random_inputs(plain, 3);
-  Tensor want = reference::Executor(plain).run(inputs)[0], got = reference::Executor(packed).run(inputs)[0];
-  for (int64_t i = 0; i < want.numel(); ++i) ASSERT_EQ(got.data<float>()[i], want.data<float>()[i]) << i;
+  Tensor want = reference::Executor(plain).run(inputs)[0];
+  for (int64_t width : {8, 2}) {
+    SCOPED_TRACE(width);
+    graph::Graph packed = conv_graph(3, 8, 6, 1, /*twice=*/true);
+    passes::pack_conv_weights(packed, [width](const graph::Node&) { return width; });
+    int unpack = width == 8 ? 1 : 3;  // nodes that read the packed weight back
+    ASSERT_EQ(packed.num_nodes(), size_t(2 * (unpack + 1) + 2)) << "each conv unpacks its own";
+    EXPECT_EQ(packed.nodes()[0]->inputs[0], packed.nodes()[size_t(unpack + 1)]->inputs[0]) << "packed once";
+    Tensor got = reference::Executor(packed).run(inputs)[0];
+    for (int64_t i = 0; i < want.numel(); ++i) ASSERT_EQ(got.data<float>()[i], want.data<float>()[i]) << i;
+  }
 }
 
 TEST(PackConvWeights, ConvsTheLayoutDoesNotAskForOrCannotTakeAreLeftAlone) {
   graph::Graph refused = conv_graph(4, 8, 5);
-  passes::pack_conv_weights(refused, [](const graph::Node&) { return false; });
+  passes::pack_conv_weights(refused, [](const graph::Node&) { return int64_t(0); });
   EXPECT_EQ(ops_of(refused), (std::vector<std::string>{"Conv", "Relu"}));
   graph::Graph grouped = conv_graph(4, 8, 5, /*group=*/2);
-  passes::pack_conv_weights(grouped, always);
+  passes::pack_conv_weights(grouped, whole);
   EXPECT_EQ(ops_of(grouped), (std::vector<std::string>{"Conv", "Relu"}));
   EXPECT_FALSE(lower::conv_shape_of(*grouped.nodes()[0]).weight_channels_last);
   graph::Graph g;  // the weight an input
   graph::Value* x = g.add_input("x", graph::TensorType(DType::kF32, {1, 2, 4, 4}));
   graph::Value* w = g.add_input("w", graph::TensorType(DType::kF32, {4, 2, 3, 3}));
   g.set_outputs({add(g, "Conv", {x, w})->outputs[0]});
-  passes::pack_conv_weights(g, always);
+  passes::pack_conv_weights(g, [](const graph::Node&) { return int64_t(4); });
   EXPECT_EQ(ops_of(g), std::vector<std::string>{"Conv"});
 }
 
@@ -110,8 +137,9 @@ TEST(PackConvWeights, ConvsTheLayoutDoesNotAskForOrCannotTakeAreLeftAlone) {
 // plane (a flat plane would be 13 x 15, the taps' reach 13% of it) is
 // computed channels-last, its 169 positions padded to 176 (rows of 8); over a
 // 7 x 7 plane, 49 positions (rows of 7). One kernel each (the unpacking
-// fused), reading the packed weight, and matching the reference.
+// fused), reading the weight in panels as wide as its tile, and matching the reference.
 TEST(PackConvWeights, ASmallPlanesConvIsCompiledChannelsLastAndMatchesTheReference) {
+  int64_t lanes = codegen::host_target().cpu.vector_bits / 32;
   for (int64_t plane : {13, 7}) {
     SCOPED_TRACE(plane);
     graph::Graph g = conv_graph(16, 64, plane);
@@ -119,9 +147,11 @@ TEST(PackConvWeights, ASmallPlanesConvIsCompiledChannelsLastAndMatchesTheReferen
     ASSERT_EQ(model.compiled_kernels().size(), 1u);
     const driver::CompiledKernel& k = model.compiled_kernels()[0];
     std::string text = tir::to_string(k.flat);
+    int64_t panel = sched::matmul_tile_columns(plane == 13 ? 176 : 49, 64, lanes);
+    ASSERT_GT(panel, 0);
     bool reads_packed = false;
     for (const tir::Buffer& param : k.flat->params())
-      reads_packed = reads_packed || param->shape == std::vector<int64_t>{16, 3, 3, 64};
+      reads_packed = reads_packed || param->shape == std::vector<int64_t>{64 / panel, 16, 3, 3, panel};
     EXPECT_TRUE(reads_packed) << text;
     std::string positions = plane == 13 ? "f32[1, 176, 64]" : "f32[1, 49, 64]";
     EXPECT_NE(text.find(positions), std::string::npos) << text;
@@ -165,7 +195,10 @@ TEST(PackConvWeights, WithoutProducerFusionTheConvIsComputedFlat) {
   driver::JitModel model(driver::compile_graph(g, options));
   ASSERT_EQ(model.compiled_kernels().size(), 2u);  // conv + bias, relu
   for (const driver::CompiledKernel& k : model.compiled_kernels())
-    for (const tir::Buffer& param : k.flat->params()) EXPECT_NE(param->shape, (std::vector<int64_t>{16, 3, 3, 64}));
+    for (const tir::Buffer& param : k.flat->params()) {
+      EXPECT_NE(param->shape.size(), 5u) << "no panels";
+      EXPECT_NE(param->shape, (std::vector<int64_t>{16, 3, 3, 64})) << "no channels-last weight";
+    }
   std::vector<Tensor> inputs = driver::random_inputs(g, 2);
   Tensor want = reference::Executor(g).run(inputs)[0], got = model.run(inputs)[0];
   EXPECT_LE(driver::error_stats(got, want).max_rel, 1e-5);
