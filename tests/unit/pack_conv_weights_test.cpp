@@ -19,6 +19,7 @@
 #include "src/lower/conv_shape.h"
 #include "src/passes/pack_conv_weights.h"
 #include "src/reference/executor.h"
+#include "tests/unit/graph_build_util.h"
 
 namespace tessel {
 namespace {
@@ -31,13 +32,6 @@ Tensor weight(int64_t m, int64_t c, int64_t k) {
     for (int64_t b = 0; b < c; ++b)
       for (int64_t t = 0; t < k * k; ++t) p[(a * c + b) * k * k + t] = float(a) - float(b) / 8 + float(t) / 64;
   return w;
-}
-
-graph::Node* add(graph::Graph& g, const std::string& op, std::vector<graph::Value*> in, graph::Attrs attrs = {}) {
-  graph::Node* n = g.add_node(op, op + std::to_string(g.num_nodes()), std::move(in),
-                              {"v" + std::to_string(g.num_nodes())}, std::move(attrs));
-  graph::infer_node(*n);
-  return n;
 }
 
 // relu(conv(x, W) + b), 3x3 pad 1 over a plane x plane input; with `twice`

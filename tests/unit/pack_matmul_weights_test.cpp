@@ -11,6 +11,7 @@
 #include "src/passes/pack_matmul_weights.h"
 #include "ir/tensor/printer.h"
 #include "src/reference/executor.h"
+#include "tests/unit/graph_build_util.h"
 
 namespace tessel {
 namespace {
@@ -21,13 +22,6 @@ Tensor weight(int64_t k, int64_t n) {
   for (int64_t r = 0; r < k; ++r)
     for (int64_t c = 0; c < n; ++c) w.data<float>()[r * n + c] = float(r) - float(c) / 7.0f;
   return w;
-}
-
-graph::Node* add(graph::Graph& g, const std::string& op, std::vector<graph::Value*> in, graph::Attrs attrs = {}) {
-  graph::Node* n = g.add_node(op, op + std::to_string(g.num_nodes()), std::move(in),
-                              {"v" + std::to_string(g.num_nodes())}, std::move(attrs));
-  graph::infer_node(*n);
-  return n;
 }
 
 // y = x @ W, and with `twice`, z = relu(x @ W) from a second MatMul of the same W.
