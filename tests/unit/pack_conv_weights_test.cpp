@@ -16,6 +16,7 @@
 #include "src/driver/check_job.h"
 #include "src/driver/compile_model.h"
 #include "src/driver/run_inputs.h"
+#include "src/driver/tir_runner.h"
 #include "src/lower/conv_shape.h"
 #include "src/passes/pack_conv_weights.h"
 #include "src/reference/executor.h"
@@ -155,6 +156,52 @@ TEST(PackConvWeights, ASmallPlanesConvIsCompiledChannelsLastAndMatchesTheReferen
     std::vector<Tensor> inputs = driver::random_inputs(g, 11);
     Tensor want = reference::Executor(g).run(inputs)[0], got = model.run(inputs)[0];
     EXPECT_LE(driver::error_stats(got, want).max_rel, 1e-5);
+  }
+}
+
+// Every geometry lowered channels-last (the weight packed, whole or in
+// panels) computes the reference on the tensor IR interpreter: strides,
+// dilations, asymmetric pads, a non-square window, a strided 1x1, positions
+// padded to whole tiles.
+TEST(PackConvWeights, EveryGeometryLoweredChannelsLastMatchesTheReference) {
+  struct Case {
+    int64_t c, m, h, w, kh, kw;
+    std::vector<int64_t> strides, dilations, pads;
+    int64_t panel, align;
+  };
+  std::vector<Case> cases = {
+      {3, 8, 9, 9, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}, 4, 8},
+      {4, 8, 10, 7, 3, 3, {1, 1}, {2, 2}, {2, 1, 0, 2}, 8, 1},
+      {2, 6, 7, 11, 2, 5, {1, 2}, {1, 1}, {0, 2, 1, 0}, 2, 4},
+      {5, 4, 9, 8, 1, 1, {2, 2}, {1, 1}, {0, 0, 0, 0}, 4, 8},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& k = cases[i];
+    SCOPED_TRACE(i);
+    graph::Graph g;
+    graph::Value* x = g.add_input("x", graph::TensorType(DType::kF32, {1, k.c, k.h, k.w}));
+    Tensor wk(DType::kF32, {k.m, k.c, k.kh, k.kw});
+    for (int64_t e = 0; e < wk.numel(); ++e) wk.data<float>()[e] = float(e % 13) / 8 - 0.7f;
+    graph::Attrs attrs;
+    attrs.set("strides", k.strides);
+    attrs.set("dilations", k.dilations);
+    attrs.set("pads", k.pads);
+    graph::Value* y = add(g, "Conv", {x, g.add_constant("W", std::move(wk))}, attrs)->outputs[0];
+    Dims out = y->type.static_dims();
+    int64_t positions = (out[2] * out[3] + k.align - 1) / k.align * k.align;
+    g.set_outputs({add(g, "Relu", {y})->outputs[0]});
+    std::vector<Tensor> inputs = driver::random_inputs(g, 5);
+    std::vector<Tensor> want = driver::run_reference(g, inputs);
+    passes::pack_conv_weights(g, [&](const graph::Node&) { return k.panel; });
+    lower::LayoutChoices channels_last{
+        [&](const lower::ConvShape&) { return lower::ConvLayout{lower::ConvForm::kChannelsLast, k.align}; }};
+    driver::TirExecutor tir(g, passes::FusionPolicy::kDefault, channels_last);
+    ASSERT_EQ(tir.groups().size(), 1u) << "the unpacking joins the conv's group";
+    std::string text = tir::to_string(tir.groups()[0].func);
+    std::string positions_by_channels = "f32[1, " + std::to_string(positions) + ", " + std::to_string(k.m) + "]";
+    EXPECT_NE(text.find(positions_by_channels), std::string::npos) << text;
+    std::vector<Tensor> got = tir.run(inputs);
+    EXPECT_LE(driver::error_stats(got[0], want[0]).max_rel, 1e-5);
   }
 }
 
