@@ -76,6 +76,8 @@ EXTRA_MODELS = {
     # Dense 3x3 convs on small planes, in other shapes than ResNet's.
     "googlenet": (make_vision("googlenet"), "input", [1, 3, 224, 224], "logits"),
     "densenet121": (make_vision("densenet121"), "input", [1, 3, 224, 224], "logits"),
+    # Grouped convs with several channels per group, in other widths than RegNetY's.
+    "regnet_x_400mf": (make_vision("regnet_x_400mf"), "input", [1, 3, 224, 224], "logits"),
 }
 
 

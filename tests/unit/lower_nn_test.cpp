@@ -1,6 +1,7 @@
 // Compute definitions of Conv, ConvTranspose, MatMul, Gemm and the pools:
 // each lowered on its own, interpreted on random data and compared with the
 // reference executor; the block structure the schedules rely on is checked too.
+#include "schedules/defaults/block_kind.h"
 #include "tests/unit/lower_nn_test_util.h"
 
 namespace tessel::lower_nn_test {
@@ -139,6 +140,27 @@ TEST(LowerNnConv, GroupedAndDepthwise) {
             (vector<std::string>{"dw_pad_1: S S S S", "dw_phases_1: S S S S S S", "dw: S S S S R R R"}));
   // Depthwise with a channel multiplier: 2 outputs per input channel.
   check_op("Conv", "dw2", {f32_arg({1, 3, 4, 4}), f32_arg({6, 1, 2, 2})}, attrs(kv("group", int64_t(3))));
+}
+
+// A grouped conv with several input and output channels per group computes
+// [n, group, channel of the group, ...]: its input channel depends on the
+// group alone, so the schedule sees an ordinary conv whose tile rows are the
+// group's output channels (not a per-channel window recomputing its group's
+// input per output channel). Direct, flat, 1-D and 3-D, against the reference.
+TEST(LowerNnConv, AGroupedConvSplitsItsOutputChannelsByGroup) {
+  graph::Attrs grouped = attrs(kv("group", int64_t(2)), kv("pads", ints({1, 1, 1, 1})));
+  vector<Arg> args = {f32_arg({1, 6, 5, 7}), f32_arg({8, 3, 3, 3}), f32_arg({8})};
+  LoweredNode direct = check_op("Conv", "g", args, grouped, 1, 1e-5, {});
+  EXPECT_EQ(block_shapes(direct.func), (vector<std::string>{"g_pad_1: S S S S", "g: S S S S S R R R", "out0: S S S S"}));
+  EXPECT_NE(direct.text().find("alloc g: f32[1, 2, 4, 5, 7]"), std::string::npos) << direct.text();
+  sched::BlockInfo info = sched::classify_block(direct.func, "g");
+  EXPECT_EQ(info.kind, sched::BlockKind::kConv);
+  EXPECT_EQ(info.unroll_loop, 2) << "the group's output channels are the tile's rows";
+  lower::LayoutChoices flat{[](const lower::ConvShape&) { return lower::ConvLayout{lower::ConvForm::kFlat, 16}; }};
+  LoweredNode f = check_op("Conv", "f", args, grouped, 1, 1e-5, flat);
+  EXPECT_EQ(block_shapes(f.func), (vector<std::string>{"f_pad_1: S S S S", "f: S S S S R R R", "out0: S S S S"}));
+  check_op("Conv", "g1", {f32_arg({1, 4, 9}), f32_arg({6, 2, 3})}, attrs(kv("group", int64_t(2)), kv("strides", ints({2}))));
+  check_op("Conv", "g3", {f32_arg({1, 4, 3, 4, 4}), f32_arg({4, 2, 2, 2, 2})}, attrs(kv("group", int64_t(2))));
 }
 
 TEST(LowerNnConv, OneAndThreeSpatialDims) {

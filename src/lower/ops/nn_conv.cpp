@@ -29,6 +29,38 @@ Expr input_channel(const Expr& oc, const Expr& ci, int64_t group, int64_t in_per
   return (in_per_group == 1 ? g : g * in_per_group) + ci;
 }
 
+// The output channel dimension of a conv's reduction block. A grouped conv
+// with several input and output channels per group (RegNet, ResNeXt) splits
+// it into [group, channel of the group], oc = g * Mg + j: its input channel
+// then depends on the group alone, so the weight alone reads j, which becomes
+// the register tile's rows (as an ungrouped conv's output channel), and the
+// block is no per-channel window that recomputes its group's re-laid-out
+// input once per output channel.
+struct OutputChannels {
+  int64_t group = 1, in_per_group = 1, out_per_group = 1;
+  bool split() const { return group > 1 && in_per_group > 1 && out_per_group > 1; }
+  // The block's shape: out with its channel dimension split (or not).
+  std::vector<int64_t> block_shape(std::vector<int64_t> shape) const {
+    if (!split()) return shape;
+    shape[1] = out_per_group;
+    shape.insert(shape.begin() + 1, group);
+    return shape;
+  }
+  // A block index -> the output channel, its input channel at ci, and the index past the channels.
+  Expr oc(const std::vector<Expr>& s) const { return split() ? s[1] * out_per_group + s[2] : s[1]; }
+  Expr input(const std::vector<Expr>& s, const Expr& ci) const {
+    return split() ? s[1] * in_per_group + ci : input_channel(s[1], ci, group, in_per_group, out_per_group);
+  }
+  size_t rest() const { return split() ? 3 : 2; }
+  // The block read at output index i ([n, oc, ...] -> [n, (g, j), ...]).
+  std::vector<Expr> block_index(const std::vector<Expr>& i) const {
+    if (!split()) return i;
+    std::vector<Expr> b = {i[0], floordiv(i[1], out_per_group), floormod(i[1], out_per_group)};
+    b.insert(b.end(), i.begin() + 2, i.end());
+    return b;
+  }
+};
+
 // y + bias[channel] as `dtype`, composed into the consumer.
 TensorExpr with_bias(const TensorExpr& y, const std::vector<TensorExpr>& in, DType dtype) {
   if (!has_expr(in, 2)) return cast_expr(y, dtype);
@@ -54,7 +86,7 @@ std::vector<TensorExpr> lower_flat_conv(LowerContext& ctx, const graph::Node& no
                                         const std::vector<int64_t>& extents, int64_t align) {
   const TensorExpr &x = in[0], &w = in[1];
   int64_t group = node.attrs.get_int("group");
-  int64_t cg = w.shape[1], mg = out[1] / group;
+  OutputChannels channels{group, w.shape[1], out[1] / group};
   DType t = accum_dtype(x.dtype);
   std::vector<int64_t> positions = relaid_positions(g, out);
   int64_t width = positions[1];
@@ -67,14 +99,18 @@ std::vector<TensorExpr> lower_flat_conv(LowerContext& ctx, const graph::Node& no
   int64_t extra_rows = std::max<int64_t>(0, last / width + 1 - positions[0]);
   WindowInput xin = window_input(ctx, stage_name(node), x, g, out, extra_rows, const_of(x.dtype, 0));
   auto value = [=](const std::vector<Expr>& s, const std::vector<Expr>& r) {
-    Expr channel = input_channel(s[1], r[0], group, cg, mg);
-    return cast(t, xin.at_flat(s[0], channel, s[2], r, width, g)) * cast(t, w.at({s[1], r[0], r[1], r[2]}));
+    Expr f = s[channels.rest()];
+    return cast(t, xin.at_flat(s[0], channels.input(s, r[0]), f, r, width, g)) *
+           cast(t, w.at({channels.oc(s), r[0], r[1], r[2]}));
   };
-  TensorExpr yf = ctx.reduce(stage_name(node), {out[0], out[1], flat}, t, extents, Combiner::kSum, value);
+  std::vector<int64_t> shape = channels.block_shape({out[0], out[1], flat});
+  TensorExpr yf = ctx.reduce(stage_name(node), shape, t, extents, Combiner::kSum, value);
   TensorExpr y;
   y.shape = out;
   y.dtype = t;
-  y.at = [yf, width](const std::vector<Expr>& i) { return yf.at({i[0], i[1], i[2] * width + i[3]}); };
+  y.at = [yf, width, channels](const std::vector<Expr>& i) {
+    return yf.at(channels.block_index({i[0], i[1], i[2] * width + i[3]}));
+  };
   return {with_bias(y, in, x.dtype)};
 }
 
@@ -200,13 +236,22 @@ std::vector<TensorExpr> lower_conv(LowerContext& ctx, const graph::Node& node,
   if (layout.form == ConvForm::kFlatPointwise) return lower_flat_pointwise(ctx, node, in, g, out, layout.flat_align);
   if (layout.form == ConvForm::kFlat) return lower_flat_conv(ctx, node, in, g, out, extents, layout.flat_align);
   WindowInput xin = window_input(ctx, stage_name(node), x, g, out, 0, const_of(x.dtype, 0));
+  OutputChannels channels{group, cg, mg};
   auto value = [=](const std::vector<Expr>& s, const std::vector<Expr>& r) {
-    std::vector<Expr> wi = {s[1], r[0]};
+    Expr oc = channels.oc(s);
+    std::vector<Expr> wi = {oc, r[0]};
     for (int d = 0; d < g.spatial(); ++d) wi.push_back(r[1 + size_t(d)]);
-    Expr channel = input_channel(s[1], r[0], group, cg, mg);
-    return cast(t, xin.at(s, channel, r, g)) * cast(t, w.at(wi));
+    std::vector<Expr> output = {s[0], oc};
+    output.insert(output.end(), s.begin() + long(channels.rest()), s.end());
+    return cast(t, xin.at(output, channels.input(s, r[0]), r, g)) * cast(t, w.at(wi));
   };
-  TensorExpr y = ctx.reduce(stage_name(node), out, t, extents, Combiner::kSum, value);
+  TensorExpr block = ctx.reduce(stage_name(node), channels.block_shape(out), t, extents, Combiner::kSum, value);
+  TensorExpr y = block;
+  if (channels.split()) {
+    y.buffer = {};
+    y.shape = out;
+    y.at = [block, channels](const std::vector<Expr>& i) { return block.at(channels.block_index(i)); };
+  }
   return {with_bias(y, in, x.dtype)};
 }
 
