@@ -194,7 +194,8 @@ int64_t position_rows(int64_t extent, int64_t vec, int64_t lanes, const CpuSched
 
 // The default's rows (tile_rows) with a short reduction's exception.
 int64_t default_rows(const BlockInfo& info, int64_t vec, int64_t lanes, const CpuScheduleOptions& options) {
-  if (info.channels_in_lanes) return position_rows(info.extents[size_t(info.unroll_loop)], vec, lanes, options);
+  if (info.channels_in_lanes)
+    return position_rows(info.extents[size_t(info.unroll_loop)], vec, lanes, options);
   int64_t rows = tile_rows(info.extents[size_t(info.unroll_loop)], vec, lanes);
   // A conv whose whole reduction is a few taps (an RGB stem: 3 x 3 x 3)
   // is unrolled whole by LLVM, and at 6 rows of two vectors the unrolled

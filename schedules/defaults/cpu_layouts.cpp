@@ -73,18 +73,21 @@ lower::ConvLayout default_cpu_conv_layout(const lower::ConvShape& conv, const Cp
   // A strided one reads a subsampled copy of its input either way, flat.
   bool whole_vectors = row >= kFlatRowLimit && row % std::max(1, options.vector_lanes) == 0;
   bool strided = !conv.plain_pointwise();
-  if ((strided || !whole_vectors) && conv.pointwise() && rows * row >= align) return {ConvForm::kFlatPointwise, align};
+  if ((strided || !whole_vectors) && conv.pointwise() && rows * row >= align)
+    return {ConvForm::kFlatPointwise, align};
   bool pointwise = conv.kernel[0] == 1 && conv.kernel[1] == 1;
   bool wide_tiles = !conv.depthwise() && conv.out_per_group >= kFlatMinChannels;
   if (pointwise || !(ragged || wide_tiles)) return {};
   int64_t flat_align = rows * row > kWidePlane ? std::lcm(kWideFlatAlign, align) : align;
   int64_t lanes = std::max(1, options.vector_lanes);
-  bool channel_vectors = conv.group == 1 && conv.out_per_group % lanes == 0 && conv.out_per_group >= 2 * lanes;
+  bool channel_vectors =
+      conv.group == 1 && conv.out_per_group % lanes == 0 && conv.out_per_group >= 2 * lanes;
   if (conv.weight_channels_last && channel_vectors) {
     int64_t positions = rows * row, cl_align = positions_align(conv);
     double flat_share = flat_useful_share(conv, flat_align);
     double cl_share = double(positions) / double((positions + cl_align - 1) / cl_align * cl_align);
-    if (flat_share < kChannelsLastBelowShare && cl_share > flat_share) return {ConvForm::kChannelsLast, cl_align};
+    if (flat_share < kChannelsLastBelowShare && cl_share > flat_share)
+      return {ConvForm::kChannelsLast, cl_align};
   }
   return {ConvForm::kFlat, flat_align};
 }

@@ -19,13 +19,13 @@
 #include "src/driver/compile_model.h"
 #include "src/driver/execution_plan.h"
 #include "src/driver/tuning_tasks.h"
-#include "src/tir_passes/backend_passes.h"
-#include "src/lower/lower_group.h"
 #include "src/lower/conv_shape.h"
+#include "src/lower/lower_group.h"
 #include "src/passes/dead_code.h"
 #include "src/passes/pack_conv_weights.h"
 #include "src/passes/pack_matmul_weights.h"
 #include "src/passes/pretranspose_gemm_weights.h"
+#include "src/tir_passes/backend_passes.h"
 
 namespace tessel::driver {
 
@@ -133,9 +133,9 @@ lower::LayoutChoices layout_choices(const CompileOptions& options) {
 
 const std::vector<std::string>& pipeline_stages() {
   static const std::vector<std::string> stages = {
-      "import", "eliminate_dead_code", "pretranspose_gemm_weights",   // load_graph
-      "pack_matmul_weights", "pack_conv_weights", "fusion", "lower", "schedule",  // compile_graph: graph, groups
-      "flatten_blocks", "compact_buffers", "partition_vector_loops",  // tensor-IR passes
+      "import", "eliminate_dead_code", "pretranspose_gemm_weights",             // load_graph
+      "pack_matmul_weights", "pack_conv_weights", "fusion", "lower", "schedule",  // compile_graph
+      "flatten_blocks", "compact_buffers", "partition_vector_loops",            // tensor-IR passes
       "plan", "codegen", "export"};
   return stages;
 }
@@ -211,7 +211,8 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
     passes::pack_conv_weights(g, [&layouts, &cpu](const graph::Node& conv) -> int64_t {
       lower::ConvShape shape = lower::conv_shape_of(conv, /*assume_packed=*/true);
       lower::ConvLayout layout = layouts.conv_layout(shape);
-      return layout.form == lower::ConvForm::kChannelsLast ? sched::channels_last_panel(shape, layout, *cpu) : 0;
+      return layout.form == lower::ConvForm::kChannelsLast ? sched::channels_last_panel(shape, layout, *cpu)
+                                                           : 0;
     });
   }
   after_graph_stage("pack_conv_weights", g, o);

@@ -9,7 +9,9 @@ namespace tessel::lower {
 
 namespace {
 
-std::vector<int64_t> spatial_of(const Dims& shape) { return {shape.begin() + 2, shape.end()}; }
+std::vector<int64_t> spatial_of(const Dims& shape) {
+  return {shape.begin() + 2, shape.end()};
+}
 
 }  // namespace
 
@@ -35,10 +37,18 @@ ConvShape conv_shape_of(const graph::Node& conv, bool assume_packed) {
   Dims x = conv.inputs[0]->type.static_dims(), w = conv.inputs[1]->type.static_dims();
   Dims out = conv.outputs[0]->type.static_dims();
   std::vector<int64_t> kernel = graph::ops::conv_kernel_shape(conv.attrs, spatial_of(w), conv.span());
-  graph::ops::WindowGeometry g = graph::ops::window_geometry(conv.attrs, spatial_of(x), kernel, false, conv.span());
+  graph::ops::WindowGeometry g =
+      graph::ops::window_geometry(conv.attrs, spatial_of(x), kernel, false, conv.span());
   int64_t group = conv.attrs.get_int("group");
-  ConvShape shape{{out.begin(), out.end()}, kernel, g.strides, g.dilations, g.pad_begin, g.pad_end,
-                  group, w[1], out[1] / group};
+  ConvShape shape{{out.begin(), out.end()},
+                  kernel,
+                  g.strides,
+                  g.dilations,
+                  g.pad_begin,
+                  g.pad_end,
+                  group,
+                  w[1],
+                  out[1] / group};
   shape.weight_channels_last = assume_packed || has_channels_last_weight(conv);
   return shape;
 }

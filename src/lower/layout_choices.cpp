@@ -23,7 +23,8 @@ ConvLayout LayoutChoices::conv_layout(const ConvShape& c) const {
   TESSEL_ICHECK(layout.form != ConvForm::kFlatPointwise || c.pointwise())
       << "conv layout " << to_string(layout) << " chosen for a convolution that is not pointwise";
   TESSEL_ICHECK(layout.form != ConvForm::kChannelsLast || (c.group == 1 && c.weight_channels_last))
-      << "conv layout " << to_string(layout) << " chosen for a grouped convolution or one without a packed weight";
+      << "conv layout " << to_string(layout)
+      << " chosen for a grouped convolution or one without a packed weight";
   return layout;
 }
 

@@ -52,12 +52,14 @@ enum class ConvForm {
 
 struct ConvLayout {
   ConvForm form = ConvForm::kDirect;
-  int64_t flat_align = 1;  // a flat row's extent (channels-last: the positions) is padded to a multiple of this
+  int64_t flat_align =
+      1;  // a flat row's extent (channels-last: the positions) is padded to a multiple of this
 
   bool operator==(const ConvLayout&) const = default;
 };
 
-std::string to_string(const ConvLayout& layout);  // "direct", "flat align 48", "flat-pointwise align 16", "channels-last align 8"
+std::string to_string(const ConvLayout& layout);  // "direct", "flat align 48", "flat-pointwise align 16",
+                                                  // "channels-last align 8"
 
 // The choices for one lowering; an empty function chooses the direct form.
 struct LayoutChoices {

@@ -19,7 +19,8 @@ namespace {
 Tensor panels(const Tensor& w, int64_t panel) {
   const Dims& s = w.shape();
   int64_t m_count = s[0], c_count = s[1], taps = s[2] * s[3];
-  Tensor t(w.dtype(), panel == m_count ? Dims{s[1], s[2], s[3], s[0]} : Dims{s[0] / panel, s[1], s[2], s[3], panel});
+  Tensor t(w.dtype(),
+           panel == m_count ? Dims{s[1], s[2], s[3], s[0]} : Dims{s[0] / panel, s[1], s[2], s[3], panel});
   size_t size = dtype_size(w.dtype());
   const auto* src = static_cast<const uint8_t*>(w.raw());
   auto* dst = static_cast<uint8_t*>(t.raw());
@@ -33,8 +34,9 @@ Tensor panels(const Tensor& w, int64_t panel) {
   return t;
 }
 
-graph::Value* add_before(graph::Graph& g, const graph::Node* user, const std::string& op, const std::string& name,
-                         std::vector<graph::Value*> inputs, graph::Attrs attrs = {}) {
+graph::Value* add_before(graph::Graph& g, const graph::Node* user, const std::string& op,
+                         const std::string& name, std::vector<graph::Value*> inputs,
+                         graph::Attrs attrs = {}) {
   std::string unique = g.unique_name(name);
   graph::Node* n = g.add_node_before(user, op, unique, std::move(inputs), {g.unique_name(unique + "_out")},
                                      std::move(attrs));
@@ -80,8 +82,9 @@ void pack_conv_weights(graph::Graph& g, const ConvPanelWidth& panel_width) {
     Dims shape = w->constant->shape();
     if (shape[0] % panel != 0) panel = shape[0];
     graph::Value*& p = packed[{w, panel}];
-    if (!p) p = g.add_constant(g.unique_name(w->name + (panel == shape[0] ? "_channels_last" : "_panels")),
-                               panels(*w->constant, panel));
+    if (!p)
+      p = g.add_constant(g.unique_name(w->name + (panel == shape[0] ? "_channels_last" : "_panels")),
+                         panels(*w->constant, panel));
     graph::Value* view = channels_last_view(g, n, p, shape, w->name);
     n->inputs[1] = add_before(g, n, "Transpose", w->name + "_unpack", {view}, perm_attr(kUnpackChannelsLast));
   }

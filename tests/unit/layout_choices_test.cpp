@@ -43,7 +43,8 @@ TEST(CpuLayouts, ConvFormsFollowRowsChannelsAndTaps) {
     EXPECT_EQ(cpu_choice(conv2d(64, 3, 3, 1), lanes), "direct") << "1x1, a plane under one tile";
     ConvShape strided = conv2d(128, 28, 64, 1);
     strided.strides = {2, 2};
-    EXPECT_EQ(cpu_choice(strided, lanes), "flat-pointwise align 16") << "1x1 stride 2: its subsampled plane, flat";
+    EXPECT_EQ(cpu_choice(strided, lanes), "flat-pointwise align 16")
+        << "1x1 stride 2: its subsampled plane, flat";
     strided.pad_begin = {1, 1};
     EXPECT_EQ(cpu_choice(strided, lanes), "direct") << "a padded 1x1 is not pointwise";
   }
@@ -63,12 +64,14 @@ TEST(CpuLayouts, SmallPlanesWithAPackedWeightAreChannelsLast) {
   };
   for (int lanes : {8, 16}) {
     SCOPED_TRACE(lanes);
-    EXPECT_EQ(cpu_choice(packed(conv2d(512, 7, 7, 3)), lanes), "channels-last align 1") << "49 of 64 flat positions";
+    EXPECT_EQ(cpu_choice(packed(conv2d(512, 7, 7, 3)), lanes), "channels-last align 1")
+        << "49 of 64 flat positions";
     EXPECT_EQ(cpu_choice(packed(conv2d(256, 13, 13, 3)), lanes), "channels-last align 8") << "169 -> 176";
     EXPECT_EQ(cpu_choice(packed(conv2d(128, 28, 28, 3)), lanes), "channels-last align 1") << "784 of 864";
     EXPECT_EQ(cpu_choice(packed(conv2d(64, 56, 56, 3)), lanes), "flat align 48") << "3136 of 3264: flat";
     EXPECT_EQ(cpu_choice(conv2d(512, 7, 7, 3), lanes), "flat align 16") << "the weight in place";
-    EXPECT_EQ(cpu_choice(packed(conv2d(8, 7, 7, 3)), lanes), "flat align 16") << "less than two vectors of channels";
+    EXPECT_EQ(cpu_choice(packed(conv2d(8, 7, 7, 3)), lanes), "flat align 16")
+        << "less than two vectors of channels";
     EXPECT_EQ(cpu_choice(packed(conv2d(64, 7, 7, 3, 2, 32)), lanes), "flat align 16") << "two groups";
   }
   ConvShape strided = packed(conv2d(512, 7, 7, 3));
@@ -109,8 +112,9 @@ TEST(LayoutChoicesLowering, EveryFormOfAConvMatchesTheReference) {
   vector<Arg> strided = {f32_arg({1, 5, 9, 11}), f32_arg({3, 5, 1, 1}), f32_arg({3})};
   LoweredNode s16 = check_op("Conv", "s", strided, attrs(kv("strides", ints({2, 2}))), 1, 1e-5,
                              always({ConvForm::kFlatPointwise, 16}));
-  EXPECT_EQ(block_shapes(s16.func), (vector<std::string>{"s_subsample: S S S S", "s: S S S R", "s_tail_input: S S S",
-                                                         "s_tail: S S S R", "out0: S S S"}));
+  EXPECT_EQ(block_shapes(s16.func),
+            (vector<std::string>{"s_subsample: S S S S", "s: S S S R", "s_tail_input: S S S",
+                                 "s_tail: S S S R", "out0: S S S"}));
   EXPECT_NE(s16.text().find("in0[v0, v1, v2 * 2, v3 * 2]"), std::string::npos) << s16.text();
 }
 
@@ -147,7 +151,8 @@ TEST(LayoutChoicesLowering, AChoiceThatDoesNotFitTheConvIsAnInternalError) {
   vector<Arg> one_d = {f32_arg({1, 2, 20}), f32_arg({4, 2, 3})};
   EXPECT_THROW(LoweredNode("Conv", "c", one_d, {}, 1, always({ConvForm::kFlat, 16})), InternalError);
   EXPECT_THROW(LoweredNode("Conv", "c", three_by_three, {}, 1, always({ConvForm::kFlat, 0})), InternalError);
-  EXPECT_THROW(LoweredNode("Conv", "c", three_by_three, {}, 1, always({ConvForm::kChannelsLast, 1})), InternalError)
+  EXPECT_THROW(LoweredNode("Conv", "c", three_by_three, {}, 1, always({ConvForm::kChannelsLast, 1})),
+               InternalError)
       << "channels-last needs the packed weight";
   vector<Arg> tiny = {f32_arg({1, 2, 2, 2}), f32_arg({4, 2, 1, 1})};
   EXPECT_THROW(LoweredNode("Conv", "c", tiny, {}, 1, always({ConvForm::kFlatPointwise, 16})), InternalError)

@@ -108,8 +108,9 @@ TEST(LowerNnConv, ShortPointwiseRowsAreAFlatMatmulAndATail) {
   EXPECT_EQ(block_shapes(whole.func), (vector<std::string>{"w: S S S R", "out0: S S S"}));
   LoweredNode strided = check_op("Conv", "s", {f32_arg({1, 2, 8, 14}), f32_arg({3, 2, 1, 1})},
                                  attrs(kv("strides", ints({2, 2}))));
-  EXPECT_EQ(block_shapes(strided.func), (vector<std::string>{"s_subsample: S S S S", "s: S S S R", "s_tail_input: S S S",
-                                                             "s_tail: S S S R", "out0: S S S"}));
+  EXPECT_EQ(block_shapes(strided.func),
+            (vector<std::string>{"s_subsample: S S S S", "s: S S S R", "s_tail_input: S S S",
+                                 "s_tail: S S S R", "out0: S S S"}));
   EXPECT_NE(strided.text().find("alloc s_subsample: f32[1, 2, 4, 7]"), std::string::npos) << strided.text();
   LoweredNode padded = check_op("Conv", "q", {f32_arg({1, 2, 8, 14}), f32_arg({3, 2, 1, 1})},
                                 attrs(kv("pads", ints({1, 1, 1, 1}))));
@@ -151,16 +152,22 @@ TEST(LowerNnConv, AGroupedConvSplitsItsOutputChannelsByGroup) {
   graph::Attrs grouped = attrs(kv("group", int64_t(2)), kv("pads", ints({1, 1, 1, 1})));
   vector<Arg> args = {f32_arg({1, 6, 5, 7}), f32_arg({8, 3, 3, 3}), f32_arg({8})};
   LoweredNode direct = check_op("Conv", "g", args, grouped, 1, 1e-5, {});
-  EXPECT_EQ(block_shapes(direct.func), (vector<std::string>{"g_pad_1: S S S S", "g: S S S S S R R R", "out0: S S S S"}));
+  EXPECT_EQ(block_shapes(direct.func),
+            (vector<std::string>{"g_pad_1: S S S S", "g: S S S S S R R R", "out0: S S S S"}));
   EXPECT_NE(direct.text().find("alloc g: f32[1, 2, 4, 5, 7]"), std::string::npos) << direct.text();
   sched::BlockInfo info = sched::classify_block(direct.func, "g");
   EXPECT_EQ(info.kind, sched::BlockKind::kConv);
   EXPECT_EQ(info.unroll_loop, 2) << "the group's output channels are the tile's rows";
-  lower::LayoutChoices flat{[](const lower::ConvShape&) { return lower::ConvLayout{lower::ConvForm::kFlat, 16}; }};
+  lower::LayoutChoices flat{[](const lower::ConvShape&) {
+    return lower::ConvLayout{lower::ConvForm::kFlat, 16};
+  }};
   LoweredNode f = check_op("Conv", "f", args, grouped, 1, 1e-5, flat);
-  EXPECT_EQ(block_shapes(f.func), (vector<std::string>{"f_pad_1: S S S S", "f: S S S S R R R", "out0: S S S S"}));
-  check_op("Conv", "g1", {f32_arg({1, 4, 9}), f32_arg({6, 2, 3})}, attrs(kv("group", int64_t(2)), kv("strides", ints({2}))));
-  check_op("Conv", "g3", {f32_arg({1, 4, 3, 4, 4}), f32_arg({4, 2, 2, 2, 2})}, attrs(kv("group", int64_t(2))));
+  EXPECT_EQ(block_shapes(f.func),
+            (vector<std::string>{"f_pad_1: S S S S", "f: S S S S R R R", "out0: S S S S"}));
+  check_op("Conv", "g1", {f32_arg({1, 4, 9}), f32_arg({6, 2, 3})},
+           attrs(kv("group", int64_t(2)), kv("strides", ints({2}))));
+  check_op("Conv", "g3", {f32_arg({1, 4, 3, 4, 4}), f32_arg({4, 2, 2, 2, 2})},
+           attrs(kv("group", int64_t(2))));
 }
 
 TEST(LowerNnConv, OneAndThreeSpatialDims) {

@@ -31,7 +31,8 @@ Tensor weight(int64_t m, int64_t c, int64_t k) {
   float* p = w.data<float>();
   for (int64_t a = 0; a < m; ++a)
     for (int64_t b = 0; b < c; ++b)
-      for (int64_t t = 0; t < k * k; ++t) p[(a * c + b) * k * k + t] = float(a) - float(b) / 8 + float(t) / 64;
+      for (int64_t t = 0; t < k * k; ++t)
+        p[(a * c + b) * k * k + t] = float(a) - float(b) / 8 + float(t) / 64;
   return w;
 }
 
@@ -60,7 +61,9 @@ std::vector<std::string> ops_of(const graph::Graph& g) {
 }
 
 // One panel of all the output channels: the weight channels-last.
-int64_t whole(const graph::Node& conv) { return conv.inputs[1]->type.static_dims()[0]; }
+int64_t whole(const graph::Node& conv) {
+  return conv.inputs[1]->type.static_dims()[0];
+}
 
 TEST(PackConvWeights, TheWeightIsReadChannelsLastThroughATranspose) {
   graph::Graph g = conv_graph(4, 8, 5);
@@ -87,7 +90,8 @@ TEST(PackConvWeights, PanelsOfATilesChannelsAreReadBackThroughTransposeReshapeTr
   ASSERT_TRUE(packed->is_constant());
   EXPECT_EQ(packed->constant->shape(), (Dims{2, 4, 3, 3, 4}));
   // W[6, 3, 2, 1] is in panel 1, lane 2.
-  EXPECT_EQ(packed->constant->data<float>()[(((1 * 4 + 3) * 3 + 2) * 3 + 1) * 4 + 2], 6.0f - 3.0f / 8 + 7.0f / 64);
+  EXPECT_EQ(packed->constant->data<float>()[(((1 * 4 + 3) * 3 + 2) * 3 + 1) * 4 + 2],
+            6.0f - 3.0f / 8 + 7.0f / 64);
   const graph::Node& conv = *g.nodes()[3];
   EXPECT_EQ(conv.inputs[1]->type, graph::TensorType(DType::kF32, {8, 4, 3, 3}));
   EXPECT_TRUE(lower::has_channels_last_weight(conv));
@@ -193,12 +197,14 @@ TEST(PackConvWeights, EveryGeometryLoweredChannelsLastMatchesTheReference) {
     std::vector<Tensor> inputs = driver::random_inputs(g, 5);
     std::vector<Tensor> want = driver::run_reference(g, inputs);
     passes::pack_conv_weights(g, [&](const graph::Node&) { return k.panel; });
-    lower::LayoutChoices channels_last{
-        [&](const lower::ConvShape&) { return lower::ConvLayout{lower::ConvForm::kChannelsLast, k.align}; }};
+    lower::LayoutChoices channels_last{[&](const lower::ConvShape&) {
+      return lower::ConvLayout{lower::ConvForm::kChannelsLast, k.align};
+    }};
     driver::TirExecutor tir(g, passes::FusionPolicy::kDefault, channels_last);
     ASSERT_EQ(tir.groups().size(), 1u) << "the unpacking joins the conv's group";
     std::string text = tir::to_string(tir.groups()[0].func);
-    std::string positions_by_channels = "f32[1, " + std::to_string(positions) + ", " + std::to_string(k.m) + "]";
+    std::string positions_by_channels =
+        "f32[1, " + std::to_string(positions) + ", " + std::to_string(k.m) + "]";
     EXPECT_NE(text.find(positions_by_channels), std::string::npos) << text;
     std::vector<Tensor> got = tir.run(inputs);
     EXPECT_LE(driver::error_stats(got[0], want[0]).max_rel, 1e-5);

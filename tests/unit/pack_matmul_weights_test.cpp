@@ -4,12 +4,12 @@
 #include <gtest/gtest.h>
 
 #include "ir/graph/op_registry.h"
+#include "ir/tensor/printer.h"
 #include "schedules/defaults/cpu_defaults.h"
 #include "src/driver/check_job.h"
 #include "src/driver/compile_model.h"
 #include "src/driver/run_inputs.h"
 #include "src/passes/pack_matmul_weights.h"
-#include "ir/tensor/printer.h"
 #include "src/reference/executor.h"
 #include "tests/unit/graph_build_util.h"
 

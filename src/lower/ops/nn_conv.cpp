@@ -1,8 +1,10 @@
 // Compute definitions of Conv and ConvTranspose: one reduction block over
 // (input channel of the group, kernel taps) per output element, reading the
 // input re-laid out (window_input: padding, stride phases) or, where the
-// target's layout choice says so (layout_choices.h), over the flat plane; ConvTranspose with padding as an in-bounds
-// Select; the bias an injective stage after it.
+// target's layout choice says so (layout_choices.h), over the flat plane or
+// over the output positions with the output channels innermost;
+// ConvTranspose with padding as an in-bounds Select; the bias an injective
+// stage after it.
 #include <optional>
 
 #include "ir/graph/ops/window_geometry.h"
@@ -144,8 +146,8 @@ TensorExpr tail_columns(LowerContext& ctx, const std::string& name, const Tensor
 // the input has zero rows below for the padding positions' reads.
 std::vector<TensorExpr> lower_channels_last_conv(LowerContext& ctx, const graph::Node& node,
                                                  const std::vector<TensorExpr>& in, const WindowGeometry& g,
-                                                 const std::vector<int64_t>& out, const std::vector<int64_t>& extents,
-                                                 int64_t align) {
+                                                 const std::vector<int64_t>& out,
+                                                 const std::vector<int64_t>& extents, int64_t align) {
   const TensorExpr &x = in[0], &w = in[1];
   DType t = accum_dtype(x.dtype);
   int64_t width = out[3], positions = (out[2] * width + align - 1) / align * align;
@@ -155,7 +157,8 @@ std::vector<TensorExpr> lower_channels_last_conv(LowerContext& ctx, const graph:
     Expr oh = width == 1 ? s[1] : floordiv(s[1], width), ow = width == 1 ? int_imm(0) : floormod(s[1], width);
     return cast(t, xin.at({s[0], s[2], oh, ow}, r[0], r, g)) * cast(t, w.at({s[2], r[0], r[1], r[2]}));
   };
-  TensorExpr yt = ctx.reduce(stage_name(node), {out[0], positions, out[1]}, t, extents, Combiner::kSum, value);
+  TensorExpr yt =
+      ctx.reduce(stage_name(node), {out[0], positions, out[1]}, t, extents, Combiner::kSum, value);
   TensorExpr y;
   y.shape = out;
   y.dtype = t;
@@ -166,8 +169,8 @@ std::vector<TensorExpr> lower_channels_last_conv(LowerContext& ctx, const graph:
 // The plane a strided 1x1 convolution reads, Xs[n, c, h, w] = X[n, c, h * sh, w * sw],
 // copied: its positions become one contiguous flat plane, a quarter of X at
 // stride 2 (a window_input would copy every stride phase of X and pad it).
-TensorExpr subsampled(LowerContext& ctx, const std::string& name, const TensorExpr& x, const WindowGeometry& g,
-                      const std::vector<int64_t>& out) {
+TensorExpr subsampled(LowerContext& ctx, const std::string& name, const TensorExpr& x,
+                      const WindowGeometry& g, const std::vector<int64_t>& out) {
   if (g.strides[0] == 1 && g.strides[1] == 1) return x;
   std::vector<int64_t> shape = {out[0], x.shape[1], out[2], out[3]};
   return ctx.compute(name, shape, x.dtype, [x, g](const std::vector<Expr>& i) {
@@ -232,8 +235,10 @@ std::vector<TensorExpr> lower_conv(LowerContext& ctx, const graph::Node& node,
   extents.insert(extents.end(), kernel.begin(), kernel.end());
   DType t = accum_dtype(x.dtype);
   ConvLayout layout = ctx.layouts().conv_layout(conv_shape_of(node));
-  if (layout.form == ConvForm::kChannelsLast) return lower_channels_last_conv(ctx, node, in, g, out, extents, layout.flat_align);
-  if (layout.form == ConvForm::kFlatPointwise) return lower_flat_pointwise(ctx, node, in, g, out, layout.flat_align);
+  if (layout.form == ConvForm::kChannelsLast)
+    return lower_channels_last_conv(ctx, node, in, g, out, extents, layout.flat_align);
+  if (layout.form == ConvForm::kFlatPointwise)
+    return lower_flat_pointwise(ctx, node, in, g, out, layout.flat_align);
   if (layout.form == ConvForm::kFlat) return lower_flat_conv(ctx, node, in, g, out, extents, layout.flat_align);
   WindowInput xin = window_input(ctx, stage_name(node), x, g, out, 0, const_of(x.dtype, 0));
   OutputChannels channels{group, cg, mg};
@@ -245,7 +250,8 @@ std::vector<TensorExpr> lower_conv(LowerContext& ctx, const graph::Node& node,
     output.insert(output.end(), s.begin() + long(channels.rest()), s.end());
     return cast(t, xin.at(output, channels.input(s, r[0]), r, g)) * cast(t, w.at(wi));
   };
-  TensorExpr block = ctx.reduce(stage_name(node), channels.block_shape(out), t, extents, Combiner::kSum, value);
+  TensorExpr block =
+      ctx.reduce(stage_name(node), channels.block_shape(out), t, extents, Combiner::kSum, value);
   TensorExpr y = block;
   if (channels.split()) {
     y.buffer = {};
