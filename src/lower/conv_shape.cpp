@@ -21,7 +21,7 @@ bool has_channels_last_weight(const graph::Node& conv) {
     return n && n->op == op && n->has_input(0) ? n : nullptr;
   };
   auto has_perm = [](const graph::Node* n, const auto& perm) {
-    return n->attrs.get_ints("perm") == std::vector<int64_t>(perm.begin(), perm.end());
+    return n->attrs.has("perm") && n->attrs.get_ints("perm") == std::vector<int64_t>(perm.begin(), perm.end());
   };
   if (!conv.has_input(1)) return false;
   const graph::Node* unpack = produced_by(conv.inputs[1], "Transpose");

@@ -1,7 +1,9 @@
-// pack_conv_weights: constant conv weights re-laid out channels-last, read
-// back through a Transpose (see the header).
+// pack_conv_weights: constant conv weights re-laid out channels-last (whole
+// or in panels), read back through Transpose (Reshape, Transpose) nodes that
+// fusion joins to the conv (see the header).
 #include "src/passes/pack_conv_weights.h"
 
+#include <array>
 #include <cstring>
 #include <map>
 #include <string>
