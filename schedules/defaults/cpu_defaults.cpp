@@ -132,12 +132,17 @@ void attach_epilogues(Context& ctx, const std::vector<BlockInfo>& blocks, size_t
   }
 }
 
+int64_t contraction_tile_columns(int64_t rows, int64_t columns, int64_t lanes) {
+  if (int64_t tile = matmul_tile_columns(rows, columns, lanes)) return tile;
+  return vector_factor(columns, lanes);
+}
+
 // A matmul's or convolution's (output channels x flat positions) as
-// matmul_tile_columns, else as vector_factor.
+// contraction_tile_columns, else as vector_factor.
 int64_t tile_vector_factor(const BlockInfo& info, int64_t lanes) {
   int64_t extent = info.extents[info.vector_loop];
   if ((info.kind == BlockKind::kMatmul || info.kind == BlockKind::kConv) && info.unroll_loop >= 0)
-    if (int64_t columns = matmul_tile_columns(info.extents[info.unroll_loop], extent, lanes)) return columns;
+    return contraction_tile_columns(info.extents[info.unroll_loop], extent, lanes);
   return vector_factor(extent, lanes);
 }
 

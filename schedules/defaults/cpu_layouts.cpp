@@ -95,9 +95,8 @@ lower::ConvLayout default_cpu_conv_layout(const lower::ConvShape& conv, const Cp
 int64_t channels_last_panel(const lower::ConvShape& conv, const lower::ConvLayout& layout,
                             const CpuScheduleOptions& options) {
   int64_t align = std::max<int64_t>(1, layout.flat_align), lanes = std::max(1, options.vector_lanes);
-  int64_t positions = (conv.out[2] * conv.out[3] + align - 1) / align * align, channels = conv.out[1];
-  if (int64_t columns = matmul_tile_columns(positions, channels, lanes)) return columns;
-  return cpu_rules::vector_factor(channels, lanes);
+  int64_t positions = (conv.out[2] * conv.out[3] + align - 1) / align * align;
+  return cpu_rules::contraction_tile_columns(positions, conv.out[1], lanes);
 }
 
 lower::LayoutChoices default_cpu_layouts(const CpuScheduleOptions& options) {

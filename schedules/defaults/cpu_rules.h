@@ -44,6 +44,9 @@ int64_t lanes_for(const BlockInfo& info, const CpuScheduleOptions& options);
 // The inner, vectorized part of a loop of `extent`.
 int64_t vector_factor(int64_t extent, int64_t lanes);
 int64_t extent_of(const Schedule& sch, LoopRV loop);
+// The vector part of a contraction's register tile of `rows` x `columns`:
+// matmul_tile_columns, else vector_factor.
+int64_t contraction_tile_columns(int64_t rows, int64_t columns, int64_t lanes);
 // The vector part of a block's register tile.
 int64_t tile_vector_factor(const BlockInfo& info, int64_t lanes);
 

@@ -190,6 +190,7 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
   const StageOptions& o = options.stages;
   std::unique_ptr<codegen::Backend> backend = codegen::make_backend(options.target);  // refuses what it cannot serve
   std::optional<sched::CpuScheduleOptions> cpu = cpu_schedule_options(options);
+  const lower::LayoutChoices layouts = layout_choices(options);
 
   // Target graph passes. B's panels as wide as the default matmul tile, the
   // weights of convs computed channels-last packed for them; only
@@ -207,7 +208,6 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
   after_graph_stage("pack_matmul_weights", g, o);
   if (cpu && joins_producers) {
     StageTimer t("pack_conv_weights", o);
-    lower::LayoutChoices layouts = layout_choices(options);
     passes::pack_conv_weights(g, [&layouts, &cpu](const graph::Node& conv) -> int64_t {
       lower::ConvShape shape = lower::conv_shape_of(conv, /*assume_packed=*/true);
       lower::ConvLayout layout = layouts.conv_layout(shape);
@@ -222,7 +222,7 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
   {
     StageTimer t("fusion", o);
     if (options.fusion == passes::FusionPolicy::kTuned)
-      groups = tuned_fusion_groups(g, layout_choices(options), options.tuned.get(), options.fuse_every_region,
+      groups = tuned_fusion_groups(g, layouts, options.tuned.get(), options.fuse_every_region,
                                    fusion_regions);
     else
       groups = passes::make_grouping_policy(options.fusion)->group(g);
@@ -233,7 +233,7 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
   size_t tuned_kernels = 0;
   {
     StageTimer t("lower", o);
-    kernels = lower_groups(g, groups, layout_choices(options));
+    kernels = lower_groups(g, groups, layouts);
   }
   after_tir_stage("lower", kernels, [](const CompiledKernel& k) { return k.group.func; }, o);
 
