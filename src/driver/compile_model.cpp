@@ -65,7 +65,9 @@ JitModel::JitModel(CompiledGraph compiled)
   check_runs_here(compiled.target);
   if (!compiled.weights.empty()) std::memcpy(weights_.raw(), compiled.weights.data(), compiled.weights.size());
   code_ = compiled.module->load({{"tessel_rt_parallel_for", reinterpret_cast<void*>(&tessel_rt_parallel_for)},
-                                 {"tessel_rt_kernel_error", reinterpret_cast<void*>(&tessel_rt_kernel_error)}});
+                                 {"tessel_rt_kernel_error", reinterpret_cast<void*>(&tessel_rt_kernel_error)},
+                                 {"tessel_rt_scratch_alloc", reinterpret_cast<void*>(&tessel_rt_scratch_alloc)},
+                                 {"tessel_rt_scratch_free", reinterpret_cast<void*>(&tessel_rt_scratch_free)}});
   for (const CompiledKernel& k : kernels_) table_.push_back(code_->lookup(k.symbol));
   executor_ = std::make_unique<Executor>(Executor{rt::PlanExecutor(plan_, table_, weights_.raw())});
   arena_storage_.resize(size_t(plan_.arena_bytes) + 64);

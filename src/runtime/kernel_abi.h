@@ -27,6 +27,12 @@ void tessel_rt_parallel_for(int64_t n, tessel_rt_parallel_body body, void* closu
  * division by zero). The caller reads it back (src/runtime/kernel_error.h). */
 void tessel_rt_kernel_error(const char* format, const int64_t* values, int32_t count);
 
+/* Scratch memory for a buffer a kernel allocates for itself beyond its stack:
+ * 64-byte aligned, NULL when no memory is left. Freed on the thread that took
+ * it; the runtime keeps freed blocks for the next run (src/runtime/scratch_pool.h). */
+void* tessel_rt_scratch_alloc(uint64_t bytes);
+void tessel_rt_scratch_free(void* ptr);
+
 /* Emitted by the compiler into every model object file. */
 extern const uint8_t tessel_model_plan[]; /* serialize_plan's bytes (src/runtime/plan.h) */
 extern const uint64_t tessel_model_plan_size;

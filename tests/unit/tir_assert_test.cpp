@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "ir/core/diagnostics.h"
+#include "ir/tensor/functor.h"
 #include "ir/tensor/interpreter.h"
 #include "ir/tensor/printer.h"
 #include "ir/tensor/structural.h"
@@ -12,6 +13,7 @@
 #include "src/codegen/llvm/llvm_module.h"
 #include "src/runtime/kernel_abi.h"
 #include "src/runtime/kernel_error.h"
+#include "src/runtime/scratch_pool.h"
 
 namespace tessel::tir {
 namespace {
@@ -104,12 +106,14 @@ struct Compiled {
   codegen::KernelFn kernel;
 };
 
-Compiled compile(const PrimFunc& func) {
-  codegen::LlvmModule m = codegen::LlvmModule::build({{"kernel", func}}, codegen::CodegenOptions{});
+Compiled compile(const PrimFunc& func, const codegen::CodegenOptions& options = {}) {
+  codegen::LlvmModule m = codegen::LlvmModule::build({{"kernel", func}}, options);
   Compiled c;
   c.jit = codegen::JitModule::create(
       std::move(m), {{"tessel_rt_parallel_for", reinterpret_cast<void*>(&serial_chunks)},
-                     {"tessel_rt_kernel_error", reinterpret_cast<void*>(&tessel_rt_kernel_error)}});
+                     {"tessel_rt_kernel_error", reinterpret_cast<void*>(&tessel_rt_kernel_error)},
+                     {"tessel_rt_scratch_alloc", reinterpret_cast<void*>(&tessel_rt_scratch_alloc)},
+                     {"tessel_rt_scratch_free", reinterpret_cast<void*>(&tessel_rt_scratch_free)}});
   c.kernel = c.jit->lookup("kernel");
   return c;
 }
@@ -131,6 +135,41 @@ TEST(TirAssert, CompiledKernelFailsWithTheMessageFromASerialOrParallelLoop) {
     EXPECT_EQ(run(c, data_5x8(), indices({-6, 0, 0}), out), 1);
     EXPECT_EQ(rt::take_kernel_error(), "idx[0] = -6 is out of range [-5, 5)");
   }
+}
+
+// The gather through a staging buffer the kernel allocates for itself.
+PrimFunc staged_gather() {
+  PrimFunc direct = checked_gather();
+  Buffer out = direct->outputs[0];
+  Buffer staged = make_buffer("staged", DType::kF32, {3, 8});
+  Var i = var("i"), j = var("j");
+  Stmt body = substitute_buffers(direct->body, {{out.get(), staged}});
+  Stmt copy_out = make_for(i, int_imm(0), int_imm(3), ForKind::kSerial,
+                           make_for(j, int_imm(0), int_imm(8), ForKind::kSerial,
+                                    make_store(out, load(staged, {i, j}), {i, j})));
+  return make_prim_func("gather", direct->inputs, {out}, make_allocate(staged, make_seq({body, copy_out})));
+}
+
+// A buffer beyond the stack limit comes from the thread's scratch pool and goes
+// back to it when the kernel returns, also when an assert fails in between:
+// later runs take it again instead of asking the heap.
+TEST(TirAssert, ScratchBuffersReturnToThePoolOnEveryExit) {
+  codegen::CodegenOptions options;
+  options.max_stack_bytes = 0;
+  Compiled c = compile(staged_gather(), options);
+  rt::ScratchPool& pool = rt::ScratchPool::for_this_thread();
+  pool.clear();
+  Tensor out(DType::kF32, {3, 8});
+  EXPECT_EQ(run(c, data_5x8(), indices({4, -5, 1}), out), 0);
+  EXPECT_EQ(out.get_f64(0), 32);
+  EXPECT_EQ(pool.cached_blocks(), 1u);
+  uint64_t taken = pool.heap_allocations();
+  EXPECT_EQ(run(c, data_5x8(), indices({0, 7, 0}), out), 1);
+  EXPECT_EQ(rt::take_kernel_error(), "idx[1] = 7 is out of range [-5, 5)");
+  EXPECT_EQ(pool.cached_blocks(), 1u);
+  EXPECT_EQ(run(c, data_5x8(), indices({1, 2, 3}), out), 0);
+  EXPECT_EQ(out.get_f64(23), 31);  // row 3, column 7
+  EXPECT_EQ(pool.heap_allocations(), taken);
 }
 
 // The check is its own loop: the copy after it still vectorizes.

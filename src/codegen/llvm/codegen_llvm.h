@@ -108,7 +108,7 @@ class CodegenLLVM {
   std::vector<std::unordered_set<const tir::BufferNode*>> loop_local_buffers_;
   std::unordered_map<int, llvm::Function*> math_cache_;
   llvm::Value* error_slot_ = nullptr;    // of function_, once needed
-  std::vector<llvm::Value*> live_heap_;  // heap allocations of function_ open at the insertion point
+  std::vector<llvm::Value*> live_heap_;  // scratch allocations of function_ open at the insertion point
 };
 
 // The name and features of a target as LLVM function attributes.

@@ -226,8 +226,8 @@ llvm::AllocaInst* CodegenLLVM::entry_alloca(llvm::Type* type, llvm::Value* count
 }
 
 // Small buffers are stack slots in the function's entry block (storage reused
-// by every execution of the allocation); larger ones come from the heap for
-// the allocation's extent. A failed heap allocation makes the kernel return
+// by every execution of the allocation); larger ones come from the runtime's
+// scratch pool for the allocation's extent (tessel_rt_scratch_alloc). A failed heap allocation makes the kernel return
 // TESSEL_ERR_OUT_OF_MEMORY (4); inside a parallel body, where no return is
 // possible, it aborts.
 void CodegenLLVM::emit_allocate(const AllocateNode& alloc) {
@@ -242,11 +242,11 @@ void CodegenLLVM::emit_allocate(const AllocateNode& alloc) {
     scope_.buffers.erase(&buffer);
     return;
   }
-  llvm::FunctionCallee aligned_alloc =
-      module_.getOrInsertFunction("aligned_alloc", b_.getPtrTy(), b_.getInt64Ty(), b_.getInt64Ty());
-  llvm::FunctionCallee free_fn = module_.getOrInsertFunction("free", b_.getVoidTy(), b_.getPtrTy());
-  uint64_t rounded = (uint64_t(bytes) + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
-  llvm::Value* ptr = b_.CreateCall(aligned_alloc, {b_.getInt64(kBufferAlignment), b_.getInt64(rounded)});
+  llvm::FunctionCallee scratch_alloc =
+      module_.getOrInsertFunction("tessel_rt_scratch_alloc", b_.getPtrTy(), b_.getInt64Ty());
+  llvm::FunctionCallee scratch_free =
+      module_.getOrInsertFunction("tessel_rt_scratch_free", b_.getVoidTy(), b_.getPtrTy());
+  llvm::Value* ptr = b_.CreateCall(scratch_alloc, {b_.getInt64(uint64_t(bytes))});
   llvm::BasicBlock* ok = llvm::BasicBlock::Create(ctx_, buffer.name + ".allocated", function_);
   llvm::BasicBlock* failed = llvm::BasicBlock::Create(ctx_, buffer.name + ".alloc_failed", function_);
   b_.CreateCondBr(b_.CreateIsNull(ptr), failed, ok);
@@ -263,7 +263,7 @@ void CodegenLLVM::emit_allocate(const AllocateNode& alloc) {
   emit(alloc.body);
   live_heap_.pop_back();
   scope_.buffers.erase(&buffer);
-  b_.CreateCall(free_fn, {ptr});
+  b_.CreateCall(scratch_free, {ptr});
 }
 
 void CodegenLLVM::emit_if(const IfThenElseNode& node) {
@@ -337,8 +337,9 @@ void CodegenLLVM::emit_assert(const AssertNode& node) {
 }
 
 void CodegenLLVM::emit_failure_exit() {
-  llvm::FunctionCallee free_fn = module_.getOrInsertFunction("free", b_.getVoidTy(), b_.getPtrTy());
-  for (size_t i = live_heap_.size(); i-- > 0;) b_.CreateCall(free_fn, {live_heap_[i]});
+  llvm::FunctionCallee scratch_free =
+      module_.getOrInsertFunction("tessel_rt_scratch_free", b_.getVoidTy(), b_.getPtrTy());
+  for (size_t i = live_heap_.size(); i-- > 0;) b_.CreateCall(scratch_free, {live_heap_[i]});
   if (!in_kernel_entry_) {
     b_.CreateRetVoid();
     return;
