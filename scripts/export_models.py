@@ -78,6 +78,8 @@ EXTRA_MODELS = {
     "densenet121": (make_vision("densenet121"), "input", [1, 3, 224, 224], "logits"),
     # Grouped convs with several channels per group, in other widths than RegNetY's.
     "regnet_x_400mf": (make_vision("regnet_x_400mf"), "input", [1, 3, 224, 224], "logits"),
+    "regnet_y_800mf": (make_vision("regnet_y_800mf"), "input", [1, 3, 224, 224], "logits"),
+    "resnext50_32x4d": (make_vision("resnext50_32x4d"), "input", [1, 3, 224, 224], "logits"),
 }
 
 

@@ -80,8 +80,11 @@ lower::ConvLayout default_cpu_conv_layout(const lower::ConvShape& conv, const Cp
   if (pointwise || !(ragged || wide_tiles)) return {};
   int64_t flat_align = rows * row > kWidePlane ? std::lcm(kWideFlatAlign, align) : align;
   int64_t lanes = std::max(1, options.vector_lanes);
-  bool channel_vectors =
-      conv.group == 1 && conv.out_per_group % lanes == 0 && conv.out_per_group >= 2 * lanes;
+  // A grouped conv's vectors are its group's channels (one vector can be all
+  // of them: its tile's rows are many positions).
+  bool groups_of_channels = conv.group == 1 || conv.in_per_group > 1;
+  bool channel_vectors = groups_of_channels && conv.out_per_group % lanes == 0 &&
+                         conv.out_per_group >= (conv.group == 1 ? 2 : 1) * lanes;
   if (conv.weight_channels_last && channel_vectors) {
     int64_t positions = rows * row, cl_align = positions_align(conv);
     double flat_share = flat_useful_share(conv, flat_align);
@@ -96,7 +99,7 @@ int64_t channels_last_panel(const lower::ConvShape& conv, const lower::ConvLayou
                             const CpuScheduleOptions& options) {
   int64_t align = std::max<int64_t>(1, layout.flat_align), lanes = std::max(1, options.vector_lanes);
   int64_t positions = (conv.out[2] * conv.out[3] + align - 1) / align * align;
-  return cpu_rules::contraction_tile_columns(positions, conv.out[1], lanes);
+  return cpu_rules::contraction_tile_columns(positions, conv.out_per_group, lanes);
 }
 
 lower::LayoutChoices default_cpu_layouts(const CpuScheduleOptions& options) {

@@ -22,9 +22,10 @@ ConvLayout LayoutChoices::conv_layout(const ConvShape& c) const {
       << "conv layout " << to_string(layout) << " chosen for a " << c.spatial() << "-D convolution";
   TESSEL_ICHECK(layout.form != ConvForm::kFlatPointwise || c.pointwise())
       << "conv layout " << to_string(layout) << " chosen for a convolution that is not pointwise";
-  TESSEL_ICHECK(layout.form != ConvForm::kChannelsLast || (c.group == 1 && c.weight_channels_last))
+  TESSEL_ICHECK(layout.form != ConvForm::kChannelsLast ||
+                (c.weight_channels_last && (c.group == 1 || (c.in_per_group > 1 && c.out_per_group > 1))))
       << "conv layout " << to_string(layout)
-      << " chosen for a grouped convolution or one without a packed weight";
+      << " chosen for a convolution with one channel per group or without a packed weight";
   return layout;
 }
 

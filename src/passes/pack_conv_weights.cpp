@@ -3,6 +3,7 @@
 // fusion joins to the conv (see the header).
 #include "src/passes/pack_conv_weights.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <map>
@@ -66,7 +67,7 @@ graph::Value* channels_last_view(graph::Graph& g, const graph::Node* n, graph::V
 }
 
 bool packable(const graph::Node& n) {
-  if (n.op != "Conv" || !n.has_input(0) || !n.has_input(1) || n.attrs.get_int("group") != 1) return false;
+  if (n.op != "Conv" || !n.has_input(0) || !n.has_input(1)) return false;
   if (!n.inputs[0]->type.is_static() || !n.outputs[0]->type.is_static()) return false;
   const graph::Value* w = n.inputs[1];
   return w->is_constant() && w->constant->rank() == 4 && w->constant->dtype() == DType::kF32;
@@ -82,7 +83,8 @@ void pack_conv_weights(graph::Graph& g, const ConvPanelWidth& panel_width) {
     if (panel <= 0) continue;
     graph::Value* w = n->inputs[1];
     Dims shape = w->constant->shape();
-    if (shape[0] % panel != 0) panel = shape[0];
+    int64_t per_group = shape[0] / std::max<int64_t>(1, n->attrs.get_int("group"));
+    if (per_group % panel != 0) panel = shape[0];
     graph::Value*& p = packed[{w, panel}];
     if (!p)
       p = g.add_constant(g.unique_name(w->name + (panel == shape[0] ? "_channels_last" : "_panels")),

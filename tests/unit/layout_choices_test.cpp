@@ -55,8 +55,9 @@ TEST(CpuLayouts, ConvFormsFollowRowsChannelsAndTaps) {
 // With its weight packed channels-last, a dense conv whose flat plane would
 // be mostly the taps' reach is computed over its positions, the output
 // channels in the lanes; its positions are padded to rows of 8 unless 6, 7
-// or 8 divide them. A wide plane, a grouped conv, too few channels or no
-// packed weight keep the other forms.
+// or 8 divide them. A grouped conv with several channels per group, a whole
+// number of vectors of them, is too (its vectors are a group's channels). A
+// wide plane, too few channels or no packed weight keep the other forms.
 TEST(CpuLayouts, SmallPlanesWithAPackedWeightAreChannelsLast) {
   auto packed = [](ConvShape c) {
     c.weight_channels_last = true;
@@ -72,7 +73,12 @@ TEST(CpuLayouts, SmallPlanesWithAPackedWeightAreChannelsLast) {
     EXPECT_EQ(cpu_choice(conv2d(512, 7, 7, 3), lanes), "flat align 16") << "the weight in place";
     EXPECT_EQ(cpu_choice(packed(conv2d(8, 7, 7, 3)), lanes), "flat align 16")
         << "less than two vectors of channels";
-    EXPECT_EQ(cpu_choice(packed(conv2d(64, 7, 7, 3, 2, 32)), lanes), "flat align 16") << "two groups";
+    EXPECT_EQ(cpu_choice(packed(conv2d(64, 7, 7, 3, 2, 32)), lanes), "channels-last align 1") << "two groups";
+    EXPECT_EQ(cpu_choice(packed(conv2d(400, 7, 7, 3, 25, 16)), lanes), "channels-last align 1")
+        << "a vector or two per group";
+    EXPECT_EQ(cpu_choice(packed(conv2d(64, 7, 7, 3, 8, 8)), lanes),
+              lanes == 8 ? "channels-last align 1" : "flat align 16")
+        << "8 channels per group: one AVX2 vector, half an AVX-512 one";
   }
   ConvShape strided = packed(conv2d(512, 7, 7, 3));
   strided.strides = {2, 2};  // a row of 7 outputs over 8 phase positions

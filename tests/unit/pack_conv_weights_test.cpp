@@ -116,14 +116,25 @@ TEST(PackConvWeights, OutputsAreBitForBitTheSameAndASharedWeightIsPackedOnce) {
   }
 }
 
+// A grouped conv's weight [M, C/group, kh, kw] packs as any other: Wt[C/group,
+// kh, kw, M], or in panels of a group's channels (never straddling two groups).
+TEST(PackConvWeights, AGroupedConvsWeightPacksInPanelsWithinAGroup) {
+  graph::Graph g = conv_graph(4, 8, 5, /*group=*/2);
+  passes::pack_conv_weights(g, whole);
+  ASSERT_EQ(ops_of(g), (std::vector<std::string>{"Transpose", "Conv", "Relu"}));
+  EXPECT_EQ(g.nodes()[0]->inputs[0]->constant->shape(), (Dims{2, 3, 3, 8}));
+  EXPECT_TRUE(lower::conv_shape_of(*g.nodes()[1]).weight_channels_last);
+  for (auto [panel, packed] : {std::pair{int64_t(2), Dims{4, 2, 3, 3, 2}}, std::pair{int64_t(8), Dims{2, 3, 3, 8}}}) {
+    graph::Graph panels = conv_graph(8, 8, 5, /*group=*/4);  // 2 channels per group
+    passes::pack_conv_weights(panels, [panel](const graph::Node&) { return panel; });
+    EXPECT_EQ(panels.nodes()[0]->inputs[0]->constant->shape(), packed) << "panels of " << panel;
+  }
+}
+
 TEST(PackConvWeights, ConvsTheLayoutDoesNotAskForOrCannotTakeAreLeftAlone) {
   graph::Graph refused = conv_graph(4, 8, 5);
   passes::pack_conv_weights(refused, [](const graph::Node&) { return int64_t(0); });
   EXPECT_EQ(ops_of(refused), (std::vector<std::string>{"Conv", "Relu"}));
-  graph::Graph grouped = conv_graph(4, 8, 5, /*group=*/2);
-  passes::pack_conv_weights(grouped, whole);
-  EXPECT_EQ(ops_of(grouped), (std::vector<std::string>{"Conv", "Relu"}));
-  EXPECT_FALSE(lower::conv_shape_of(*grouped.nodes()[0]).weight_channels_last);
   graph::Graph g;  // the weight an input
   graph::Value* x = g.add_input("x", graph::TensorType(DType::kF32, {1, 2, 4, 4}));
   graph::Value* w = g.add_input("w", graph::TensorType(DType::kF32, {4, 2, 3, 3}));
@@ -166,30 +177,35 @@ TEST(PackConvWeights, ASmallPlanesConvIsCompiledChannelsLastAndMatchesTheReferen
 // Every geometry lowered channels-last (the weight packed, whole or in
 // panels) computes the reference on the tensor IR interpreter: strides,
 // dilations, asymmetric pads, a non-square window, a strided 1x1, positions
-// padded to whole tiles.
+// padded to whole tiles, groups. A grouped conv computes [n, group, position,
+// channel of the group]; a strided one reads its padded input in place, not
+// split into stride phases.
 TEST(PackConvWeights, EveryGeometryLoweredChannelsLastMatchesTheReference) {
   struct Case {
     int64_t c, m, h, w, kh, kw;
     std::vector<int64_t> strides, dilations, pads;
-    int64_t panel, align;
+    int64_t panel, align, group = 1;
   };
   std::vector<Case> cases = {
       {3, 8, 9, 9, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}, 4, 8},
       {4, 8, 10, 7, 3, 3, {1, 1}, {2, 2}, {2, 1, 0, 2}, 8, 1},
       {2, 6, 7, 11, 2, 5, {1, 2}, {1, 1}, {0, 2, 1, 0}, 2, 4},
       {5, 4, 9, 8, 1, 1, {2, 2}, {1, 1}, {0, 0, 0, 0}, 4, 8},
+      {6, 8, 9, 9, 3, 3, {2, 2}, {1, 1}, {1, 1, 1, 1}, 4, 8, 2},
+      {6, 9, 8, 7, 3, 2, {1, 2}, {1, 1}, {1, 0, 1, 1}, 9, 1, 3},
   };
   for (size_t i = 0; i < cases.size(); ++i) {
     const Case& k = cases[i];
     SCOPED_TRACE(i);
     graph::Graph g;
     graph::Value* x = g.add_input("x", graph::TensorType(DType::kF32, {1, k.c, k.h, k.w}));
-    Tensor wk(DType::kF32, {k.m, k.c, k.kh, k.kw});
+    Tensor wk(DType::kF32, {k.m, k.c / k.group, k.kh, k.kw});
     for (int64_t e = 0; e < wk.numel(); ++e) wk.data<float>()[e] = float(e % 13) / 8 - 0.7f;
     graph::Attrs attrs;
     attrs.set("strides", k.strides);
     attrs.set("dilations", k.dilations);
     attrs.set("pads", k.pads);
+    attrs.set("group", k.group);
     graph::Value* y = add(g, "Conv", {x, g.add_constant("W", std::move(wk))}, attrs)->outputs[0];
     Dims out = y->type.static_dims();
     int64_t positions = (out[2] * out[3] + k.align - 1) / k.align * k.align;
@@ -204,8 +220,11 @@ TEST(PackConvWeights, EveryGeometryLoweredChannelsLastMatchesTheReference) {
     ASSERT_EQ(tir.groups().size(), 1u) << "the unpacking joins the conv's group";
     std::string text = tir::to_string(tir.groups()[0].func);
     std::string positions_by_channels =
-        "f32[1, " + std::to_string(positions) + ", " + std::to_string(k.m) + "]";
+        k.group == 1 ? "f32[1, " + std::to_string(positions) + ", " + std::to_string(k.m) + "]"
+                     : "f32[1, " + std::to_string(k.group) + ", " + std::to_string(positions) + ", " +
+                           std::to_string(k.m / k.group) + "]";
     EXPECT_NE(text.find(positions_by_channels), std::string::npos) << text;
+    EXPECT_EQ(text.find("_phases"), std::string::npos) << text;
     std::vector<Tensor> got = tir.run(inputs);
     EXPECT_LE(driver::error_stats(got[0], want[0]).max_rel, 1e-5);
   }

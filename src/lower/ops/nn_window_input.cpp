@@ -72,12 +72,12 @@ Expr WindowInput::at(const std::vector<Expr>& s, const Expr& channel, const std:
   return tensor.at(idx);
 }
 
-std::vector<int64_t> relaid_positions(const WindowGeometry& g, const std::vector<int64_t>& out) {
+std::vector<int64_t> relaid_positions(const WindowGeometry& g, const std::vector<int64_t>& out, bool phases) {
   std::vector<int64_t> positions;
   for (size_t u = 0; u < size_t(g.spatial()); ++u) {
     int64_t highest = (out[2 + u] - 1) * g.strides[u] - g.pad_begin[u] + g.extent(int(u)) - 1;
     int64_t padded = std::max(highest + 1, g.in[u]) + g.pad_begin[u];
-    int64_t s = std::max<int64_t>(g.strides[u], 1);
+    int64_t s = phases ? std::max<int64_t>(g.strides[u], 1) : 1;
     positions.push_back((padded + s - 1) / s);
   }
   return positions;
@@ -85,23 +85,28 @@ std::vector<int64_t> relaid_positions(const WindowGeometry& g, const std::vector
 
 // extra_rows: zero rows appended to the first spatial dim's positions (for
 // the reads of a flat convolution past its last output row); forces the stage.
+// Without `phases`, a strided dim stays one dim of the padded input (for a
+// reader that loads one element at a time, where a stride costs nothing).
 // A strided input that also needs zeros is re-laid out in two stages: the
 // zeros first, then the phases, read without a guard. In one stage, the
 // guard's clamped indices make every strided read a gather (a stride-2
 // depthwise conv spent 3/4 of its time there); apart, the padding reads
 // rows in order and the phase split reads every other element.
 WindowInput window_input(LowerContext& ctx, const std::string& name, const TensorExpr& x, const WindowGeometry& g,
-                         const std::vector<int64_t>& out, int64_t extra_rows, const Expr& pad_value) {
+                         const std::vector<int64_t>& out, int64_t extra_rows, const Expr& pad_value,
+                         bool phases) {
   size_t dims = size_t(g.spatial());
   WindowInput in{x, std::vector<int64_t>(g.pad_begin.begin(), g.pad_begin.end()), std::vector<bool>(dims, false)};
   bool relayout = false;
   for (size_t u = 0; u < dims; ++u) {
     int64_t highest = (out[2 + u] - 1) * g.strides[u] - g.pad_begin[u] + g.extent(int(u)) - 1;
-    in.phased[u] = g.strides[u] > 1;
+    in.phased[u] = phases && g.strides[u] > 1;
     relayout = relayout || g.pad_begin[u] > 0 || highest >= g.in[u] || in.phased[u];
   }
   if (!relayout && extra_rows == 0) return in;
   std::vector<int64_t> positions = relaid_positions(g, out);
+  for (size_t u = 0; u < dims; ++u)
+    if (!in.phased[u]) positions[u] = relaid_positions(g, out, /*phases=*/false)[u];
   positions[0] += extra_rows;
   std::vector<int64_t> source_extents(g.in.begin(), g.in.end()), pad = in.pad, padded = positions;
   bool any_phased = false, zeros = false;
