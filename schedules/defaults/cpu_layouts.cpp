@@ -89,7 +89,13 @@ lower::ConvLayout default_cpu_conv_layout(const lower::ConvShape& conv, const Cp
     int64_t positions = rows * row, cl_align = positions_align(conv);
     double flat_share = flat_useful_share(conv, flat_align);
     double cl_share = double(positions) / double((positions + cl_align - 1) / cl_align * cl_align);
-    if (flat_share < kChannelsLastBelowShare && cl_share > flat_share)
+    // Flat, a strided conv reads a second copy of its input split into
+    // stride phases; channels-last reads its padded input in place. A stem
+    // over an image's few channels keeps the flat form: its copies are small
+    // next to its reduction, and its tile of positions reads them best.
+    bool strided = conv.strides[0] > 1 || conv.strides[1] > 1;
+    bool deep_strided = strided && conv.in_per_group >= lanes;
+    if ((flat_share < kChannelsLastBelowShare && cl_share > flat_share) || deep_strided)
       return {ConvForm::kChannelsLast, cl_align};
   }
   return {ConvForm::kFlat, flat_align};

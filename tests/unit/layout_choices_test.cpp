@@ -85,6 +85,22 @@ TEST(CpuLayouts, SmallPlanesWithAPackedWeightAreChannelsLast) {
   EXPECT_EQ(cpu_choice(strided, 16), "channels-last align 1");
 }
 
+// A strided conv whose input has at least a vector of channels per group is
+// channels-last whatever its plane (flat, it would read a copy of its input
+// split into stride phases); a stem over three colours stays flat.
+TEST(CpuLayouts, StridedConvsOverDeepInputsAreChannelsLast) {
+  auto strided = [](ConvShape c) {
+    c.weight_channels_last = true;
+    c.strides = {2, 2};
+    return c;
+  };
+  EXPECT_EQ(cpu_choice(strided(conv2d(128, 28, 28, 3, 1, 64)), 16), "channels-last align 1");
+  EXPECT_EQ(cpu_choice(strided(conv2d(32, 56, 56, 3, 2, 16)), 16), "channels-last align 1");
+  EXPECT_EQ(cpu_choice(strided(conv2d(64, 112, 112, 7, 1, 3)), 16), "flat align 48");
+  EXPECT_EQ(cpu_choice(strided(conv2d(128, 28, 28, 3, 1, 8)), 16), "flat align 48") << "8 input channels";
+  EXPECT_EQ(cpu_choice(strided(conv2d(128, 28, 28, 3, 1, 8)), 8), "channels-last align 1");
+}
+
 TEST(CpuLayouts, TheFlatAlignmentIsWholeVectorsOfTheTarget) {
   EXPECT_EQ(cpu_choice(conv2d(64, 14, 14, 3), 4), "flat align 16");
   EXPECT_EQ(cpu_choice(conv2d(64, 14, 14, 3), 32), "flat align 32");
