@@ -137,10 +137,25 @@ int64_t contraction_tile_columns(int64_t rows, int64_t columns, int64_t lanes) {
   return vector_factor(columns, lanes);
 }
 
+// A matrix-vector product (one row: a classifier's Linear at batch 1) reads
+// each weight once, so it runs at memory speed when the weight streams in
+// order: its tile is every column (up to kMatrixVectorColumns, in L1), and the
+// tile walks the weight's rows from first to last. In tiles of a few vectors,
+// each tile read a short run of every row, a row apart, at half the memory's
+// speed.
+int64_t matrix_vector_columns(int64_t columns, int64_t lanes) {
+  if (columns <= kMatrixVectorColumns) return columns;
+  for (int64_t d = kMatrixVectorColumns; d >= kMatrixVectorColumns / 4; --d)
+    if (columns % d == 0) return d;
+  return vector_factor(columns, lanes);
+}
+
 // A matmul's or convolution's (output channels x flat positions) as
 // contraction_tile_columns, else as vector_factor.
 int64_t tile_vector_factor(const BlockInfo& info, int64_t lanes) {
   int64_t extent = info.extents[info.vector_loop];
+  bool one_row = info.unroll_loop < 0 || info.extents[size_t(info.unroll_loop)] == 1;
+  if (info.kind == BlockKind::kMatmul && one_row) return matrix_vector_columns(extent, lanes);
   if ((info.kind == BlockKind::kMatmul || info.kind == BlockKind::kConv) && info.unroll_loop >= 0)
     return contraction_tile_columns(info.extents[info.unroll_loop], extent, lanes);
   return vector_factor(extent, lanes);

@@ -1,6 +1,7 @@
 // The register tile of the default CPU schedule for a conv whose whole
 // reduction is a few taps (an RGB stem): 4 rows of two vectors, not 6, which
-// LLVM unrolled into scalar code; a longer reduction keeps 6 rows.
+// LLVM unrolled into scalar code; a longer reduction keeps 6 rows. A
+// matrix-vector product's tile: every column.
 #include "tests/unit/sched_defaults_util.h"
 
 namespace tessel::sched_workloads {
@@ -27,6 +28,28 @@ TEST(SchedDefaultsTile, AShortReductionGetsFourRowsOfTwoVectors) {
     EXPECT_EQ(loops.back()->for_kind, tir::ForKind::kVectorized) << sch.func();
     EXPECT_EQ(extent(loops.back()), 32) << sch.func();
     EXPECT_EQ(unrolled_rows(sch.func()), rows) << sch.func();
+    EXPECT_EQ(check_against(reference_of(f), sch.func(), false), "");
+  }
+}
+
+// A matrix-vector product (one row) reads each weight once: its tile is all
+// of its columns, so that it walks the weight's rows in order; past
+// kMatrixVectorColumns, the largest divisor of the columns up to that.
+TEST(SchedDefaultsTile, AMatrixVectorProductsTileIsEveryColumn) {
+  for (auto [columns, tile] : {std::pair<int64_t, int64_t>{1000, 1000}, std::pair<int64_t, int64_t>{8200, 2050}}) {
+    SCOPED_TRACE(columns);
+    Shapes s;
+    s.M = 1;
+    s.K = 40;
+    s.N = columns;
+    tir::PrimFunc f = lower_workload(Workload::kMatmul, s);
+    Schedule sch(f);
+    apply_default_cpu_schedule(sch, CpuScheduleOptions{});
+    std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "mm");
+    ASSERT_FALSE(loops.empty());
+    EXPECT_EQ(loops.back()->for_kind, tir::ForKind::kVectorized) << sch.func();
+    EXPECT_EQ(extent(loops.back()), tile) << sch.func();
+    EXPECT_EQ(extent(loops[loops.size() - 2]), 40) << "the reduction just outside: " << sch.func();
     EXPECT_EQ(check_against(reference_of(f), sch.func(), false), "");
   }
 }
