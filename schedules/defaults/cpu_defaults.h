@@ -31,8 +31,14 @@ void apply_default_cpu_schedule(Schedule& sch, const CpuScheduleOptions& options
 // The columns of the default register tile of a rows x columns f32 matmul:
 // three vectors when the rows come in fours but not sixes (4 x 3 vectors, 12
 // accumulators), else two vectors (the classic 6 x 2), when they divide the
-// columns; 0 when neither does (the tile then ends in a vector tail). Graph
-// passes that lay constant weights out in column panels ask for this width.
+// columns; 0 when neither does (the tile then ends in a vector tail).
 int64_t matmul_tile_columns(int64_t rows, int64_t columns, int64_t lanes);
+
+// The columns of the tile the default schedule gives a rows x columns
+// matmul: matmul_tile_columns, or for one row (a matrix-vector product) its
+// whole width (cpu_rules::matrix_vector_columns). Graph passes that lay
+// constant weights out in column panels ask for this width, so that the tile
+// reads its panel's rows in order.
+int64_t matmul_panel_columns(int64_t rows, int64_t columns, int64_t lanes);
 
 }  // namespace tessel::sched

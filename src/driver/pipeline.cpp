@@ -202,7 +202,7 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
   if (cpu && joins_producers) {
     StageTimer t("pack_matmul_weights", o);
     passes::pack_matmul_weights(g, [lanes = cpu->vector_lanes](int64_t rows, int64_t columns) {
-      return sched::matmul_tile_columns(rows, columns, lanes);
+      return sched::matmul_panel_columns(rows, columns, lanes);
     });
   }
   after_graph_stage("pack_matmul_weights", g, o);

@@ -145,6 +145,28 @@ TEST(PackMatmulWeights, CompiledProductsReadPanelsAsWideAsTheirTileAndMatchTheRe
   }
 }
 
+// A matrix-vector product (one row) keeps its weight in place: its tile is
+// every column and walks the weight's rows in order, which panels of a few
+// vectors would turn into a gather across panels.
+TEST(PackMatmulWeights, AMatrixVectorProductReadsItsWeightInPlace) {
+  int64_t lanes = codegen::host_target().cpu.vector_bits / 32;
+  int64_t columns = 12 * lanes, depth = 40;
+  ASSERT_GT(sched::matmul_tile_columns(1, columns, lanes), 0) << "a width panels would take";
+  EXPECT_EQ(sched::matmul_panel_columns(1, columns, lanes), columns);
+  graph::Graph g = matmul_graph(1, depth, columns);
+  driver::JitModel model(driver::compile_graph(g, {}));
+  ASSERT_EQ(model.compiled_kernels().size(), 1u);
+  const tir::PrimFunc& f = model.compiled_kernels()[0].flat;
+  bool reads_in_place = false;
+  for (const tir::Buffer& param : f->params())
+    reads_in_place = reads_in_place || param->shape == std::vector<int64_t>{depth, columns};
+  EXPECT_TRUE(reads_in_place) << tir::to_string(f);
+  std::string text = tir::to_string(f);
+  EXPECT_NE(text.find("in 0.." + std::to_string(columns) + " vectorized"), std::string::npos) << text;
+  std::vector<Tensor> inputs = driver::random_inputs(g, 5);
+  EXPECT_LE(driver::error_stats(model.run(inputs)[0], reference::Executor(g).run(inputs)[0]).max_rel, 1e-5);
+}
+
 // A 1x1 conv over a 28 x 28 plane is a matmul whose B is the input read as a
 // flat plane ([c, j // 28, j % 28]): no run-time panel of it (a panel copies
 // plain row-major strips only), and the result matches the reference.
