@@ -255,7 +255,11 @@ std::vector<TensorExpr> lower_conv(LowerContext& ctx, const graph::Node& node,
   if (layout.form == ConvForm::kFlatPointwise)
     return lower_flat_pointwise(ctx, node, in, g, out, layout.flat_align);
   if (layout.form == ConvForm::kFlat) return lower_flat_conv(ctx, node, in, g, out, extents, layout.flat_align);
-  WindowInput xin = window_input(ctx, stage_name(node), x, g, out, 0, const_of(x.dtype, 0));
+  // A depthwise conv's taps are a few vector loads per output row, which
+  // read a padded row at a stride as well as a phase of it; its phase split
+  // was one more copy of the input per channel.
+  bool depthwise = cg == 1;
+  WindowInput xin = window_input(ctx, stage_name(node), x, g, out, 0, const_of(x.dtype, 0), !depthwise);
   OutputChannels channels{group, cg, mg};
   auto value = [=](const std::vector<Expr>& s, const std::vector<Expr>& r) {
     Expr oc = channels.oc(s);
