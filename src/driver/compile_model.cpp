@@ -14,6 +14,7 @@
 #include "src/runtime/kernel_abi.h"
 #include "src/runtime/kernel_error.h"
 #include "src/runtime/plan_executor.h"
+#include "src/runtime/runtime_symbols.h"
 #include "src/runtime/tracer.h"
 #include "src/runtime/thread_pool.h"
 
@@ -64,10 +65,9 @@ JitModel::JitModel(CompiledGraph compiled)
       kernels_(std::move(compiled.kernels)) {
   check_runs_here(compiled.target);
   if (!compiled.weights.empty()) std::memcpy(weights_.raw(), compiled.weights.data(), compiled.weights.size());
-  code_ = compiled.module->load({{"tessel_rt_parallel_for", reinterpret_cast<void*>(&tessel_rt_parallel_for)},
-                                 {"tessel_rt_kernel_error", reinterpret_cast<void*>(&tessel_rt_kernel_error)},
-                                 {"tessel_rt_scratch_alloc", reinterpret_cast<void*>(&tessel_rt_scratch_alloc)},
-                                 {"tessel_rt_scratch_free", reinterpret_cast<void*>(&tessel_rt_scratch_free)}});
+  std::vector<codegen::RuntimeSymbol> symbols;
+  for (const rt::KernelRuntimeSymbol& s : rt::kernel_runtime_symbols()) symbols.push_back({s.name, s.address});
+  code_ = compiled.module->load(symbols);
   for (const CompiledKernel& k : kernels_) table_.push_back(code_->lookup(k.symbol));
   executor_ = std::make_unique<Executor>(Executor{rt::PlanExecutor(plan_, table_, weights_.raw())});
   arena_storage_.resize(size_t(plan_.arena_bytes) + 64);

@@ -47,7 +47,8 @@ enum class ConvForm {
   kDirect,         // a block over the output's rows
   kFlat,           // one flat row per output channel over the re-laid-out plane (2-D only)
   kFlatPointwise,  // a matmul over the input's flat plane, subsampled at a stride (pointwise convs only)
-  kChannelsLast,   // [N, positions, M]: output channels in the vector lanes (2-D, one group, packed weight)
+  kChannelsLast,   // [N, positions, M]: output channels in the vector lanes (2-D, packed weight;
+                   // a grouped conv's groups each of several channels: [N, group, positions, M / group])
 };
 
 struct ConvLayout {
@@ -66,8 +67,8 @@ struct LayoutChoices {
   std::function<ConvLayout(const ConvShape&)> conv;
 
   // The choice for c, checked: a flat form is for 2-D convs only, the
-  // pointwise one for pointwise convs, channels-last for one group and a
-  // packed weight, and an alignment is >= 1
+  // pointwise one for pointwise convs, channels-last for a packed weight and
+  // one group or several channels in and out per group, and an alignment is >= 1
   // (an internal error otherwise: the chooser is the compiler's).
   ConvLayout conv_layout(const ConvShape& c) const;
 };

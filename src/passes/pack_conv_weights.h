@@ -22,11 +22,11 @@ inline constexpr std::array<int64_t, 5> kPanelsToChannelsLast = {1, 2, 3, 0, 4};
 // no panels).
 using ConvPanelWidth = std::function<int64_t(const graph::Node& conv)>;
 
-// Each Conv (one group, static shapes) whose weight is a constant f32[M, C, kh, kw]
+// Each Conv (static shapes) whose weight is a constant f32[M, C, kh, kw]
 // and for which `panel_width` gives V > 0 reads it from a new constant
 // instead: Wp[M / V, C, kh, kw, V] (panel q holds output channels
 // [q * V, (q + 1) * V) of every tap, contiguously), or Wt[C, kh, kw, M]
-// when V does not split M. Why: a tile vectorized along V output channels
+// when V does not split a group's output channels (C: a group's inputs). Why: a tile vectorized along V output channels
 // then walks its panel in order, one contiguous run per tap; read in place,
 // the M weights of a tap are C * kh * kw elements apart (a gather per
 // vector), and unpanelled, one tap's run is M * 4 bytes from the next (a

@@ -9,7 +9,7 @@
 
 #include "ir/tensor/scalar_semantics.h"
 #include "src/codegen/llvm/llvm_module.h"
-#include "src/runtime/kernel_abi.h"
+#include "src/runtime/runtime_symbols.h"
 #include "src/tir_passes/flatten_blocks.h"
 #include "tests/unit/sched_workloads_util.h"
 
@@ -27,9 +27,10 @@ extern "C" void serial_parallel_for(int64_t n, void (*body)(int64_t, int64_t, vo
 }
 
 std::vector<codegen::RuntimeSymbol> test_runtime() {
-  return {{"tessel_rt_parallel_for", reinterpret_cast<void*>(&serial_parallel_for)},
-          {"tessel_rt_scratch_alloc", reinterpret_cast<void*>(&tessel_rt_scratch_alloc)},
-          {"tessel_rt_scratch_free", reinterpret_cast<void*>(&tessel_rt_scratch_free)}};
+  std::vector<codegen::RuntimeSymbol> symbols;
+  for (const rt::KernelRuntimeSymbol& s : rt::kernel_runtime_symbols(&serial_parallel_for))
+    symbols.push_back({s.name, s.address});
+  return symbols;
 }
 
 // Compiles func (scheduled, not flattened) and runs it on inputs.

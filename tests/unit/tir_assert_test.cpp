@@ -13,6 +13,7 @@
 #include "src/codegen/llvm/llvm_module.h"
 #include "src/runtime/kernel_abi.h"
 #include "src/runtime/kernel_error.h"
+#include "src/runtime/runtime_symbols.h"
 #include "src/runtime/scratch_pool.h"
 
 namespace tessel::tir {
@@ -109,11 +110,10 @@ struct Compiled {
 Compiled compile(const PrimFunc& func, const codegen::CodegenOptions& options = {}) {
   codegen::LlvmModule m = codegen::LlvmModule::build({{"kernel", func}}, options);
   Compiled c;
-  c.jit = codegen::JitModule::create(
-      std::move(m), {{"tessel_rt_parallel_for", reinterpret_cast<void*>(&serial_chunks)},
-                     {"tessel_rt_kernel_error", reinterpret_cast<void*>(&tessel_rt_kernel_error)},
-                     {"tessel_rt_scratch_alloc", reinterpret_cast<void*>(&tessel_rt_scratch_alloc)},
-                     {"tessel_rt_scratch_free", reinterpret_cast<void*>(&tessel_rt_scratch_free)}});
+  std::vector<codegen::RuntimeSymbol> symbols;
+  for (const rt::KernelRuntimeSymbol& s : rt::kernel_runtime_symbols(&serial_chunks))
+    symbols.push_back({s.name, s.address});
+  c.jit = codegen::JitModule::create(std::move(m), symbols);
   c.kernel = c.jit->lookup("kernel");
   return c;
 }

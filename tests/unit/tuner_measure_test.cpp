@@ -60,6 +60,27 @@ TEST(TunerMeasure, ACandidateIsCheckedThenTimed) {
   EXPECT_NE(bad.error.find("wrong output: output 0[7] = 14, expected 0"), std::string::npos) << bad.error;
 }
 
+// A candidate that stages its result in a buffer beyond the stack (from the
+// runtime's scratch pool) loads and measures like any other.
+TEST(TunerMeasure, ACandidateWithAScratchBufferIsMeasured) {
+  using namespace tir;
+  constexpr int64_t n = 64 * 1024;  // 256 KB: past the stack's limit
+  Buffer x = make_buffer("x", DType::kF32, {n}), y = make_buffer("y", DType::kF32, {n});
+  Buffer staged = make_buffer("staged", DType::kF32, {n});
+  Var i = var("i"), j = var("j");
+  Stmt fill = make_for(i, int_imm(0), int_imm(n), ForKind::kSerial,
+                       make_store(staged, load(x, {i}) * float_imm(2.0, DType::kF32), {i}));
+  Stmt copy = make_for(j, int_imm(0), int_imm(n), ForKind::kSerial, make_store(y, load(staged, {j}), {j}));
+  PrimFunc f = make_prim_func("staged", {x}, {y}, make_allocate(staged, make_seq({fill, copy})));
+  Tensor in(DType::kF32, {n}), want(DType::kF32, {n});
+  for (int64_t e = 0; e < n; ++e) in.set_f64(e, double(e % 100)), want.set_f64(e, 2.0 * double(e % 100));
+  MeasureOptions quick;
+  quick.repeat = 2;
+  quick.flush_bytes = 0;
+  Measurement m = measure_candidate(codegen::parse_target("llvm"), f, {in}, {want}, quick);
+  EXPECT_TRUE(m.ok()) << m.error;
+}
+
 TEST(TunerMeasure, ACandidateThatCrashesOrNeverEndsIsAnError) {
   Tensor x(DType::kF32, {256});
   codegen::Target host = codegen::parse_target("llvm");

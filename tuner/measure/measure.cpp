@@ -8,6 +8,7 @@
 #include "ir/core/diagnostics.h"
 #include "src/codegen/backend.h"
 #include "src/runtime/kernel_error.h"
+#include "src/runtime/runtime_symbols.h"
 #include "src/runtime/thread_pool.h"
 #include "tuner/measure/isolated.h"
 
@@ -55,8 +56,10 @@ struct Loaded {
 
   Loaded(const codegen::Target& target, const tir::PrimFunc& flat, const std::vector<Tensor>& inputs) {
     std::unique_ptr<codegen::Module> module = codegen::make_backend(target)->build({{"candidate", flat}});
-    code = module->load({{"tessel_rt_parallel_for", reinterpret_cast<void*>(&child_parallel_for)},
-                         {"tessel_rt_kernel_error", reinterpret_cast<void*>(&tessel_rt_kernel_error)}});
+    std::vector<codegen::RuntimeSymbol> symbols;
+    for (const rt::KernelRuntimeSymbol& s : rt::kernel_runtime_symbols(&child_parallel_for))
+      symbols.push_back({s.name, s.address});
+    code = module->load(symbols);
     fn = code->lookup("candidate");
     TESSEL_USER_CHECK(inputs.size() == flat->inputs.size(), Span{})
         << "the candidate takes " << flat->inputs.size() << " inputs, " << inputs.size() << " given";

@@ -227,9 +227,9 @@ llvm::AllocaInst* CodegenLLVM::entry_alloca(llvm::Type* type, llvm::Value* count
 
 // Small buffers are stack slots in the function's entry block (storage reused
 // by every execution of the allocation); larger ones come from the runtime's
-// scratch pool for the allocation's extent (tessel_rt_scratch_alloc). A failed heap allocation makes the kernel return
-// TESSEL_ERR_OUT_OF_MEMORY (4); inside a parallel body, where no return is
-// possible, it aborts.
+// scratch pool for the allocation's extent (tessel_rt_scratch_alloc). A failed
+// allocation makes the kernel return TESSEL_ERR_OUT_OF_MEMORY (4); inside a
+// parallel body, where no return is possible, it aborts.
 void CodegenLLVM::emit_allocate(const AllocateNode& alloc) {
   const BufferNode& buffer = *alloc.buffer;
   int64_t bytes = buffer.storage_elements() * int64_t(dtype_size(buffer.dtype));
