@@ -53,7 +53,9 @@ TEST(ScratchPool, HoldsAtMostItsBoundsDroppingTheOldestFirst) {
   for (size_t i = 0; i < ScratchPool::kMaxCachedBlocks + 3; ++i) blocks.push_back(pool.allocate(4096 + i * 64));
   for (size_t i = 0; i < blocks.size(); ++i) pool.release(blocks[i]);
   EXPECT_EQ(pool.cached_blocks(), ScratchPool::kMaxCachedBlocks);
-  EXPECT_NE(pool.allocate(4096), blocks[0]);  // the three oldest went back to the heap
+  void* again = pool.allocate(4096);
+  EXPECT_NE(again, blocks[0]);  // the three oldest went back to the heap
+  pool.release(again);
 
   ScratchPool bytes;
   uint64_t half = ScratchPool::kMaxCachedBytes / 2 + kMiB;
