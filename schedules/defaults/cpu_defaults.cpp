@@ -308,9 +308,9 @@ int64_t matmul_tile_columns(int64_t rows, int64_t columns, int64_t lanes) {
   return 0;
 }
 
-
 int64_t matmul_panel_columns(int64_t rows, int64_t columns, int64_t lanes) {
-  return rows == 1 ? cpu_rules::matrix_vector_columns(columns, lanes) : matmul_tile_columns(rows, columns, lanes);
+  return rows == 1 ? cpu_rules::matrix_vector_columns(columns, lanes)
+                   : matmul_tile_columns(rows, columns, lanes);
 }
 
 void apply_default_cpu_schedule(Schedule& sch, const CpuScheduleOptions& options) {

@@ -15,8 +15,8 @@
 #include "src/runtime/kernel_error.h"
 #include "src/runtime/plan_executor.h"
 #include "src/runtime/runtime_symbols.h"
-#include "src/runtime/tracer.h"
 #include "src/runtime/thread_pool.h"
+#include "src/runtime/tracer.h"
 
 namespace tessel::driver {
 
@@ -66,7 +66,8 @@ JitModel::JitModel(CompiledGraph compiled)
   check_runs_here(compiled.target);
   if (!compiled.weights.empty()) std::memcpy(weights_.raw(), compiled.weights.data(), compiled.weights.size());
   std::vector<codegen::RuntimeSymbol> symbols;
-  for (const rt::KernelRuntimeSymbol& s : rt::kernel_runtime_symbols()) symbols.push_back({s.name, s.address});
+  for (const rt::KernelRuntimeSymbol& s : rt::kernel_runtime_symbols())
+    symbols.push_back({s.name, s.address});
   code_ = compiled.module->load(symbols);
   for (const CompiledKernel& k : kernels_) table_.push_back(code_->lookup(k.symbol));
   executor_ = std::make_unique<Executor>(Executor{rt::PlanExecutor(plan_, table_, weights_.raw())});

@@ -26,14 +26,12 @@ using ConvPanelWidth = std::function<int64_t(const graph::Node& conv)>;
 // and for which `panel_width` gives V > 0 reads it from a new constant
 // instead: Wp[M / V, C, kh, kw, V] (panel q holds output channels
 // [q * V, (q + 1) * V) of every tap, contiguously), or Wt[C, kh, kw, M]
-// when V does not split a group's output channels (C: a group's inputs). Why: a tile vectorized along V output channels
-// then walks its panel in order, one contiguous run per tap; read in place,
-// the M weights of a tap are C * kh * kw elements apart (a gather per
-// vector), and unpanelled, one tap's run is M * 4 bytes from the next (a
-// stream the prefetcher loses). Which convs are computed channels-last, and
-// how wide their tiles are, only the target's layout choice knows.
-// A weight shared by several convs is packed once per width.
-// Requires: a verified graph. Guarantees: same outputs, bit for bit.
+// when V does not split a group's output channels (C: a group's inputs). Why: a tile vectorized along V
+// output channels then walks its panel in order, one contiguous run per tap; read in place, the M weights of
+// a tap are C * kh * kw elements apart (a gather per vector), and unpanelled, one tap's run is M * 4 bytes
+// from the next (a stream the prefetcher loses). Which convs are computed channels-last, and how wide their
+// tiles are, only the target's layout choice knows. A weight shared by several convs is packed once per
+// width. Requires: a verified graph. Guarantees: same outputs, bit for bit.
 //   before: %y = Conv(%x, %W)                                W: f32[M, C, kh, kw]
 //   after:  %p = Transpose[perm=[1, 2, 3, 0, 4]](%W_p)       W_p: f32[M / V, C, kh, kw, V]
 //           %t = Reshape(%p, [C, kh, kw, M])

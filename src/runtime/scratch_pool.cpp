@@ -14,12 +14,20 @@ uint64_t rounded(uint64_t bytes) {
   return r == 0 ? ScratchPool::kAlignment : r;
 }
 
-void* block_data(void* block) { return static_cast<char*>(block) + kHeader; }
-void* block_of(void* data) { return static_cast<char*>(data) - kHeader; }
-uint64_t block_size(void* data) { return *static_cast<uint64_t*>(block_of(data)); }
+void* block_data(void* block) {
+  return static_cast<char*>(block) + kHeader;
+}
+void* block_of(void* data) {
+  return static_cast<char*>(data) - kHeader;
+}
+uint64_t block_size(void* data) {
+  return *static_cast<uint64_t*>(block_of(data));
+}
 }  // namespace
 
-ScratchPool::~ScratchPool() { clear(); }
+ScratchPool::~ScratchPool() {
+  clear();
+}
 
 void* ScratchPool::allocate(uint64_t bytes) {
   if (bytes > UINT64_MAX / 2) return nullptr;

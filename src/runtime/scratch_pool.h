@@ -32,8 +32,8 @@ class ScratchPool {
   ScratchPool& operator=(const ScratchPool&) = delete;
 
   void* allocate(uint64_t bytes);  // nullptr when the heap has no memory left
-  void release(void* ptr);  // a block allocate returned, or nullptr
-  void clear();  // every cached block back to the heap
+  void release(void* ptr);         // a block allocate returned, or nullptr
+  void clear();                    // every cached block back to the heap
 
   uint64_t cached_bytes() const { return cached_bytes_; }
   size_t cached_blocks() const { return count_; }

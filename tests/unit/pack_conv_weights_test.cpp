@@ -124,7 +124,8 @@ TEST(PackConvWeights, AGroupedConvsWeightPacksInPanelsWithinAGroup) {
   ASSERT_EQ(ops_of(g), (std::vector<std::string>{"Transpose", "Conv", "Relu"}));
   EXPECT_EQ(g.nodes()[0]->inputs[0]->constant->shape(), (Dims{2, 3, 3, 8}));
   EXPECT_TRUE(lower::conv_shape_of(*g.nodes()[1]).weight_channels_last);
-  for (auto [panel, packed] : {std::pair{int64_t(2), Dims{4, 2, 3, 3, 2}}, std::pair{int64_t(8), Dims{2, 3, 3, 8}}}) {
+  for (auto [panel, packed] :
+       {std::pair{int64_t(2), Dims{4, 2, 3, 3, 2}}, std::pair{int64_t(8), Dims{2, 3, 3, 8}}}) {
     graph::Graph panels = conv_graph(8, 8, 5, /*group=*/4);  // 2 channels per group
     passes::pack_conv_weights(panels, [panel](const graph::Node&) { return panel; });
     EXPECT_EQ(panels.nodes()[0]->inputs[0]->constant->shape(), packed) << "panels of " << panel;

@@ -50,7 +50,8 @@ TEST(ScratchPool, TakesTheSmallestFitAndNeverMoreThanTwiceTheRequest) {
 TEST(ScratchPool, HoldsAtMostItsBoundsDroppingTheOldestFirst) {
   ScratchPool pool;
   std::vector<void*> blocks;
-  for (size_t i = 0; i < ScratchPool::kMaxCachedBlocks + 3; ++i) blocks.push_back(pool.allocate(4096 + i * 64));
+  for (size_t i = 0; i < ScratchPool::kMaxCachedBlocks + 3; ++i)
+    blocks.push_back(pool.allocate(4096 + i * 64));
   for (size_t i = 0; i < blocks.size(); ++i) pool.release(blocks[i]);
   EXPECT_EQ(pool.cached_blocks(), ScratchPool::kMaxCachedBlocks);
   void* again = pool.allocate(4096);

@@ -36,7 +36,8 @@ TEST(SchedDefaultsTile, AShortReductionGetsFourRowsOfTwoVectors) {
 // of its columns, so that it walks the weight's rows in order; past
 // kMatrixVectorColumns, the largest divisor of the columns up to that.
 TEST(SchedDefaultsTile, AMatrixVectorProductsTileIsEveryColumn) {
-  for (auto [columns, tile] : {std::pair<int64_t, int64_t>{1000, 1000}, std::pair<int64_t, int64_t>{8200, 2050}}) {
+  for (auto [columns, tile] :
+       {std::pair<int64_t, int64_t>{1000, 1000}, std::pair<int64_t, int64_t>{8200, 2050}}) {
     SCOPED_TRACE(columns);
     Shapes s;
     s.M = 1;

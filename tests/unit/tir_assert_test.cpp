@@ -144,9 +144,9 @@ PrimFunc staged_gather() {
   Buffer staged = make_buffer("staged", DType::kF32, {3, 8});
   Var i = var("i"), j = var("j");
   Stmt body = substitute_buffers(direct->body, {{out.get(), staged}});
-  Stmt copy_out = make_for(i, int_imm(0), int_imm(3), ForKind::kSerial,
-                           make_for(j, int_imm(0), int_imm(8), ForKind::kSerial,
-                                    make_store(out, load(staged, {i, j}), {i, j})));
+  Stmt copy_out = make_for(
+      i, int_imm(0), int_imm(3), ForKind::kSerial,
+      make_for(j, int_imm(0), int_imm(8), ForKind::kSerial, make_store(out, load(staged, {i, j}), {i, j})));
   return make_prim_func("gather", direct->inputs, {out}, make_allocate(staged, make_seq({body, copy_out})));
 }
 

@@ -112,8 +112,8 @@ struct WindowInput {
 // MaxPool). extra_rows: zero rows appended below the first spatial dim (for
 // the reads of a flat convolution past its last output row).
 WindowInput window_input(LowerContext& ctx, const std::string& name, const TensorExpr& x,
-                         const graph::ops::WindowGeometry& g, const std::vector<int64_t>& out, int64_t extra_rows,
-                         const tir::Expr& pad_value, bool phases = true);
+                         const graph::ops::WindowGeometry& g, const std::vector<int64_t>& out,
+                         int64_t extra_rows, const tir::Expr& pad_value, bool phases = true);
 
 // The extents of the re-laid-out input's positions, per spatial dim (in
 // phases of the stride, or not).

@@ -92,9 +92,9 @@ std::vector<int64_t> relaid_positions(const WindowGeometry& g, const std::vector
 // guard's clamped indices make every strided read a gather (a stride-2
 // depthwise conv spent 3/4 of its time there); apart, the padding reads
 // rows in order and the phase split reads every other element.
-WindowInput window_input(LowerContext& ctx, const std::string& name, const TensorExpr& x, const WindowGeometry& g,
-                         const std::vector<int64_t>& out, int64_t extra_rows, const Expr& pad_value,
-                         bool phases) {
+WindowInput window_input(LowerContext& ctx, const std::string& name, const TensorExpr& x,
+                         const WindowGeometry& g, const std::vector<int64_t>& out, int64_t extra_rows,
+                         const Expr& pad_value, bool phases) {
   size_t dims = size_t(g.spatial());
   WindowInput in{x, std::vector<int64_t>(g.pad_begin.begin(), g.pad_begin.end()), std::vector<bool>(dims, false)};
   bool relayout = false;
