@@ -17,9 +17,9 @@ namespace tessel::rt {
 // A thread's cache of freed scratch blocks. Blocks are 64-byte aligned, their
 // sizes rounded up to 64 and kept in a header before the data; a request takes
 // the smallest cached block that fits and is at most twice its size, else a
-// new one from the heap. A freed
-// block is cached unless that would hold more than kMaxCachedBytes or
-// kMaxCachedBlocks, in which case the oldest blocks go back to the heap.
+// new one from the heap. A freed block is cached unless that would hold more
+// than kMaxCachedBytes or kMaxCachedBlocks, in which case the oldest blocks go
+// back to the heap (a block larger than kMaxCachedBytes goes back at once).
 class ScratchPool {
  public:
   static constexpr uint64_t kAlignment = 64;
