@@ -150,13 +150,17 @@ int64_t matrix_vector_columns(int64_t columns, int64_t lanes) {
   return vector_factor(columns, lanes);
 }
 
-// A matmul's or convolution's (output channels x flat positions) as
+// A matmul's as matmul_panel_columns (the width its packed weight's panels
+// were given), a convolution's (output channels x flat positions) as
 // contraction_tile_columns, else as vector_factor.
 int64_t tile_vector_factor(const BlockInfo& info, int64_t lanes) {
   int64_t extent = info.extents[info.vector_loop];
-  bool one_row = info.unroll_loop < 0 || info.extents[size_t(info.unroll_loop)] == 1;
-  if (info.kind == BlockKind::kMatmul && one_row) return matrix_vector_columns(extent, lanes);
-  if ((info.kind == BlockKind::kMatmul || info.kind == BlockKind::kConv) && info.unroll_loop >= 0)
+  if (info.kind == BlockKind::kMatmul) {
+    int64_t rows = info.unroll_loop < 0 ? 1 : info.extents[size_t(info.unroll_loop)];
+    if (int64_t columns = matmul_panel_columns(rows, extent, lanes)) return columns;
+    return vector_factor(extent, lanes);
+  }
+  if (info.kind == BlockKind::kConv && info.unroll_loop >= 0)
     return contraction_tile_columns(info.extents[info.unroll_loop], extent, lanes);
   return vector_factor(extent, lanes);
 }

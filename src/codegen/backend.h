@@ -38,6 +38,15 @@ struct RuntimeSymbol {
   void* address;
 };
 
+// Symbols of any kind with a name and an address (rt::kernel_runtime_symbols)
+// as load() takes them.
+template <typename Symbols>
+std::vector<RuntimeSymbol> runtime_symbols(const Symbols& symbols) {
+  std::vector<RuntimeSymbol> out;
+  for (const auto& s : symbols) out.push_back({s.name, s.address});
+  return out;
+}
+
 // What a model.so embeds beside its kernels (src/runtime/kernel_abi.h).
 struct ModelData {
   std::span<const uint8_t> plan;

@@ -65,10 +65,7 @@ JitModel::JitModel(CompiledGraph compiled)
       kernels_(std::move(compiled.kernels)) {
   check_runs_here(compiled.target);
   if (!compiled.weights.empty()) std::memcpy(weights_.raw(), compiled.weights.data(), compiled.weights.size());
-  std::vector<codegen::RuntimeSymbol> symbols;
-  for (const rt::KernelRuntimeSymbol& s : rt::kernel_runtime_symbols())
-    symbols.push_back({s.name, s.address});
-  code_ = compiled.module->load(symbols);
+  code_ = compiled.module->load(codegen::runtime_symbols(rt::kernel_runtime_symbols()));
   for (const CompiledKernel& k : kernels_) table_.push_back(code_->lookup(k.symbol));
   executor_ = std::make_unique<Executor>(Executor{rt::PlanExecutor(plan_, table_, weights_.raw())});
   arena_storage_.resize(size_t(plan_.arena_bytes) + 64);

@@ -27,10 +27,7 @@ extern "C" void serial_parallel_for(int64_t n, void (*body)(int64_t, int64_t, vo
 }
 
 std::vector<codegen::RuntimeSymbol> test_runtime() {
-  std::vector<codegen::RuntimeSymbol> symbols;
-  for (const rt::KernelRuntimeSymbol& s : rt::kernel_runtime_symbols(&serial_parallel_for))
-    symbols.push_back({s.name, s.address});
-  return symbols;
+  return codegen::runtime_symbols(rt::kernel_runtime_symbols(&serial_parallel_for));
 }
 
 // Compiles func (scheduled, not flattened) and runs it on inputs.

@@ -110,10 +110,8 @@ struct Compiled {
 Compiled compile(const PrimFunc& func, const codegen::CodegenOptions& options = {}) {
   codegen::LlvmModule m = codegen::LlvmModule::build({{"kernel", func}}, options);
   Compiled c;
-  std::vector<codegen::RuntimeSymbol> symbols;
-  for (const rt::KernelRuntimeSymbol& s : rt::kernel_runtime_symbols(&serial_chunks))
-    symbols.push_back({s.name, s.address});
-  c.jit = codegen::JitModule::create(std::move(m), symbols);
+  c.jit = codegen::JitModule::create(std::move(m),
+                                     codegen::runtime_symbols(rt::kernel_runtime_symbols(&serial_chunks)));
   c.kernel = c.jit->lookup("kernel");
   return c;
 }

@@ -56,10 +56,7 @@ struct Loaded {
 
   Loaded(const codegen::Target& target, const tir::PrimFunc& flat, const std::vector<Tensor>& inputs) {
     std::unique_ptr<codegen::Module> module = codegen::make_backend(target)->build({{"candidate", flat}});
-    std::vector<codegen::RuntimeSymbol> symbols;
-    for (const rt::KernelRuntimeSymbol& s : rt::kernel_runtime_symbols(&child_parallel_for))
-      symbols.push_back({s.name, s.address});
-    code = module->load(symbols);
+    code = module->load(codegen::runtime_symbols(rt::kernel_runtime_symbols(&child_parallel_for)));
     fn = code->lookup("candidate");
     TESSEL_USER_CHECK(inputs.size() == flat->inputs.size(), Span{})
         << "the candidate takes " << flat->inputs.size() << " inputs, " << inputs.size() << " given";

@@ -104,9 +104,7 @@ WindowInput window_input(LowerContext& ctx, const std::string& name, const Tenso
     relayout = relayout || g.pad_begin[u] > 0 || highest >= g.in[u] || in.phased[u];
   }
   if (!relayout && extra_rows == 0) return in;
-  std::vector<int64_t> positions = relaid_positions(g, out);
-  for (size_t u = 0; u < dims; ++u)
-    if (!in.phased[u]) positions[u] = relaid_positions(g, out, /*phases=*/false)[u];
+  std::vector<int64_t> positions = relaid_positions(g, out, phases);
   positions[0] += extra_rows;
   std::vector<int64_t> source_extents(g.in.begin(), g.in.end()), pad = in.pad, padded = positions;
   bool any_phased = false, zeros = false;
