@@ -36,7 +36,7 @@ def log_records(path: str) -> int:
     if not os.path.exists(path):
         return 0
     with open(path) as f:
-        return sum(1 for line in f if line.endswith("\n") and not line.startswith('{"fusion"'))
+        return sum(1 for line in f if line.endswith("\n") and not line.startswith(('{"fusion"', '{"layout"')))
 
 
 def tune(tessel: str, model: str, log: str, trials: int, threads: int, fusion: str) -> float:

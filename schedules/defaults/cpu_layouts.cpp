@@ -101,6 +101,29 @@ lower::ConvLayout default_cpu_conv_layout(const lower::ConvShape& conv, const Cp
   return {ConvForm::kFlat, flat_align};
 }
 
+std::vector<lower::ConvLayout> cpu_conv_layout_candidates(const lower::ConvShape& conv,
+                                                          const CpuScheduleOptions& options) {
+  using lower::ConvForm;
+  lower::ConvShape packable = conv;
+  packable.weight_channels_last = true;
+  std::vector<lower::ConvLayout> out = {default_cpu_conv_layout(packable, options)};
+  auto add = [&out](lower::ConvLayout layout) {
+    if (std::find(out.begin(), out.end(), layout) == out.end()) out.push_back(layout);
+  };
+  if (conv.spatial() != 2) return out;
+  int64_t rows = conv.out[2], row = conv.out[3], align = flat_align(options);
+  int64_t lanes = std::max(1, options.vector_lanes);
+  // Channels-last only where a group's output channels are whole vectors:
+  // otherwise each tile ends in a partial vector. The flat pointwise form
+  // needs one whole tile of the plane.
+  if (conv.pointwise() && rows * row >= align) add({ConvForm::kFlatPointwise, align});
+  add({ConvForm::kFlat, rows * row > kWidePlane ? std::lcm(kWideFlatAlign, align) : align});
+  bool groups_of_channels = conv.group == 1 || (conv.in_per_group > 1 && conv.out_per_group > 1);
+  if (groups_of_channels && conv.out_per_group % lanes == 0) add({ConvForm::kChannelsLast, positions_align(conv)});
+  add({});
+  return out;
+}
+
 int64_t channels_last_panel(const lower::ConvShape& conv, const lower::ConvLayout& layout,
                             const CpuScheduleOptions& options) {
   int64_t align = std::max<int64_t>(1, layout.flat_align), lanes = std::max(1, options.vector_lanes);
@@ -110,6 +133,22 @@ int64_t channels_last_panel(const lower::ConvShape& conv, const lower::ConvLayou
 
 lower::LayoutChoices default_cpu_layouts(const CpuScheduleOptions& options) {
   return {[options](const lower::ConvShape& conv) { return default_cpu_conv_layout(conv, options); }};
+}
+
+lower::LayoutChoices searched_cpu_layouts(const CpuScheduleOptions& options,
+                                          std::map<std::string, lower::ConvLayout> decided, int alternative) {
+  auto choose = [options, decided = std::move(decided), alternative](const lower::ConvShape& conv) {
+    std::vector<lower::ConvLayout> candidates = cpu_conv_layout_candidates(conv, options);
+    lower::ConvLayout chosen = candidates.front();
+    auto it = decided.find(lower::conv_key(conv));
+    if (it != decided.end() && std::find(candidates.begin(), candidates.end(), it->second) != candidates.end())
+      chosen = it->second;
+    if (alternative > 0 && size_t(alternative) < candidates.size()) chosen = candidates[size_t(alternative)];
+    if (chosen.form == lower::ConvForm::kChannelsLast && !conv.weight_channels_last)
+      return default_cpu_conv_layout(conv, options);
+    return chosen;
+  };
+  return {choose};
 }
 
 }  // namespace tessel::sched

@@ -20,7 +20,7 @@ constexpr std::string_view kValued[] = {"-o",          "--output",     "--fusion
                                         "--repeat",    "--threads",    "--list",   "--timeout",  "--node",
                                         "--tolerance", "--input-shape", "--log",  "--trials",   "--per-round",
                                         "--search",    "--cost-model",  "--save-cost-model", "--events",
-                                        "--tuning-log", "--cache-flush",  "--sample-knobs"};
+                                        "--tuning-log", "--cache-flush",  "--sample-knobs", "--layouts"};
 
 bool takes_value(const std::string& token) {
   for (std::string_view name : kValued)

@@ -38,6 +38,10 @@ int cmd_tune(Args& args) {
   std::string search = args.value("--search").value_or("model");
   TESSEL_USER_CHECK(search == "model" || search == "random", Span{}) << "--search is model or random, not " << search;
   o.random_search = search == "random";
+  std::string layouts = args.value("--layouts").value_or("search");
+  TESSEL_USER_CHECK(layouts == "search" || layouts == "default", Span{})
+      << "--layouts is search (each conv's layouts measured) or default, not " << layouts;
+  o.search_layouts = layouts == "search";
   o.cost_model_in = args.value("--cost-model").value_or("");
   o.cost_model_out = args.value("--save-cost-model").value_or("");
   o.events_path = args.value("--events").value_or("");
@@ -71,7 +75,8 @@ int cmd_tune_report(Args& args) {
   driver::write_tune_report(report, *out);
   driver::print_tune_report(report, std::cout);
   std::cout << "wrote " << *out << "/tasks.csv, curve.csv, accuracy.csv, curve.svg"
-            << (report.summary.fusion.empty() ? "" : ", fusion.csv") << "\n";
+            << (report.summary.fusion.empty() ? "" : ", fusion.csv")
+            << (report.summary.layouts.empty() ? "" : ", layouts.csv") << "\n";
   return 0;
 }
 

@@ -7,7 +7,7 @@ inline constexpr const char* kTuneHelp =
     R"(usage: tessel tune MODEL.onnx --log FILE [--trials N] [--threads N] [--seed S] [--resume]
                    [--per-round N] [--search model|random] [--cost-model FILE] [--save-cost-model FILE]
                    [--events FILE] [--timeout S] [--repeat N] [--cache-flush l2|memory|none]
-                   [--fusion POLICY] [--target llvm]
+                   [--fusion POLICY] [--layouts search|default] [--target llvm]
 
 Tunes the model's kernels for this CPU. The tasks (`tessel tasks`) are first
 measured with their default schedules (the table printed first); then each
@@ -26,6 +26,12 @@ default and aggressive group the nodes otherwise, it tunes the kernels of
 both, logs a decision per region (aggressive's groups where their kernels
 measured faster by the margin a schedule needs) and compile --fusion tuned
 --tuning-log FILE applies them.
+Each convolution's layout is searched too (--layouts search, the default):
+the model is compiled again with each conv in each of its other forms (flat
+plane, flat pointwise, channels-last, direct rows), those kernels are tuned
+beside the default's, and the log gets a decision per conv (another form
+where its kernels measured faster by the same margin), which compile
+--tuning-log applies to that conv in any model.
   --log FILE          the tuning log (JSON lines); without --resume it must be new or empty
   --trials N          measured candidates in all, the default schedules included (default 1000)
   --threads N         threads the schedules fill and the measurements run on (default: every core)
@@ -41,6 +47,8 @@ measured faster by the margin a schedule needs) and compile --fusion tuned
   --repeat N          timed runs per candidate, ranked by their median (default 5)
   --fusion POLICY     the grouping whose kernels are tuned (default: default);
                       tuned: default's and aggressive's where they differ
+  --layouts L         search (default): each conv's other layouts measured too;
+                      default: the default schedule's layouts only
   --cache-flush F     written between timed runs: l2 (default; four times the
                       L2, so that data comes from the last-level cache, as in
                       a model that runs again and again), memory (64 MiB: from
@@ -56,7 +64,9 @@ pairwise ranking accuracy per round on candidates it had not been trained on,
 and the tuning curves: DIR/tasks.csv, DIR/curve.csv (after each trial, each
 task's best and the estimated end-to-end latency), DIR/accuracy.csv and
 DIR/curve.svg; for a session with --fusion tuned also its decisions (each
-region's sides, their times and the choice) and DIR/fusion.csv.
+region's sides, their times and the choice) and DIR/fusion.csv; for a session
+that searched conv layouts its decisions (each conv's measured layouts and the
+one chosen) and DIR/layouts.csv.
 )";
 
 }  // namespace tessel::cli

@@ -50,11 +50,16 @@ struct CompileOptions {
   // with this seed (plus its index), instead of the default's picks: tests
   // that every point of the space compiles and computes what it should.
   std::optional<uint64_t> knob_seed;
+  // > 0: each conv computed in its candidate layout of this index, where it
+  // has one (sched::searched_cpu_layouts): the alternatives a tuning session measures.
+  int layout_alternative = 0;
 };
 
-// The layout decisions the compute definitions get for these options: the
-// default CPU schedule's for an llvm target (sched::default_cpu_layouts), the
-// direct forms without a schedule or for another target.
+// The layout decisions the compute definitions get for these options: for
+// an llvm target the default CPU schedule's (sched::default_cpu_layouts),
+// except where the tuning log decided otherwise or a layout alternative is
+// asked for (sched::searched_cpu_layouts); the direct forms without a
+// schedule or for another target.
 lower::LayoutChoices layout_choices(const CompileOptions& options);
 
 // The default CPU schedule's options for these options' target (nullopt: schedule none).
@@ -67,6 +72,8 @@ struct CompiledKernel {
   tir::PrimFunc flat;       // what the backend built
   double flops = 0;
   double bytes = 0;         // of its parameters, each once
+  // The convolutions it computes (lower::conv_key) and the layout of each.
+  std::vector<std::pair<std::string, lower::ConvLayout>> conv_layouts;
 };
 
 // The kernel's tensor IR as the backend built it (scheduled and flattened).

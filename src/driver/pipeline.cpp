@@ -2,6 +2,7 @@
 // the target-independent graph passes), then compile_graph (the rest).
 #include "src/driver/pipeline.h"
 
+#include <algorithm>
 #include <iomanip>
 
 #include <optional>
@@ -106,7 +107,14 @@ std::vector<CompiledKernel> lower_groups(const graph::Graph& g, const std::vecto
     TESSEL_ICHECK(passes::is_convex(g, groups[i])) << "group " << groups[i].name << " is not convex";
     CompiledKernel k;
     k.symbol = kernel_symbol(i, groups[i].name);
-    k.group = lower::lower_group_with_bindings(g, groups[i], layouts);
+    lower::LayoutChoices recording{[&layouts, &k](const lower::ConvShape& conv) {
+      lower::ConvLayout layout = layouts.conv_layout(conv);
+      std::pair<std::string, lower::ConvLayout> entry{lower::conv_key(conv), layout};
+      if (std::find(k.conv_layouts.begin(), k.conv_layouts.end(), entry) == k.conv_layouts.end())
+        k.conv_layouts.push_back(std::move(entry));
+      return layout;
+    }};
+    k.group = lower::lower_group_with_bindings(g, groups[i], recording);
     for (const graph::Node* n : groups[i].nodes) k.flops += double(graph::node_flops(*n));
     kernels.push_back(std::move(k));
   }
@@ -128,7 +136,11 @@ void run_tir_pass(const char* stage, std::vector<CompiledKernel>& kernels, Pass 
 lower::LayoutChoices layout_choices(const CompileOptions& options) {
   if (options.target.kind != codegen::TargetKind::kLlvm) return {};
   std::optional<sched::CpuScheduleOptions> cpu = cpu_schedule_options(options);
-  return cpu ? sched::default_cpu_layouts(*cpu) : lower::LayoutChoices{};
+  if (!cpu) return {};
+  bool decided = options.tuned && !options.tuned->conv_layouts.empty();
+  if (!decided && options.layout_alternative == 0) return sched::default_cpu_layouts(*cpu);
+  return sched::searched_cpu_layouts(*cpu, decided ? options.tuned->conv_layouts : std::map<std::string, lower::ConvLayout>{},
+                                     options.layout_alternative);
 }
 
 const std::vector<std::string>& pipeline_stages() {

@@ -8,8 +8,23 @@
 
 namespace tessel::driver {
 
+namespace {
+
+// The tasks of `kernels` not yet in out, as alternative-only tasks.
+void add_alternative_tasks(std::vector<TuningTask> found, SessionTasks& out) {
+  std::set<std::string> known;
+  for (const TuningTask& t : out.tasks) known.insert(t.key);
+  for (TuningTask& t : found) {
+    if (known.count(t.key)) continue;
+    out.tasks.push_back(std::move(t));
+    out.alternative_only.push_back(true);
+  }
+}
+
+}  // namespace
+
 SessionTasks session_tasks(const std::string& model_path, const PipelineOptions& pipeline,
-                           const CompileOptions& options) {
+                           const CompileOptions& options, bool search_layouts) {
   bool tuned = options.fusion == passes::FusionPolicy::kTuned;
   CompileOptions base = options;
   if (tuned) base.fusion = passes::FusionPolicy::kDefault;
@@ -19,20 +34,31 @@ SessionTasks session_tasks(const std::string& model_path, const PipelineOptions&
     CompiledGraph compiled = compile_graph(g, base);
     out.tasks = extract_tasks(compiled.kernels);
     out.kernels = compiled.kernels.size();
+    if (search_layouts) add_layout_variants(compiled.kernels, out.tasks, out.layouts);
   }
   out.alternative_only.assign(out.tasks.size(), false);
-  if (!tuned) return out;
-  CompileOptions alternative = options;
-  alternative.fuse_every_region = true;
-  graph::Graph g = load_graph(model_path, pipeline);
-  CompiledGraph compiled = compile_graph(g, alternative);
-  out.regions = compiled.fusion_regions;
-  std::set<std::string> known;
-  for (const TuningTask& t : out.tasks) known.insert(t.key);
-  for (TuningTask& t : extract_tasks(compiled.kernels)) {
-    if (known.count(t.key)) continue;
-    out.tasks.push_back(std::move(t));
-    out.alternative_only.push_back(true);
+  if (tuned) {
+    CompileOptions alternative = options;
+    alternative.fuse_every_region = true;
+    graph::Graph g = load_graph(model_path, pipeline);
+    CompiledGraph compiled = compile_graph(g, alternative);
+    out.regions = compiled.fusion_regions;
+    add_alternative_tasks(extract_tasks(compiled.kernels), out);
+  }
+  // Each compile moves every conv to its next candidate layout, until no
+  // conv has one.
+  for (int alternative = 1; search_layouts; ++alternative) {
+    CompileOptions variant = base;
+    variant.layout_alternative = alternative;
+    graph::Graph g = load_graph(model_path, pipeline);
+    CompiledGraph compiled = compile_graph(g, variant);
+    std::vector<TuningTask> found = extract_tasks(compiled.kernels);
+    size_t before = 0, after = 0;
+    for (const auto& [conv, list] : out.layouts) before += list.size();
+    add_layout_variants(compiled.kernels, found, out.layouts);
+    for (const auto& [conv, list] : out.layouts) after += list.size();
+    if (after == before) break;
+    add_alternative_tasks(std::move(found), out);
   }
   return out;
 }

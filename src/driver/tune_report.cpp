@@ -77,6 +77,16 @@ TuneReport make_tune_report(const std::string& log_path) {
     else
       report.summary.fusion[it->second] = f;
   }
+  // A conv's last decision, likewise.
+  std::map<std::string, size_t> layout;
+  for (const tune::LayoutRecord& l : all.layouts) {
+    if (l.target != report.target || l.compiler_version != report.version) continue;
+    auto [it, added] = layout.emplace(l.conv, report.summary.layouts.size());
+    if (added)
+      report.summary.layouts.push_back(l);
+    else
+      report.summary.layouts[it->second] = l;
+  }
   return report;
 }
 

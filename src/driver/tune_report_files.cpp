@@ -73,6 +73,23 @@ void write_fusion_csv(const std::vector<tune::FusionRecord>& decisions, const st
   TESSEL_USER_CHECK(out.good(), Span{}) << "cannot write " << path;
 }
 
+// One row per conv layout decision: each measured layout as "form align ms",
+// " | " between them.
+void write_layouts_csv(const std::vector<tune::LayoutRecord>& decisions, const std::string& path) {
+  std::ofstream out = open_for_writing(path);
+  out << "conv,choice,default_ms,chosen_ms,measured\n";
+  for (const tune::LayoutRecord& l : decisions) {
+    const tune::LayoutOption& chosen = l.measured.at(l.choice);
+    std::string measured;
+    for (const tune::LayoutOption& o : l.measured)
+      measured += (measured.empty() ? "" : " | ") + o.form + " " + std::to_string(o.align) + " " + std::to_string(o.ms);
+    out << l.conv << "," << chosen.form << " " << chosen.align << "," << l.measured.front().ms << "," << chosen.ms
+        << "," << measured << "\n";
+  }
+  out.close();
+  TESSEL_USER_CHECK(out.good(), Span{}) << "cannot write " << path;
+}
+
 }  // namespace
 
 void write_tune_report(const TuneReport& report, const std::string& dir) {
@@ -88,6 +105,7 @@ void write_tune_report(const TuneReport& report, const std::string& dir) {
           << (best > 0 ? t.flops / (best * 1e6) : 0) << "," << (t.alternative_only ? 1 : 0) << "\n";
   }
   if (!report.summary.fusion.empty()) write_fusion_csv(report.summary.fusion, dir + "/fusion.csv");
+  if (!report.summary.layouts.empty()) write_layouts_csv(report.summary.layouts, dir + "/layouts.csv");
   std::ofstream curve = open_for_writing(dir + "/curve.csv");
   curve << "trial,task,ms,estimated_ms\n";
   for (const CurvePoint& p : report.curve)

@@ -101,6 +101,7 @@ class Session {
   sched::CpuScheduleOptions cpu_;
   std::vector<TaskRun> runs_;
   std::vector<FusionRegionChoice> regions_;  // fusion tuned
+  ConvLayoutVariants layouts_;               // searching layouts
   std::unique_ptr<tune::TuningLogWriter> writer_;
   std::unique_ptr<tune::CostModel> model_;
   bool model_trained_ = false;
@@ -117,13 +118,20 @@ void Session::prepare() {
   TESSEL_USER_CHECK(cpu && o_.compile.target.kind == codegen::TargetKind::kLlvm, Span{})
       << "tessel tune searches CPU schedules: it needs --target llvm and --schedule default";
   cpu_ = *cpu;
-  SessionTasks found = session_tasks(o_.model_path, o_.pipeline, o_.compile);
+  SessionTasks found = session_tasks(o_.model_path, o_.pipeline, o_.compile, o_.search_layouts);
   std::vector<TuningTask>& tasks = found.tasks;
   regions_ = found.regions;
+  layouts_ = found.layouts;
   out_ << "model " << o_.model_path << ": " << found.kernels << " kernels, " << tasks.size() << " tasks";
+  std::vector<std::string> sources;
   if (o_.compile.fusion == passes::FusionPolicy::kTuned)
+    sources.push_back("aggressive's groups in " + std::to_string(regions_.size()) + " fusion regions");
+  size_t relaid = size_t(
+      std::count_if(layouts_.begin(), layouts_.end(), [](const auto& conv) { return conv.second.size() > 1; }));
+  if (relaid) sources.push_back(std::to_string(relaid) + " convs in other layouts");
+  if (!sources.empty())
     out_ << " (" << std::count(found.alternative_only.begin(), found.alternative_only.end(), true)
-         << " of them only aggressive's groups in " << regions_.size() << " fusion regions have)";
+         << " of them only " << sources.front() << (sources.size() > 1 ? " or " + sources.back() : "") << " have)";
   out_ << "; target " << log_target(o_.compile.target) << ", " << cpu_.num_threads << " thread(s)\n";
   for (size_t i = 0; i < tasks.size(); ++i) {
     tune::Candidate baseline = *tune::make_candidate(tasks[i].func, cpu_, {});
@@ -298,6 +306,7 @@ TuneSummary Session::summary() const {
   TuneSummary out;
   for (const TaskRun& r : runs_) out.tasks.push_back(r.summary);
   out.fusion = decide_fusion(regions_, out.tasks, log_target(o_.compile.target), compiler_version());
+  out.layouts = decide_layouts(layouts_, out.tasks, log_target(o_.compile.target), compiler_version());
   out.trials = trials_;
   out.interrupted = interrupted_;
   out.seconds = std::chrono::duration<double>(Clock::now() - start_).count();
@@ -363,6 +372,7 @@ TuneSummary Session::run() {
   if (!o_.cost_model_out.empty() && model_trained_) model_->save(o_.cost_model_out);
   TuneSummary s = summary();
   for (const tune::FusionRecord& f : s.fusion) writer_->append(f);
+  for (const tune::LayoutRecord& l : s.layouts) writer_->append(l);
   std::string decisions;
   for (const tune::FusionRecord& f : s.fusion)
     decisions += std::string(decisions.empty() ? "" : ",") + "{\"choice\":\"" +

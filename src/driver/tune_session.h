@@ -31,6 +31,7 @@ struct TuneOptions {
   uint64_t seed = 0;
   bool resume = false;        // continue the log (else it must not hold records yet)
   bool random_search = false; // rank with a random model: the baseline search efficiency is measured against
+  bool search_layouts = true; // each conv's other layouts measured too (tune_layouts.h)
   std::string cost_model_in;  // a saved cost model to start from (warm start)
   std::string cost_model_out; // where to save the cost model at the end
   std::string events_path;    // JSON lines, one per event; empty: none
@@ -43,8 +44,9 @@ struct TunedTask {
   double flops = 0;
   double default_ms = 0, best_ms = 0;  // 0 while unmeasured
   int trials = 0, errors = 0;
-  // Only aggressive's groups of fusion tuned's regions have it: it counts in
-  // the estimates through the regions' decisions, not by its weight.
+  // Only aggressive's groups of fusion tuned's regions, or a conv's other
+  // layout, have it: it counts in the estimates through the decisions, not
+  // by its weight.
   bool alternative_only = false;
   // What compile --tuning-log applies: the best when it beat the default by kMinTunedGain.
   double applied_ms() const;
@@ -55,6 +57,7 @@ struct TunedTask {
 struct TuneSummary {
   std::vector<TunedTask> tasks;
   std::vector<tune::FusionRecord> fusion;  // fusion tuned: a decision per region whose tasks are measured
+  std::vector<tune::LayoutRecord> layouts; // searching layouts: a decision per conv whose layouts are measured
   int trials = 0;          // measured in this session and earlier ones (resumed)
   bool interrupted = false;
   double seconds = 0;

@@ -5,6 +5,7 @@
 
 #include "src/driver/tune_progress.h"
 #include "src/driver/tune_session.h"
+#include "src/driver/tune_layouts.h"
 #include "src/driver/tuned_schedules.h"
 
 namespace tessel::driver {
@@ -22,6 +23,7 @@ double TuneSummary::tuned_ms() const {
     if (!t.alternative_only) total += double(t.weight) * t.applied_ms();
   for (const tune::FusionRecord& f : fusion)
     if (f.take_alternative) total += double(f.runs) * (f.alternative_ms - f.base_ms);
+  for (const tune::LayoutRecord& l : layouts) total += l.measured.at(l.choice).ms - l.measured.front().ms;
   return total;
 }
 
@@ -71,6 +73,7 @@ void print_tune_summary(const TuneSummary& s, std::ostream& out) {
           << " ms aggressive   " << f.base_ops << "  ->  " << f.alternative_ops
           << (f.runs > 1 ? "  (x" + std::to_string(f.runs) + ")" : std::string()) << "\n";
   }
+  if (!s.layouts.empty()) print_layout_decisions(s.layouts, out);
   out << std::setprecision(3) << "estimated end to end (sum of runs x kernel time): default " << s.default_ms()
       << " ms, tuned " << s.tuned_ms() << " ms (" << std::setprecision(2)
       << (s.tuned_ms() > 0 ? s.default_ms() / s.tuned_ms() : 0) << "x); " << s.trials << " trials";

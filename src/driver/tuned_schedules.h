@@ -12,6 +12,7 @@
 #include <string>
 
 #include "src/codegen/target.h"
+#include "src/lower/layout_choices.h"
 
 namespace tessel::driver {
 
@@ -39,6 +40,7 @@ struct TunedSchedules {
   std::string path;                              // the log they came from
   std::map<std::string, TunedSchedule> tasks;    // by task key
   std::map<std::string, FusionDecision> fusion;  // by fusion_region_key: the log's last decision
+  std::map<std::string, lower::ConvLayout> conv_layouts;  // by lower::conv_key: the log's last decision
 };
 
 // Reads the log (a corrupt line is a user error naming it); says on `notes`

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,16 @@ struct ConvLayout {
 
 std::string to_string(const ConvLayout& layout);  // "direct", "flat align 48", "flat-pointwise align 16",
                                                   // "channels-last align 8"
+
+// What a tuned layout decision is known by: the conv's output, window and
+// groups, without whether its weight is packed yet ("conv 1x64x56x56 k3x3
+// s1x1 d1x1 p1,1,1,1 g1 c64"), so the same conv in another model gets it.
+std::string conv_key(const ConvShape& c);
+
+// A layout as a log stores it: its form ("direct", "flat", "flat-pointwise",
+// "channels-last") and alignment; nullopt for a form name it does not know.
+std::string conv_form_name(ConvForm form);
+std::optional<ConvForm> conv_form_named(const std::string& name);
 
 // The choices for one lowering; an empty function chooses the direct form.
 struct LayoutChoices {

@@ -21,6 +21,7 @@ using cli_test::TempDir;
 
 using tune_cli_test::kTinyCnn;
 using tune_cli_test::lines_of;
+using tune_cli_test::measured_of;
 using tune_cli_test::tune_args;
 
 TEST(TuneCli, ATinySessionWritesALogThatCompileAndCheckApply) {
@@ -33,9 +34,16 @@ TEST(TuneCli, ATinySessionWritesALogThatCompileAndCheckApply) {
   EXPECT_TRUE(contains(tune.err, "default schedules")) << tune.err;  // the task table first
   EXPECT_TRUE(contains(tune.err, "[24/24 trials]")) << tune.err;
   EXPECT_TRUE(contains(tune.out, "estimated end to end")) << tune.out;
-  std::vector<std::string> records = lines_of(log);
+  std::vector<std::string> records = measured_of(log);
   ASSERT_EQ(records.size(), 24u);
-  for (const std::string& r : records) EXPECT_TRUE(contains(r, "\"target\":\"llvm -mcpu=")) << r;
+  for (const std::string& r : lines_of(log)) EXPECT_TRUE(contains(r, "\"target\":\"llvm -mcpu=")) << r;
+  // Its two convs were also compiled in their other layouts: 6 tasks and 3
+  // only those have, each measured at least with its default schedule, and
+  // a decision per conv.
+  EXPECT_TRUE(contains(tune.err, "6 kernels, 9 tasks (3 of them only 2 convs in other layouts have)")) << tune.err;
+  EXPECT_EQ(lines_of(log).size(), 26u);
+  EXPECT_TRUE(contains(lines_of(log).back(), "{\"layout\":{\"choice\":")) << lines_of(log).back();
+  EXPECT_TRUE(contains(tune.out, "conv layouts: 2 convs measured in other layouts")) << tune.out;
   std::vector<std::string> event_lines = lines_of(events);
   ASSERT_GE(event_lines.size(), 3u);
   EXPECT_TRUE(contains(event_lines.front(), "\"event\":\"start\""));
@@ -45,14 +53,16 @@ TEST(TuneCli, ATinySessionWritesALogThatCompileAndCheckApply) {
                                log.string(), "-o", (dir / "tiny.so").string()});
   ASSERT_EQ(compile.code, 0) << compile.err;
   EXPECT_TRUE(contains(compile.out, "6 kernels (fusion default, schedule default, 6 tuned)")) << compile.out;
+  EXPECT_TRUE(contains(compile.err, "layout decisions for 2 convs")) << compile.err;
   Result check = run_tessel({"check", kTinyCnn, "--input-shape", "image=1x1x28x28", "--tuning-log", log.string(),
                              "--per-kernel"});
   EXPECT_EQ(check.code, 0) << check.out << check.err;
   EXPECT_TRUE(contains(check.out, "check passed")) << check.out;
   Result report = run_tessel({"tune-report", log.string(), "-o", (dir / "report").string()});
   ASSERT_EQ(report.code, 0) << report.err;
-  EXPECT_TRUE(contains(report.out, "24 trials, 6 tasks")) << report.out;
-  for (const char* file : {"tasks.csv", "curve.csv", "accuracy.csv", "curve.svg"})
+  EXPECT_TRUE(contains(report.out, "24 trials, 9 tasks")) << report.out;
+  EXPECT_TRUE(contains(report.out, "conv layouts: 2 convs")) << report.out;
+  for (const char* file : {"tasks.csv", "curve.csv", "accuracy.csv", "curve.svg", "layouts.csv"})
     EXPECT_TRUE(fs::exists(dir / "report" / file)) << file;
   EXPECT_EQ(lines_of(dir / "report" / "curve.csv").size(), 25u);
 }
@@ -62,18 +72,19 @@ TEST(TuneCli, ALogIsContinuedOnlyWithResume) {
   fs::path log = dir / "resume.jsonl";
   ASSERT_EQ(run_tessel(tune_args(log, 10)).code, 0);
   expect_user_error(run_tessel(tune_args(log, 16)), "pass --resume to continue");
-  EXPECT_EQ(lines_of(log).size(), 10u);
+  EXPECT_EQ(measured_of(log).size(), 10u);
   std::vector<std::string> args = tune_args(log, 16);
   args.push_back("--resume");
   Result resumed = run_tessel(args);
   ASSERT_EQ(resumed.code, 0) << resumed.err;
   EXPECT_TRUE(contains(resumed.err, "resumed 10 records")) << resumed.err;
-  std::vector<std::string> records = lines_of(log);
+  std::vector<std::string> records = measured_of(log);
   EXPECT_EQ(records.size(), 16u);
-  // The default schedules were measured by the first session, not again.
+  // The default schedules of the 9 tasks (3 of them the convs' other
+  // layouts) were measured by the first session, not again.
   size_t defaults = 0;
   for (const std::string& r : records) defaults += contains(r, "\"round\":0");
-  EXPECT_EQ(defaults, 6u);
+  EXPECT_EQ(defaults, 9u);
 }
 
 TEST(TuneCli, AnInterruptKeepsWhatWasMeasured) {
@@ -98,7 +109,7 @@ TEST(TuneCli, ACorruptOrForeignLogIsReported) {
   TempDir dir;
   fs::path log = dir / "tiny.jsonl";
   ASSERT_EQ(run_tessel(tune_args(log, 8)).code, 0);
-  std::vector<std::string> records = lines_of(log);
+  std::vector<std::string> records = measured_of(log);
   auto write = [&](const fs::path& path, const std::vector<std::string>& lines) {
     std::ofstream out(path);
     for (const std::string& l : lines) out << l << "\n";

@@ -187,6 +187,50 @@ TEST(TuningLog, FusionDecisionsReadBackBesideTheRecords) {
   std::filesystem::remove(path);
 }
 
+// Layout decisions too: read back apart, another target's counted, a
+// choice that is not one of the measured layouts an error naming its line.
+TEST(TuningLog, LayoutDecisionsReadBackBesideTheRecords) {
+  std::string path = temp_log("layout.jsonl");
+  LayoutRecord l;
+  l.target = "llvm -mcpu=znver4";
+  l.compiler_version = "0.1.0";
+  l.conv = "conv 1x64x56x56 k3x3 s1x1 d1x1 p1,1,1,1 g1 c64";
+  l.measured = {{"flat", 48, 0.91}, {"channels-last", 1, 0.84}};
+  l.choice = 1;
+  LayoutRecord foreign = l;
+  foreign.target = "llvm -mcpu=znver3";
+  {
+    TuningLogWriter log(path);
+    log.append(measured("a1", 1.0));
+    log.append(l);
+    log.append(foreign);
+  }
+  TuningLog read = read_tuning_log(path, "llvm -mcpu=znver4", "0.1.0");
+  ASSERT_EQ(read.records.size(), 1u);
+  ASSERT_EQ(read.layouts.size(), 1u);
+  EXPECT_EQ(read.foreign_layouts, 1u);
+  EXPECT_EQ(read.layouts[0].conv, l.conv);
+  ASSERT_EQ(read.layouts[0].measured.size(), 2u);
+  EXPECT_EQ(read.layouts[0].measured[1].form, "channels-last");
+  EXPECT_EQ(read.layouts[0].measured[1].align, 1);
+  EXPECT_DOUBLE_EQ(read.layouts[0].measured[1].ms, 0.84);
+  EXPECT_EQ(read.layouts[0].choice, 1u);
+
+  l.choice = 2;
+  write_file(path, to_line(measured("a1", 1.0)) + "\n" + to_line(l) + "\n");
+  try {
+    read_tuning_log(path, "", "");
+    FAIL() << "a choice out of range was accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find(":2: not a tuning record: field \"choice\""), std::string::npos) << e.what();
+  }
+  for (const char* bad : {R"({"layout":{"conv":"c","choice":0,"measured":[{"form":"flat","align":1,"ms":1}]},"target":"llvm","version":"1"})",
+                          R"({"layout":{"conv":"c","choice":0,"measured":[{"form":"flat","align":0,"ms":1},{"form":"direct","align":1,"ms":1}]},"target":"llvm","version":"1"})",
+                          R"({"layout":{"choice":0,"measured":[]},"target":"llvm","version":"1"})"})
+    EXPECT_THROW(layout_record_from_line(bad), UserError) << bad;
+  std::filesystem::remove(path);
+}
+
 // A writer process appends records as fast as it can and is killed with
 // SIGKILL: every complete line reads back, a line cut short (if the kill
 // landed mid-write) is dropped and reported, and the next writer truncates

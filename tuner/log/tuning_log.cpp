@@ -196,6 +196,8 @@ void TuningLogWriter::append(const TuningRecord& record) { append_line(to_line(r
 
 void TuningLogWriter::append(const FusionRecord& record) { append_line(to_line(record)); }
 
+void TuningLogWriter::append(const LayoutRecord& record) { append_line(to_line(record)); }
+
 void TuningLogWriter::append_line(const std::string& text) {
   std::string line = text + "\n";
   TESSEL_USER_CHECK(write_all(fd_, line) && ::fsync(fd_) == 0, Span{})
@@ -235,6 +237,14 @@ TuningLog read_tuning_log(const std::string& path, const std::string& target, co
           log.fusion.push_back(std::move(f));
         else
           ++log.foreign_fusion;
+        continue;
+      }
+      if (j.contains("layout")) {
+        LayoutRecord l = layout_record_from_line(line);
+        if (ours(l.target, l.compiler_version))
+          log.layouts.push_back(std::move(l));
+        else
+          ++log.foreign_layouts;
         continue;
       }
       TuningRecord r = record_from_json(j);

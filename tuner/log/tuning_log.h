@@ -62,12 +62,35 @@ struct FusionRecord {
   std::string base_ops, alternative_ops;       // optional, for people: "Flatten+Gemm | Softmax"
 };
 
+// A layout decision of a session that searched conv layouts: for one
+// convolution (its lower::conv_key), each layout measured (form and
+// alignment, the default's first) with the time of the model's kernels that
+// compute the conv that way added up, and the one chosen.
+//
+//   {"layout":{"conv":"conv 1x64x56x56 k3x3 s1x1 d1x1 p1,1,1,1 g1 c64","choice":1,
+//    "measured":[{"form":"flat","align":48,"ms":0.91},{"form":"channels-last","align":1,"ms":0.84}]},
+//    "target":"llvm ...","version":"0.1.0"}
+struct LayoutOption {
+  std::string form;  // lower::conv_form_name
+  int64_t align = 1;
+  double ms = 0;
+};
+
+struct LayoutRecord {
+  std::string target, compiler_version;
+  std::string conv;
+  std::vector<LayoutOption> measured;  // the default's first
+  size_t choice = 0;                   // into measured
+};
+
 // One line of the log (without its newline), and back; from_line throws a
 // tessel::UserError saying what is wrong with the line.
 std::string to_line(const TuningRecord& record);
 TuningRecord record_from_line(const std::string& line);
 std::string to_line(const FusionRecord& record);
 FusionRecord fusion_record_from_line(const std::string& line);
+std::string to_line(const LayoutRecord& record);
+LayoutRecord layout_record_from_line(const std::string& line);
 
 // Appends records to a log file, creating it; each append is one write of a
 // whole line followed by fsync. A last line cut short (a killed session's
@@ -81,6 +104,7 @@ class TuningLogWriter {
 
   void append(const TuningRecord& record);
   void append(const FusionRecord& record);
+  void append(const LayoutRecord& record);
   const std::string& path() const { return path_; }
 
  private:
@@ -94,6 +118,8 @@ struct TuningLog {
   std::vector<TuningRecord> foreign;  // for another target or version: reported, not applied
   std::vector<FusionRecord> fusion;   // for the expected target and version, in file order
   size_t foreign_fusion = 0;          // fusion records for another target or version
+  std::vector<LayoutRecord> layouts;  // for the expected target and version, in file order
+  size_t foreign_layouts = 0;         // layout records for another target or version
   bool dropped_partial_line = false;  // the last line was cut short (an interrupted write) and dropped
 };
 
