@@ -69,6 +69,30 @@ std::vector<tune::LayoutRecord> decide_layouts(const ConvLayoutVariants& variant
   return out;
 }
 
+std::set<std::string> hopeless_layout_tasks(const ConvLayoutVariants& variants,
+                                            const std::map<std::string, double>& best_ms) {
+  std::set<std::string> hopeless, hopeful;
+  for (const auto& [conv, list] : variants) {
+    std::vector<double> ms;
+    for (const ConvLayoutVariant& v : list) {
+      double total = 0;
+      for (const std::string& task : v.tasks) {
+        auto it = best_ms.find(task);
+        total = it == best_ms.end() || it->second <= 0 || total < 0 ? -1 : total + it->second;
+      }
+      ms.push_back(total);
+    }
+    double fastest = 0;
+    for (double m : ms)
+      if (m > 0 && (fastest == 0 || m < fastest)) fastest = m;
+    for (size_t i = 0; i < list.size(); ++i)
+      for (const std::string& task : list[i].tasks)
+        (ms[i] > kHopelessLayoutRatio * fastest && fastest > 0 ? hopeless : hopeful).insert(task);
+  }
+  for (const std::string& task : hopeful) hopeless.erase(task);
+  return hopeless;
+}
+
 void print_layout_decisions(const std::vector<tune::LayoutRecord>& decisions, std::ostream& out) {
   size_t changed = 0;
   for (const tune::LayoutRecord& r : decisions) changed += r.choice != 0;

@@ -11,6 +11,7 @@
 
 #include <map>
 #include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,17 @@ void add_layout_variants(const std::vector<CompiledKernel>& kernels, const std::
 std::vector<tune::LayoutRecord> decide_layouts(const ConvLayoutVariants& variants,
                                                const std::vector<TunedTask>& tasks, const std::string& target,
                                                const std::string& version);
+
+// A layout whose kernels take more than this many times the conv's fastest
+// layout's: tuning gains a kernel rarely come near it, so trials go elsewhere.
+inline constexpr double kHopelessLayoutRatio = 1.25;
+
+// The tasks of the conv layouts that are hopeless by that measure, their
+// times the best each task measured so far (a layout with an unmeasured
+// task is neither hopeless nor the fastest yet). A task of several layouts
+// is hopeless only if all of them are.
+std::set<std::string> hopeless_layout_tasks(const ConvLayoutVariants& variants,
+                                            const std::map<std::string, double>& best_ms);
 
 // "conv layouts: 12 convs measured in other layouts, 3 changed" and a line per changed conv.
 void print_layout_decisions(const std::vector<tune::LayoutRecord>& decisions, std::ostream& out);

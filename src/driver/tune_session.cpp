@@ -12,10 +12,12 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <set>
 
 #include "ir/core/diagnostics.h"
 #include "src/driver/targets.h"
 #include "src/driver/tune_fusion.h"
+#include "src/driver/tune_layouts.h"
 #include "src/driver/tune_progress.h"
 #include "src/driver/tuned_schedules.h"
 #include "src/driver/tuning_tasks.h"
@@ -90,6 +92,7 @@ class Session {
   // Measures candidates of task t; returns how many were measured (fewer when interrupted).
   int measure_round(size_t t, std::vector<tune::Candidate>& candidates, int64_t round);
   void train();
+  void reweigh_layouts();
   std::optional<double> batch_accuracy() const;
   void print_default_table() const;
   void report_round(size_t t, int64_t round, int measured, int errors, std::optional<double> accuracy);
@@ -236,6 +239,18 @@ int Session::measure_round(size_t t, std::vector<tune::Candidate>& candidates, i
   return measured;
 }
 
+// The tasks of a conv's layouts far slower than its fastest get no weight in
+// the task scheduler: the model will not run them, however they are tuned.
+void Session::reweigh_layouts() {
+  if (layouts_.empty()) return;
+  std::map<std::string, double> best;
+  for (const TaskRun& r : runs_)
+    if (r.summary.best_ms > 0) best[r.task.key] = r.summary.best_ms;
+  std::set<std::string> hopeless = hopeless_layout_tasks(layouts_, best);
+  for (size_t t = 0; t < runs_.size(); ++t)
+    scheduler_->set_weight(t, hopeless.count(runs_[t].task.key) ? 0.0 : double(runs_[t].task.weight()));
+}
+
 void Session::train() {
   if (batch_.size() == 0) return;
   model_->update(batch_);
@@ -350,6 +365,7 @@ TuneSummary Session::run() {
     scheduler_->report(size_t(t), n, best_or_infinity(runs_[t].summary));
   }
   print_default_table();
+  reweigh_layouts();
   while (!interrupted_flag && trials_ < o_.trials) {
     size_t t = scheduler_->next();
     if (t == SIZE_MAX) break;
@@ -365,6 +381,7 @@ TuneSummary Session::run() {
     std::optional<double> accuracy = batch_accuracy();
     train();
     scheduler_->report(t, n, best_or_infinity(runs_[t].summary));
+    reweigh_layouts();
     report_round(t, round, n, runs_[t].summary.errors - errors_before, accuracy);
   }
   interrupted_ = interrupted_flag != 0;

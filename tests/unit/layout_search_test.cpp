@@ -192,5 +192,26 @@ TEST(LayoutDecisions, TheFastestLayoutSummedOverInstancesWhenClearlyFaster) {
   EXPECT_THROW(driver::decided_layouts(decided), UserError);
 }
 
+// Trials go to a conv's layouts that can still win: one whose kernels take
+// more than kHopelessLayoutRatio times the fastest layout's is left out of
+// the task scheduler's estimate until it is no longer that slow.
+TEST(LayoutDecisions, LayoutsFarSlowerThanTheFastestAreHopeless) {
+  driver::ConvLayoutVariants variants;
+  variants["a"] = {{{ConvForm::kFlat, 48}, {"f"}}, {{ConvForm::kChannelsLast, 1}, {"c1", "c2"}},
+                   {{ConvForm::kDirect, 1}, {"d"}}, {{ConvForm::kFlat, 16}, {"unmeasured"}}};
+  variants["b"] = {{{ConvForm::kFlat, 16}, {"shared"}}, {{ConvForm::kDirect, 1}, {"e"}}};
+  variants["c"] = {{{ConvForm::kFlat, 16}, {"shared"}}, {{ConvForm::kDirect, 1}, {"g"}}};
+  std::map<std::string, double> best = {{"f", 1.0}, {"c1", 0.5}, {"c2", 0.7}, {"d", 3.0},
+                                        {"shared", 2.0}, {"e", 1.0}, {"g", 2.1}};
+  EXPECT_EQ(driver::hopeless_layout_tasks(variants, best), (std::set<std::string>{"d"}))
+      << "f: 1.0 against 1.2 is the fastest; shared: hopeless for b, not for c";
+  best["f"] = 0.9;
+  best["d"] = 1.1;
+  EXPECT_EQ(driver::hopeless_layout_tasks(variants, best), (std::set<std::string>{"c1", "c2"}));
+  driver::ConvLayoutVariants single;
+  single["x"] = {{{ConvForm::kDirect, 1}, {"only"}}};
+  EXPECT_TRUE(driver::hopeless_layout_tasks(single, {{"only", 1.0}}).empty());
+}
+
 }  // namespace
 }  // namespace tessel

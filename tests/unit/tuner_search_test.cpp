@@ -96,6 +96,10 @@ TEST(TaskScheduler, EveryTaskGetsAFirstRoundThenTheHeaviestGradient) {
   // Same time per run, task 1 runs 4 times per inference: it pays more.
   EXPECT_EQ(scheduler.next(), 1u);
   EXPECT_DOUBLE_EQ(scheduler.estimated_ms(), 5.0);
+  scheduler.set_weight(1, 0);  // a task the model will not run: it no longer pays
+  EXPECT_EQ(scheduler.next(), 0u);
+  EXPECT_DOUBLE_EQ(scheduler.estimated_ms(), 1.0);
+  scheduler.set_weight(1, 4);
   scheduler.mark_done(1);
   EXPECT_EQ(scheduler.next(), 0u);
   scheduler.mark_done(0);

@@ -31,6 +31,9 @@ class TaskScheduler {
   // After a round of `trials` on task t: its best time so far (infinity while it has none).
   void report(size_t t, int trials, double best_ms);
   void mark_done(size_t t);  // its search space is spent
+  // How much t's latency counts from now on (0: only epsilon's random picks
+  // reach it, as for a task the model may not run at all).
+  void set_weight(size_t t, double weight);
 
   // sum of weight * best time over the tasks with one; the tasks without one count 0.
   double estimated_ms() const;
