@@ -5,10 +5,13 @@ Runtime in the same rounds. Prints per model the trials, the tuning time, the me
 each and the ratios, and the geomean of tuned / ONNX Runtime.
 
     ~/.cache/tessel/venv/bin/python bench/tune_bench.py [--models mobilenet_v2,resnet18] \\
-        [--trials 300] [--threads 1] [--rounds 5] [--logs ~/.cache/tessel/tune-logs] [--fusion tuned]
+        [--trials 300] [--threads 1] [--rounds 5] [--logs ~/.cache/tessel/tune-logs] [--fusion tuned] \\
+        [--layouts default]
 
 With --fusion tuned the session also decides fusion by measurement and the tuned library is
 compiled with it; "default" is then the untuned library with the default fusion policy.
+With --layouts default the sessions search schedules only, each conv in the default's layout
+(the ablation of the layout search).
 
 Models are read from ${TESSEL_CACHE:-~/.cache/tessel}/models (scripts/export_models.py).
 """
@@ -39,12 +42,12 @@ def log_records(path: str) -> int:
         return sum(1 for line in f if line.endswith("\n") and not line.startswith(('{"fusion"', '{"layout"')))
 
 
-def tune(tessel: str, model: str, log: str, trials: int, threads: int, fusion: str) -> float:
+def tune(tessel: str, model: str, log: str, trials: int, threads: int, fusion: str, layouts: str) -> float:
     """Tunes up to `trials` records in the log; the seconds it took (0 when the log had them)."""
     if log_records(log) >= trials:
         return 0.0
     command = [tessel, "tune", model, "--log", log, "--trials", str(trials), "--threads", str(threads),
-               "--fusion", fusion]
+               "--fusion", fusion, "--layouts", layouts]
     if log_records(log) > 0:
         command.append("--resume")
     start = time.time()
@@ -69,6 +72,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=20, help="timed runs per library per round")
     ap.add_argument("--logs", default=os.path.join(CACHE, "tune-logs"), help="where the tuning logs are kept")
     ap.add_argument("--fusion", default="default", help="the fusion policy tuned and compiled (tuned: by measurement)")
+    ap.add_argument("--layouts", default="search", choices=["search", "default"],
+                    help="search: each conv's layouts measured too (tessel tune's default)")
     args = ap.parse_args()
     os.makedirs(args.logs, exist_ok=True)
     rows, ratios = [], []
@@ -76,9 +81,10 @@ def main() -> None:
     models = [m for m in args.models.split(",") if m]
     with tempfile.TemporaryDirectory() as work:
         for done, name, model in exported_models(models):
-            suffix = "" if args.fusion == "default" else f".fusion-{args.fusion}"
+            suffix = ("" if args.fusion == "default" else f".fusion-{args.fusion}") + \
+                ("" if args.layouts == "search" else ".layouts-default")
             log = os.path.join(args.logs, f"{name}.t{args.threads}{suffix}.jsonl")
-            seconds = tune(args.tessel, model, log, args.trials, args.threads, args.fusion)
+            seconds = tune(args.tessel, model, log, args.trials, args.threads, args.fusion, args.layouts)
             libs = {"default": os.path.join(work, name + ".default.so"), "tuned": os.path.join(work, name + ".tuned.so")}
             compile_model(args.tessel, model, libs["default"], None)
             compile_model(args.tessel, model, libs["tuned"], log, args.fusion)
@@ -98,7 +104,7 @@ def main() -> None:
                  "tuned/ORT"], rows))
     if ratios:
         print(f"geomean tuned/ORT: {math.exp(sum(map(math.log, ratios)) / len(ratios)):.3f}")
-    print(f"{args.threads} thread(s), fusion {args.fusion} when tuned, medians of {args.rounds} interleaved rounds of {args.repeat} runs; "
+    print(f"{args.threads} thread(s), fusion {args.fusion} and layouts {args.layouts} when tuned, medians of {args.rounds} interleaved rounds of {args.repeat} runs; "
           f"logs in {args.logs}")
     print("command: bench/tune_bench.py " + " ".join(sys.argv[1:]))
 
