@@ -5,13 +5,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <csignal>
 #include <iomanip>
 #include <iostream>
 #include <limits>
 #include <map>
-#include <random>
 #include <set>
 
 #include "ir/core/diagnostics.h"
@@ -32,32 +30,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using tune::TaskScheduler;
-
-// Random inputs for a task's function: floats uniform in [-1, 1]; integers
-// (indices) and booleans zero, which every index check accepts.
-std::vector<Tensor> task_inputs(const tir::PrimFunc& f, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> uniform(-1, 1);
-  std::vector<Tensor> out;
-  for (const tir::Buffer& b : f->inputs) {
-    Tensor t(b->dtype, b->shape);
-    for (int64_t i = 0; i < t.numel(); ++i) t.set_f64(i, is_float(b->dtype) ? uniform(rng) : 0.0);
-    out.push_back(std::move(t));
-  }
-  return out;
-}
-
-// Candidates sum in other orders than the default: the tolerance scales with
-// the outputs' magnitude, far below what a wrong schedule gets wrong.
-tune::MeasureOptions checked_against(const std::vector<Tensor>& expected, tune::MeasureOptions m) {
-  double largest = 0;
-  for (const Tensor& t : expected)
-    for (int64_t i = 0; i < t.numel(); ++i)
-      if (std::isfinite(t.get_f64(i))) largest = std::max(largest, std::abs(t.get_f64(i)));
-  m.rtol = 1e-3;
-  m.atol = 1e-3 * largest + 1e-6;
-  return m;
-}
 
 struct TaskRun {
   TuningTask task;
@@ -138,9 +110,9 @@ void Session::prepare() {
   out_ << "; target " << log_target(o_.compile.target) << ", " << cpu_.num_threads << " thread(s)\n";
   for (size_t i = 0; i < tasks.size(); ++i) {
     tune::Candidate baseline = *tune::make_candidate(tasks[i].func, cpu_, {});
-    std::vector<Tensor> inputs = task_inputs(baseline.flat, o_.seed * 7919 + i);
+    std::vector<Tensor> inputs = tune::random_task_inputs(baseline.flat, o_.seed * 7919 + i);
     std::vector<Tensor> expected = tune::run_in_process(o_.compile.target, baseline.flat, inputs);
-    tune::MeasureOptions m = checked_against(expected, o_.measure);
+    tune::MeasureOptions m = tune::checked_against(expected, o_.measure);
     TunedTask s{tasks[i].key, tasks[i].name, tasks[i].weight(), tasks[i].flops};
     s.alternative_only = found.alternative_only[i];
     runs_.push_back({tasks[i], tune::TaskSearch(tasks[i].func, cpu_, o_.seed + 1000003 * (i + 1)), std::move(inputs),

@@ -1,8 +1,10 @@
 #include "tuner/measure/measure.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <random>
 #include <sstream>
 
 #include "ir/core/diagnostics.h"
@@ -128,6 +130,28 @@ std::vector<Tensor> run_in_process(const codegen::Target& target, const tir::Pri
   candidate.run();
   child_pool = nullptr;
   return std::move(candidate.outputs);
+}
+
+std::vector<Tensor> random_task_inputs(const tir::PrimFunc& f, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  std::vector<Tensor> out;
+  for (const tir::Buffer& b : f->inputs) {
+    Tensor t(b->dtype, b->shape);
+    for (int64_t i = 0; i < t.numel(); ++i) t.set_f64(i, is_float(b->dtype) ? uniform(rng) : 0.0);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+MeasureOptions checked_against(const std::vector<Tensor>& expected, MeasureOptions options) {
+  double largest = 0;
+  for (const Tensor& t : expected)
+    for (int64_t i = 0; i < t.numel(); ++i)
+      if (std::isfinite(t.get_f64(i))) largest = std::max(largest, std::abs(t.get_f64(i)));
+  options.rtol = 1e-3;
+  options.atol = 1e-3 * largest + 1e-6;
+  return options;
 }
 
 }  // namespace tessel::tune

@@ -7,6 +7,7 @@
 // level it would in a model.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,15 @@ struct Measurement {
 Measurement measure_candidate(const codegen::Target& target, const tir::PrimFunc& flat,
                               const std::vector<Tensor>& inputs, const std::vector<Tensor>& expected,
                               const MeasureOptions& options = {});
+
+// Random inputs for a task's function: floats uniform in [-1, 1]; integers
+// (indices) and booleans zero, which every index check accepts.
+std::vector<Tensor> random_task_inputs(const tir::PrimFunc& f, uint64_t seed);
+
+// `options` with the tolerance a candidate's outputs are checked to against
+// `expected`: candidates sum in other orders than the default, so it scales
+// with the outputs' magnitude, far below what a wrong schedule gets wrong.
+MeasureOptions checked_against(const std::vector<Tensor>& expected, MeasureOptions options);
 
 // `flat` built and run once in this process, on one thread: for a schedule
 // known to be good (the default), whose outputs the candidates must match.
