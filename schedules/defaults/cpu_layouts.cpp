@@ -119,7 +119,8 @@ std::vector<lower::ConvLayout> cpu_conv_layout_candidates(const lower::ConvShape
   if (conv.pointwise() && rows * row >= align) add({ConvForm::kFlatPointwise, align});
   add({ConvForm::kFlat, rows * row > kWidePlane ? std::lcm(kWideFlatAlign, align) : align});
   bool groups_of_channels = conv.group == 1 || (conv.in_per_group > 1 && conv.out_per_group > 1);
-  if (groups_of_channels && conv.out_per_group % lanes == 0) add({ConvForm::kChannelsLast, positions_align(conv)});
+  if (groups_of_channels && conv.out_per_group % lanes == 0)
+    add({ConvForm::kChannelsLast, positions_align(conv)});
   add({});
   return out;
 }
@@ -141,7 +142,8 @@ lower::LayoutChoices searched_cpu_layouts(const CpuScheduleOptions& options,
     std::vector<lower::ConvLayout> candidates = cpu_conv_layout_candidates(conv, options);
     lower::ConvLayout chosen = candidates.front();
     auto it = decided.find(lower::conv_key(conv));
-    if (it != decided.end() && std::find(candidates.begin(), candidates.end(), it->second) != candidates.end())
+    if (it != decided.end() &&
+        std::find(candidates.begin(), candidates.end(), it->second) != candidates.end())
       chosen = it->second;
     if (alternative > 0 && size_t(alternative) < candidates.size()) chosen = candidates[size_t(alternative)];
     if (chosen.form == lower::ConvForm::kChannelsLast && !conv.weight_channels_last)

@@ -39,6 +39,7 @@ lower::LayoutChoices default_cpu_layouts(const CpuScheduleOptions& options);
 // alternatives); the default's elsewhere. Channels-last asked for a conv
 // whose weight is not packed (not a constant) gets the default's instead.
 lower::LayoutChoices searched_cpu_layouts(const CpuScheduleOptions& options,
-                                          std::map<std::string, lower::ConvLayout> decided, int alternative = 0);
+                                          std::map<std::string, lower::ConvLayout> decided,
+                                          int alternative = 0);
 
 }  // namespace tessel::sched

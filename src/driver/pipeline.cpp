@@ -139,8 +139,9 @@ lower::LayoutChoices layout_choices(const CompileOptions& options) {
   if (!cpu) return {};
   bool decided = options.tuned && !options.tuned->conv_layouts.empty();
   if (!decided && options.layout_alternative == 0) return sched::default_cpu_layouts(*cpu);
-  return sched::searched_cpu_layouts(*cpu, decided ? options.tuned->conv_layouts : std::map<std::string, lower::ConvLayout>{},
-                                     options.layout_alternative);
+  return sched::searched_cpu_layouts(
+      *cpu, decided ? options.tuned->conv_layouts : std::map<std::string, lower::ConvLayout>{},
+      options.layout_alternative);
 }
 
 const std::vector<std::string>& pipeline_stages() {

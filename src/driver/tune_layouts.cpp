@@ -20,14 +20,16 @@ void add_layout_variants(const std::vector<CompiledKernel>& kernels, const std::
   for (size_t k = 0; k < kernels.size(); ++k)
     for (const auto& [conv, layout] : kernels[k].conv_layouts) {
       std::vector<ConvLayoutVariant>& list = found[conv];
-      auto it = std::find_if(list.begin(), list.end(), [&](const ConvLayoutVariant& v) { return v.layout == layout; });
+      auto it = std::find_if(list.begin(), list.end(),
+                             [&](const ConvLayoutVariant& v) { return v.layout == layout; });
       if (it == list.end()) it = list.insert(list.end(), {layout, {}});
       it->tasks.push_back(task_of[k]);
     }
   for (auto& [conv, list] : found)
     for (ConvLayoutVariant& v : list) {
       std::vector<ConvLayoutVariant>& known = variants[conv];
-      bool listed = std::any_of(known.begin(), known.end(), [&](const ConvLayoutVariant& k) { return k.layout == v.layout; });
+      bool listed = std::any_of(known.begin(), known.end(),
+                                [&](const ConvLayoutVariant& k) { return k.layout == v.layout; });
       if (!listed) known.push_back(std::move(v));
     }
 }
@@ -55,15 +57,19 @@ std::vector<tune::LayoutRecord> decide_layouts(const ConvLayoutVariants& variant
     r.conv = conv;
     for (const ConvLayoutVariant& v : list) {
       double ms = variant_ms(v);
-      if (ms > 0) r.measured.push_back({lower::conv_form_name(v.layout.form), v.layout.flat_align, ms});
-      else if (r.measured.empty()) break;  // the default's kernels are not all measured yet
+      if (ms > 0)
+        r.measured.push_back({lower::conv_form_name(v.layout.form), v.layout.flat_align, ms});
+      else if (r.measured.empty())
+        break;  // the default's kernels are not all measured yet
     }
     if (r.measured.size() < 2) continue;
-    auto fastest = std::min_element(r.measured.begin(), r.measured.end(),
-                                    [](const tune::LayoutOption& a, const tune::LayoutOption& b) { return a.ms < b.ms; });
+    auto fastest = std::min_element(
+        r.measured.begin(), r.measured.end(),
+        [](const tune::LayoutOption& a, const tune::LayoutOption& b) { return a.ms < b.ms; });
     // The default's layout stays unless another is clearly faster, as a
     // default schedule stays unless a candidate is.
-    if (applied_time(r.measured.front().ms, fastest->ms) == fastest->ms) r.choice = size_t(fastest - r.measured.begin());
+    if (applied_time(r.measured.front().ms, fastest->ms) == fastest->ms)
+      r.choice = size_t(fastest - r.measured.begin());
     out.push_back(std::move(r));
   }
   return out;
@@ -96,14 +102,14 @@ std::set<std::string> hopeless_layout_tasks(const ConvLayoutVariants& variants,
 void print_layout_decisions(const std::vector<tune::LayoutRecord>& decisions, std::ostream& out) {
   size_t changed = 0;
   for (const tune::LayoutRecord& r : decisions) changed += r.choice != 0;
-  out << "conv layouts: " << decisions.size() << " convs measured in other layouts than the default's, " << changed
-      << " changed\n";
+  out << "conv layouts: " << decisions.size() << " convs measured in other layouts than the default's, "
+      << changed << " changed\n";
   out << std::fixed << std::setprecision(4);
   for (const tune::LayoutRecord& r : decisions) {
     if (r.choice == 0) continue;
     const tune::LayoutOption &from = r.measured.front(), &to = r.measured[r.choice];
-    out << "  " << r.conv << ": " << from.form << " " << from.align << " " << from.ms << " ms -> " << to.form << " "
-        << to.align << " " << to.ms << " ms\n";
+    out << "  " << r.conv << ": " << from.form << " " << from.align << " " << from.ms << " ms -> " << to.form
+        << " " << to.align << " " << to.ms << " ms\n";
   }
   out << std::defaultfloat << std::setprecision(6);
 }

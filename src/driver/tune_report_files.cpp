@@ -82,9 +82,10 @@ void write_layouts_csv(const std::vector<tune::LayoutRecord>& decisions, const s
     const tune::LayoutOption& chosen = l.measured.at(l.choice);
     std::string measured;
     for (const tune::LayoutOption& o : l.measured)
-      measured += (measured.empty() ? "" : " | ") + o.form + " " + std::to_string(o.align) + " " + std::to_string(o.ms);
-    out << l.conv << "," << chosen.form << " " << chosen.align << "," << l.measured.front().ms << "," << chosen.ms
-        << "," << measured << "\n";
+      measured += (measured.empty() ? "" : " | ") + o.form + " " + std::to_string(o.align) + " " +
+                  std::to_string(o.ms);
+    out << l.conv << "," << chosen.form << " " << chosen.align << "," << l.measured.front().ms << ","
+        << chosen.ms << "," << measured << "\n";
   }
   out.close();
   TESSEL_USER_CHECK(out.good(), Span{}) << "cannot write " << path;

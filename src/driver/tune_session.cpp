@@ -101,12 +101,13 @@ void Session::prepare() {
   std::vector<std::string> sources;
   if (o_.compile.fusion == passes::FusionPolicy::kTuned)
     sources.push_back("aggressive's groups in " + std::to_string(regions_.size()) + " fusion regions");
-  size_t relaid = size_t(
-      std::count_if(layouts_.begin(), layouts_.end(), [](const auto& conv) { return conv.second.size() > 1; }));
+  size_t relaid = size_t(std::count_if(layouts_.begin(), layouts_.end(),
+                                       [](const auto& conv) { return conv.second.size() > 1; }));
   if (relaid) sources.push_back(std::to_string(relaid) + " convs in other layouts");
   if (!sources.empty())
     out_ << " (" << std::count(found.alternative_only.begin(), found.alternative_only.end(), true)
-         << " of them only " << sources.front() << (sources.size() > 1 ? " or " + sources.back() : "") << " have)";
+         << " of them only " << sources.front() << (sources.size() > 1 ? " or " + sources.back() : "")
+         << " have)";
   out_ << "; target " << log_target(o_.compile.target) << ", " << cpu_.num_threads << " thread(s)\n";
   for (size_t i = 0; i < tasks.size(); ++i) {
     tune::Candidate baseline = *tune::make_candidate(tasks[i].func, cpu_, {});

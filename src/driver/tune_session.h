@@ -31,7 +31,7 @@ struct TuneOptions {
   uint64_t seed = 0;
   bool resume = false;        // continue the log (else it must not hold records yet)
   bool random_search = false; // rank with a random model: the baseline search efficiency is measured against
-  bool search_layouts = true; // each conv's other layouts measured too (tune_layouts.h)
+  bool search_layouts = true;  // each conv's other layouts measured too (tune_layouts.h)
   std::string cost_model_in;  // a saved cost model to start from (warm start)
   std::string cost_model_out; // where to save the cost model at the end
   std::string events_path;    // JSON lines, one per event; empty: none
@@ -57,7 +57,8 @@ struct TunedTask {
 struct TuneSummary {
   std::vector<TunedTask> tasks;
   std::vector<tune::FusionRecord> fusion;  // fusion tuned: a decision per region whose tasks are measured
-  std::vector<tune::LayoutRecord> layouts; // searching layouts: a decision per conv whose layouts are measured
+  std::vector<tune::LayoutRecord>
+      layouts;             // searching layouts: a decision per conv whose layouts are measured
   int trials = 0;          // measured in this session and earlier ones (resumed)
   bool interrupted = false;
   double seconds = 0;

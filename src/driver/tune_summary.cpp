@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <iomanip>
 
+#include "src/driver/tune_layouts.h"
 #include "src/driver/tune_progress.h"
 #include "src/driver/tune_session.h"
-#include "src/driver/tune_layouts.h"
 #include "src/driver/tuned_schedules.h"
 
 namespace tessel::driver {

@@ -2,8 +2,8 @@
 
 #include <map>
 
-#include "src/driver/tune_session.h"
 #include "src/driver/tune_layouts.h"
+#include "src/driver/tune_session.h"
 #include "src/driver/tuned_fusion.h"
 #include "tuner/log/tuning_log.h"
 
@@ -41,7 +41,8 @@ TunedSchedules load_tuned_schedules(const std::string& path, const codegen::Targ
   if (!out.fusion.empty()) notes << "; " << out.fusion.size() << " fusion decisions";
   out.conv_layouts = decided_layouts(log.layouts);
   if (!log.layouts.empty()) notes << "; layout decisions for " << out.conv_layouts.size() << " convs";
-  if (log.foreign_layouts) notes << "; " << log.foreign_layouts << " layout decisions for another target or version left out";
+  if (log.foreign_layouts)
+    notes << "; " << log.foreign_layouts << " layout decisions for another target or version left out";
   if (!log.foreign.empty())
     notes << "; " << log.foreign.size() << " records for another target or compiler version left out (first: "
           << log.foreign.front().target << ", tessel " << log.foreign.front().compiler_version << "; this is "

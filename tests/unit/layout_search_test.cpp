@@ -26,8 +26,8 @@ using lower::ConvShape;
 ConvShape conv2d(int64_t m, int64_t plane, int64_t k, int64_t group = 1, int64_t in_per_group = 16,
                  int64_t stride = 1) {
   int64_t pad = (k - 1) / 2;
-  return {{1, m, plane, plane}, {k, k}, {stride, stride}, {1, 1}, {pad, pad}, {pad, pad}, group, in_per_group,
-          m / group};
+  return {{1, m, plane, plane}, {k, k}, {stride, stride}, {1, 1},   {pad, pad},
+          {pad, pad},           group,  in_per_group,     m / group};
 }
 
 std::vector<std::string> candidates(const ConvShape& c, int lanes = 16) {
@@ -45,7 +45,8 @@ TEST(ConvLayoutCandidates, TheDefaultFirstThenEachFormOfWholeVectors) {
             (std::vector<std::string>{"channels-last align 1", "flat align 16", "direct"}))
       << "listed as if packed: the packing pass and the lowering see the same list";
   EXPECT_EQ(candidates(conv2d(64, 7, 1)),
-            (std::vector<std::string>{"flat-pointwise align 16", "flat align 16", "channels-last align 1", "direct"}));
+            (std::vector<std::string>{"flat-pointwise align 16", "flat align 16", "channels-last align 1",
+                                      "direct"}));
   EXPECT_EQ(candidates(conv2d(32, 56, 3, 32, 1)), (std::vector<std::string>{"direct", "flat align 48"}))
       << "depthwise: no channels-last (one channel per group)";
   EXPECT_EQ(candidates(conv2d(32, 3, 3, 32, 1)), (std::vector<std::string>{"flat align 16", "direct"}))
@@ -152,7 +153,8 @@ TEST(LayoutSearchCompile, ALogsDecisionIsWhatTheConvIsCompiledIn) {
   options.tuned = tuned;
   graph::Graph again = cnn();
   driver::CompiledGraph decided = driver::compile_graph(again, options);
-  EXPECT_EQ(decided.kernels.front().conv_layouts.front(), std::make_pair(key, ConvLayout{ConvForm::kDirect, 1}));
+  EXPECT_EQ(decided.kernels.front().conv_layouts.front(),
+            std::make_pair(key, ConvLayout{ConvForm::kDirect, 1}));
 }
 
 driver::TunedTask task(const std::string& key, double default_ms, double best_ms) {
@@ -165,7 +167,8 @@ driver::TunedTask task(const std::string& key, double default_ms, double best_ms
 
 TEST(LayoutDecisions, TheFastestLayoutSummedOverInstancesWhenClearlyFaster) {
   driver::ConvLayoutVariants variants;
-  variants["a"] = {{{ConvForm::kFlat, 48}, {"f1", "f2"}}, {{ConvForm::kChannelsLast, 1}, {"c1", "c2"}},
+  variants["a"] = {{{ConvForm::kFlat, 48}, {"f1", "f2"}},
+                   {{ConvForm::kChannelsLast, 1}, {"c1", "c2"}},
                    {{ConvForm::kDirect, 1}, {"d1", "d2"}}};
   variants["b"] = {{{ConvForm::kFlat, 16}, {"g"}}, {{ConvForm::kDirect, 1}, {"h"}}};
   variants["c"] = {{{ConvForm::kFlat, 16}, {"unmeasured"}}, {{ConvForm::kDirect, 1}, {"h"}}};
@@ -197,12 +200,14 @@ TEST(LayoutDecisions, TheFastestLayoutSummedOverInstancesWhenClearlyFaster) {
 // the task scheduler's estimate until it is no longer that slow.
 TEST(LayoutDecisions, LayoutsFarSlowerThanTheFastestAreHopeless) {
   driver::ConvLayoutVariants variants;
-  variants["a"] = {{{ConvForm::kFlat, 48}, {"f"}}, {{ConvForm::kChannelsLast, 1}, {"c1", "c2"}},
-                   {{ConvForm::kDirect, 1}, {"d"}}, {{ConvForm::kFlat, 16}, {"unmeasured"}}};
+  variants["a"] = {{{ConvForm::kFlat, 48}, {"f"}},
+                   {{ConvForm::kChannelsLast, 1}, {"c1", "c2"}},
+                   {{ConvForm::kDirect, 1}, {"d"}},
+                   {{ConvForm::kFlat, 16}, {"unmeasured"}}};
   variants["b"] = {{{ConvForm::kFlat, 16}, {"shared"}}, {{ConvForm::kDirect, 1}, {"e"}}};
   variants["c"] = {{{ConvForm::kFlat, 16}, {"shared"}}, {{ConvForm::kDirect, 1}, {"g"}}};
-  std::map<std::string, double> best = {{"f", 1.0}, {"c1", 0.5}, {"c2", 0.7}, {"d", 3.0},
-                                        {"shared", 2.0}, {"e", 1.0}, {"g", 2.1}};
+  std::map<std::string, double> best = {{"f", 1.0},      {"c1", 0.5}, {"c2", 0.7}, {"d", 3.0},
+                                        {"shared", 2.0}, {"e", 1.0},  {"g", 2.1}};
   EXPECT_EQ(driver::hopeless_layout_tasks(variants, best), (std::set<std::string>{"d"}))
       << "f: 1.0 against 1.2 is the fastest; shared: hopeless for b, not for c";
   best["f"] = 0.9;

@@ -40,7 +40,8 @@ TEST(TuneCli, ATinySessionWritesALogThatCompileAndCheckApply) {
   // Its two convs were also compiled in their other layouts: 6 tasks and 3
   // only those have, each measured at least with its default schedule, and
   // a decision per conv.
-  EXPECT_TRUE(contains(tune.err, "6 kernels, 9 tasks (3 of them only 2 convs in other layouts have)")) << tune.err;
+  EXPECT_TRUE(contains(tune.err, "6 kernels, 9 tasks (3 of them only 2 convs in other layouts have)"))
+      << tune.err;
   EXPECT_EQ(lines_of(log).size(), 26u);
   EXPECT_TRUE(contains(lines_of(log).back(), "{\"layout\":{\"choice\":")) << lines_of(log).back();
   EXPECT_TRUE(contains(tune.out, "conv layouts: 2 convs measured in other layouts")) << tune.out;

@@ -27,7 +27,8 @@ inline std::vector<std::string> lines_of(const std::filesystem::path& path) {
 inline std::vector<std::string> measured_of(const std::filesystem::path& log) {
   std::vector<std::string> out;
   for (std::string& line : lines_of(log))
-    if (line.rfind("{\"fusion\"", 0) != 0 && line.rfind("{\"layout\"", 0) != 0) out.push_back(std::move(line));
+    if (line.rfind("{\"fusion\"", 0) != 0 && line.rfind("{\"layout\"", 0) != 0)
+      out.push_back(std::move(line));
   return out;
 }
 

@@ -44,7 +44,8 @@ TEST(TuneFusionCli, ASessionDecidesTheRegionAndCompileAppliesTheDecision) {
   TempDir dir;
   fs::path log = dir / "fusion.jsonl";
   std::vector<std::string> args = tune_args(log, 14);
-  args.insert(args.end(), {"--fusion", "tuned", "--layouts", "default", "--events", (dir / "events.jsonl").string()});
+  args.insert(args.end(),
+              {"--fusion", "tuned", "--layouts", "default", "--events", (dir / "events.jsonl").string()});
   Result tune = run_tessel(args);
   ASSERT_EQ(tune.code, 0) << tune.out << tune.err;
   EXPECT_TRUE(contains(tune.err, "6 kernels, 7 tasks (1 of them only aggressive's groups in 1 fusion regions have)"))

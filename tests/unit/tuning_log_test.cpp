@@ -222,11 +222,14 @@ TEST(TuningLog, LayoutDecisionsReadBackBesideTheRecords) {
     read_tuning_log(path, "", "");
     FAIL() << "a choice out of range was accepted";
   } catch (const UserError& e) {
-    EXPECT_NE(std::string(e.what()).find(":2: not a tuning record: field \"choice\""), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(":2: not a tuning record: field \"choice\""), std::string::npos)
+        << e.what();
   }
-  for (const char* bad : {R"({"layout":{"conv":"c","choice":0,"measured":[{"form":"flat","align":1,"ms":1}]},"target":"llvm","version":"1"})",
-                          R"({"layout":{"conv":"c","choice":0,"measured":[{"form":"flat","align":0,"ms":1},{"form":"direct","align":1,"ms":1}]},"target":"llvm","version":"1"})",
-                          R"({"layout":{"choice":0,"measured":[]},"target":"llvm","version":"1"})"})
+  for (
+      const char* bad :
+      {R"({"layout":{"conv":"c","choice":0,"measured":[{"form":"flat","align":1,"ms":1}]},"target":"llvm","version":"1"})",
+       R"({"layout":{"conv":"c","choice":0,"measured":[{"form":"flat","align":0,"ms":1},{"form":"direct","align":1,"ms":1}]},"target":"llvm","version":"1"})",
+       R"({"layout":{"choice":0,"measured":[]},"target":"llvm","version":"1"})"})
     EXPECT_THROW(layout_record_from_line(bad), UserError) << bad;
   std::filesystem::remove(path);
 }

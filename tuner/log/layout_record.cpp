@@ -20,7 +20,8 @@ LayoutOption option_from_json(const json& j) {
   TESSEL_USER_CHECK(j.is_object(), Span{}) << "a measured layout that is not an object";
   LayoutOption o;
   o.form = string_field(j, "form");
-  TESSEL_USER_CHECK(j.contains("align") && j["align"].is_number_integer() && j["align"].get<int64_t>() >= 1, Span{})
+  TESSEL_USER_CHECK(j.contains("align") && j["align"].is_number_integer() && j["align"].get<int64_t>() >= 1,
+                    Span{})
       << "a measured layout's \"align\" is not an integer of at least 1";
   o.align = j["align"].get<int64_t>();
   TESSEL_USER_CHECK(j.contains("ms") && j["ms"].is_number() && j["ms"].get<double>() > 0, Span{})
@@ -33,7 +34,8 @@ LayoutOption option_from_json(const json& j) {
 
 std::string to_line(const LayoutRecord& r) {
   json measured = json::array();
-  for (const LayoutOption& o : r.measured) measured.push_back({{"form", o.form}, {"align", o.align}, {"ms", o.ms}});
+  for (const LayoutOption& o : r.measured)
+    measured.push_back({{"form", o.form}, {"align", o.align}, {"ms", o.ms}});
   json layout = {{"conv", r.conv}, {"choice", r.choice}, {"measured", measured}};
   return json{{"layout", layout}, {"target", r.target}, {"version", r.compiler_version}}.dump();
 }

@@ -196,7 +196,9 @@ void TuningLogWriter::append(const TuningRecord& record) { append_line(to_line(r
 
 void TuningLogWriter::append(const FusionRecord& record) { append_line(to_line(record)); }
 
-void TuningLogWriter::append(const LayoutRecord& record) { append_line(to_line(record)); }
+void TuningLogWriter::append(const LayoutRecord& record) {
+  append_line(to_line(record));
+}
 
 void TuningLogWriter::append_line(const std::string& text) {
   std::string line = text + "\n";

@@ -25,7 +25,9 @@ void TaskScheduler::report(size_t t, int trials, double best_ms) {
 
 void TaskScheduler::mark_done(size_t t) { tasks_.at(t).done = true; }
 
-void TaskScheduler::set_weight(size_t t, double weight) { tasks_.at(t).weight = weight; }
+void TaskScheduler::set_weight(size_t t, double weight) {
+  tasks_.at(t).weight = weight;
+}
 
 double TaskScheduler::estimated_ms() const {
   double total = 0;
