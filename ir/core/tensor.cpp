@@ -1,6 +1,7 @@
 // Host tensor storage, element conversion and small constructors.
 #include "ir/core/tensor.h"
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 #include <sstream>
@@ -41,8 +42,16 @@ int64_t num_elements(const Dims& shape) {
 }
 
 Dims contiguous_strides(const Dims& shape) {
+  // A shape with a zero dimension holds no element, whatever its others: its
+  // strides index nothing and may not fit 64 bits (they are left 0 then).
+  bool empty = std::find(shape.begin(), shape.end(), int64_t(0)) != shape.end();
   Dims strides(shape.size(), 1);
-  for (int i = int(shape.size()) - 2; i >= 0; --i) strides[i] = strides[i + 1] * shape[i + 1];
+  for (int i = int(shape.size()) - 2; i >= 0; --i) {
+    bool overflow = __builtin_mul_overflow(strides[i + 1], shape[i + 1], &strides[i]);
+    TESSEL_USER_CHECK(!overflow || empty, Span{})
+        << "shape " << dims_str(shape) << " has more elements than 64 bits can count";
+    if (overflow) strides[i] = 0;
+  }
   return strides;
 }
 

@@ -632,6 +632,24 @@ TEST(ImporterErrors, ConstantFoldingIsBounded) {
   EXPECT_EQ(small.outputs()[0]->constant->numel(), 16);
 }
 
+// An empty initializer whose other dimensions multiply past 64 bits (found
+// by the fuzzer: w[0, 2^40, 2^40, 46] + w) folds to an empty constant; its
+// strides index nothing. The same dimensions without the zero are refused.
+TEST(ImporterErrors, EmptyTensorsWithHugeDimensionsFold) {
+  TempDir dir;
+  Model m;
+  auto* w = m.g->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : {int64_t(0), int64_t(1) << 40, int64_t(1) << 40, int64_t(46)}) w->add_dims(d);
+  m.node("Add", {"w", "w"}, {"y"}, "add");
+  m.output("y");
+  graph::Graph g = import_model(m.save(dir / "empty.onnx").string());
+  ASSERT_TRUE(g.outputs()[0]->is_constant());
+  EXPECT_EQ(g.outputs()[0]->constant->numel(), 0);
+  EXPECT_THROW(contiguous_strides({2, int64_t(1) << 40, int64_t(1) << 40, 46}), UserError);
+}
+
 // As ONNX Runtime: a pool's explicit pads must be smaller than its kernel on
 // both sides (a window could lie wholly in the padding); the dilated extent
 // does not count. Accepted before.
