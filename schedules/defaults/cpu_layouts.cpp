@@ -119,8 +119,13 @@ std::vector<lower::ConvLayout> cpu_conv_layout_candidates(const lower::ConvShape
   if (conv.pointwise() && rows * row >= align) add({ConvForm::kFlatPointwise, align});
   add({ConvForm::kFlat, rows * row > kWidePlane ? std::lcm(kWideFlatAlign, align) : align});
   bool groups_of_channels = conv.group == 1 || (conv.in_per_group > 1 && conv.out_per_group > 1);
-  if (groups_of_channels && conv.out_per_group % lanes == 0)
+  // Unpadded as well where the default pads the positions: a plane of one
+  // position (a squeeze-excite block's) padded to 8 computes 8 times its
+  // outputs, and 13 x 13 has a tile of 13 rows.
+  if (groups_of_channels && conv.out_per_group % lanes == 0) {
     add({ConvForm::kChannelsLast, positions_align(conv)});
+    add({ConvForm::kChannelsLast, 1});
+  }
   add({});
   return out;
 }

@@ -53,6 +53,12 @@ TEST(ConvLayoutCandidates, TheDefaultFirstThenEachFormOfWholeVectors) {
       << "depthwise with ragged rows: flat by default";
   EXPECT_EQ(candidates(conv2d(24, 14, 3), 16), (std::vector<std::string>{"flat align 16", "direct"}))
       << "24 channels: not whole vectors of 16";
+  EXPECT_EQ(candidates(conv2d(256, 13, 3)),
+            (std::vector<std::string>{"channels-last align 8", "flat align 16", "channels-last align 1", "direct"}))
+      << "169 positions padded to 176 by default, or tiles of 13 rows";
+  EXPECT_EQ(candidates(conv2d(64, 1, 1)),
+            (std::vector<std::string>{"direct", "flat align 16", "channels-last align 8", "channels-last align 1"}))
+      << "a squeeze-excite conv: one position, one vector of positions or one row";
   ConvShape one_d{{1, 16, 40}, {3}, {1}, {1}, {1}, {1}, 1, 4, 16};
   EXPECT_EQ(candidates(one_d), (std::vector<std::string>{"direct"}));
 }
