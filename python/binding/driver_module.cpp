@@ -201,8 +201,10 @@ std::string fusion_report(const std::string& path, const Shapes& shapes, const s
 py::dict tune(const std::string& path, const Shapes& shapes, const std::string& target, const std::string& fusion,
               const std::string& log, int trials, int per_round, int threads, uint64_t seed, bool resume,
               const std::string& search, const std::string& cost_model, const std::string& save_cost_model,
-              const std::string& events) {
+              const std::string& events, const std::string& layouts) {
   TESSEL_USER_CHECK(search == "model" || search == "random", Span{}) << "search is 'model' or 'random', not " << search;
+  TESSEL_USER_CHECK(layouts == "search" || layouts == "default", Span{})
+      << "layouts is 'search' or 'default', not " << layouts;
   TESSEL_USER_CHECK(threads >= 0 && threads <= 1024, Span{}) << "threads must be 0 (every core) to 1024";
   driver::TuneOptions o;
   o.model_path = path;
@@ -218,6 +220,7 @@ py::dict tune(const std::string& path, const Shapes& shapes, const std::string& 
   o.seed = seed;
   o.resume = resume;
   o.random_search = search == "random";
+  o.search_layouts = layouts == "search";
   o.cost_model_in = cost_model;
   o.cost_model_out = save_cost_model;
   o.events_path = events;
@@ -242,9 +245,22 @@ py::dict tune(const std::string& path, const Shapes& shapes, const std::string& 
     d["default_ops"] = f.base_ops, d["aggressive_ops"] = f.alternative_ops;
     decisions.append(d);
   }
+  py::list layout_decisions;
+  for (const tune::LayoutRecord& l : summary.layouts) {
+    py::list measured;
+    for (const tune::LayoutOption& m : l.measured) {
+      py::dict d;
+      d["form"] = m.form, d["align"] = m.align, d["ms"] = m.ms;
+      measured.append(d);
+    }
+    py::dict d;
+    d["conv"] = l.conv, d["choice"] = l.choice, d["measured"] = measured;
+    layout_decisions.append(d);
+  }
   py::dict out;
   out["tasks"] = tasks;
   out["fusion"] = decisions;
+  out["layouts"] = layout_decisions;
   out["trials"] = summary.trials;
   out["interrupted"] = summary.interrupted;
   out["seconds"] = summary.seconds;

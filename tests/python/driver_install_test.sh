@@ -44,7 +44,8 @@ def fails(fn, message):
     raise AssertionError("no error: " + message)
 shape = {"image": (1, 1, 28, 28)}
 tuned = tessel.tune(model, log=tmp + "/tiny.jsonl", trials=12, threads=1, input_shapes=shape)
-assert tuned["trials"] == 12 and not tuned["interrupted"] and len(tuned["tasks"]) == 6, tuned
+assert tuned["trials"] == 12 and not tuned["interrupted"] and len(tuned["tasks"]) == 9, tuned  # 3: other layouts
+assert len(tuned["layouts"]) == 2 and all(len(l["measured"]) >= 2 for l in tuned["layouts"]), tuned["layouts"]
 assert all(t["default_ms"] > 0 and t["applied_ms"] <= t["default_ms"] for t in tuned["tasks"]), tuned["tasks"]
 more = tessel.tune(model, log=tmp + "/tiny.jsonl", trials=16, threads=1, input_shapes=shape, resume=True)
 assert more["trials"] == 16, more
@@ -53,7 +54,9 @@ np.testing.assert_allclose(fast.run({"image": image})["probs"], probs, rtol=1e-4
 assert tessel.check(model, input_shapes=shape, tuning_log=tmp + "/tiny.jsonl").passed
 fails(lambda: tessel.tune(model, log=tmp + "/tiny.jsonl", trials=20, threads=1, input_shapes=shape),
       "pass --resume")
-by_measure = tessel.tune(model, log=tmp + "/fusion.jsonl", trials=10, threads=1, input_shapes=shape, fusion="tuned")
+by_measure = tessel.tune(model, log=tmp + "/fusion.jsonl", trials=10, threads=1, input_shapes=shape, fusion="tuned",
+                         layouts="default")
+assert by_measure["layouts"] == [], by_measure
 assert len(by_measure["fusion"]) == 1 and by_measure["fusion"][0]["default_ops"] == "Flatten+Gemm | Softmax", by_measure
 assert [t["alternative_only"] for t in by_measure["tasks"]].count(True) == 1, by_measure["tasks"]
 fused = tessel.compile(model, input_shapes=shape, fusion="tuned", tuning_log=tmp + "/fusion.jsonl")
