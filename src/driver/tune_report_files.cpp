@@ -73,8 +73,9 @@ void write_fusion_csv(const std::vector<tune::FusionRecord>& decisions, const st
   TESSEL_USER_CHECK(out.good(), Span{}) << "cannot write " << path;
 }
 
-// One row per conv layout decision: each measured layout as "form align ms",
-// " | " between them.
+// One row per conv layout decision: the conv's key quoted (its pads are a
+// comma-separated list), each measured layout as "form align ms", " | "
+// between them.
 void write_layouts_csv(const std::vector<tune::LayoutRecord>& decisions, const std::string& path) {
   std::ofstream out = open_for_writing(path);
   out << "conv,choice,default_ms,chosen_ms,measured\n";
@@ -84,7 +85,7 @@ void write_layouts_csv(const std::vector<tune::LayoutRecord>& decisions, const s
     for (const tune::LayoutOption& o : l.measured)
       measured += (measured.empty() ? "" : " | ") + o.form + " " + std::to_string(o.align) + " " +
                   std::to_string(o.ms);
-    out << l.conv << "," << chosen.form << " " << chosen.align << "," << l.measured.front().ms << ","
+    out << '"' << l.conv << "\"," << chosen.form << " " << chosen.align << "," << l.measured.front().ms << ","
         << chosen.ms << "," << measured << "\n";
   }
   out.close();

@@ -66,6 +66,10 @@ TEST(TuneCli, ATinySessionWritesALogThatCompileAndCheckApply) {
   for (const char* file : {"tasks.csv", "curve.csv", "accuracy.csv", "curve.svg", "layouts.csv"})
     EXPECT_TRUE(fs::exists(dir / "report" / file)) << file;
   EXPECT_EQ(lines_of(dir / "report" / "curve.csv").size(), 25u);
+  std::vector<std::string> layouts = lines_of(dir / "report" / "layouts.csv");
+  ASSERT_EQ(layouts.size(), 3u);  // the header and a row per conv
+  EXPECT_EQ(layouts[0], "conv,choice,default_ms,chosen_ms,measured");
+  EXPECT_TRUE(contains(layouts[1], "\"conv 1x")) << layouts[1];
 }
 
 TEST(TuneCli, ALogIsContinuedOnlyWithResume) {
