@@ -48,7 +48,10 @@ void print_tune_summary(const TuneSummary& s, std::ostream& out) {
     rows.push_back(&t);
     named = named || !t.name.empty();
   }
+  // The model's tasks first, costliest first; then those only an alternative
+  // (fusion's or a conv layout's) has, which the model runs only if chosen.
   std::stable_sort(rows.begin(), rows.end(), [](const TunedTask* a, const TunedTask* b) {
+    if (a->alternative_only != b->alternative_only) return b->alternative_only;
     return double(a->weight) * a->default_ms > double(b->weight) * b->default_ms;
   });
   out << std::left << std::setw(18) << "task" << std::setw(named ? 40 : 0) << (named ? "first kernel's group" : "")
