@@ -245,7 +245,8 @@ void Session::print_default_table() const {
     rows.push_back(&r);
     if (!r.summary.alternative_only) total += double(r.task.weight()) * r.summary.default_ms;
   }
-  std::stable_sort(rows.begin(), rows.end(), [](const TaskRun* a, const TaskRun* b) {
+  std::stable_sort(rows.begin(), rows.end(), [](const TaskRun* a, const TaskRun* b) {  // as the summary
+    if (a->summary.alternative_only != b->summary.alternative_only) return b->summary.alternative_only;
     return double(a->task.weight()) * a->summary.default_ms > double(b->task.weight()) * b->summary.default_ms;
   });
   out_ << "default schedules (each task's kernel measured alone, " << o_.measure.flush_bytes / 1024
