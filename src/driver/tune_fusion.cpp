@@ -53,11 +53,7 @@ SessionTasks session_tasks(const std::string& model_path, const PipelineOptions&
     graph::Graph g = load_graph(model_path, pipeline);
     CompiledGraph compiled = compile_graph(g, variant);
     std::vector<TuningTask> found = extract_tasks(compiled.kernels);
-    size_t before = 0, after = 0;
-    for (const auto& [conv, list] : out.layouts) before += list.size();
-    add_layout_variants(compiled.kernels, found, out.layouts);
-    for (const auto& [conv, list] : out.layouts) after += list.size();
-    if (after == before) break;
+    if (add_layout_variants(compiled.kernels, found, out.layouts) == 0) break;
     add_alternative_tasks(std::move(found), out);
   }
   return out;

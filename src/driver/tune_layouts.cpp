@@ -9,8 +9,23 @@
 
 namespace tessel::driver {
 
-void add_layout_variants(const std::vector<CompiledKernel>& kernels, const std::vector<TuningTask>& tasks,
-                         ConvLayoutVariants& variants) {
+namespace {
+
+// The variant's kernels' times added up (from `ms` by task), or 0 while one of them has none.
+double variant_ms(const ConvLayoutVariant& v, const std::map<std::string, double>& ms) {
+  double total = 0;
+  for (const std::string& task : v.tasks) {
+    auto it = ms.find(task);
+    if (it == ms.end() || it->second <= 0) return 0;
+    total += it->second;
+  }
+  return total;
+}
+
+}  // namespace
+
+size_t add_layout_variants(const std::vector<CompiledKernel>& kernels, const std::vector<TuningTask>& tasks,
+                           ConvLayoutVariants& variants) {
   std::vector<std::string> task_of(kernels.size());
   for (const TuningTask& t : tasks)
     for (size_t k : t.kernels) task_of.at(k) = t.key;
@@ -25,13 +40,17 @@ void add_layout_variants(const std::vector<CompiledKernel>& kernels, const std::
       if (it == list.end()) it = list.insert(list.end(), {layout, {}});
       it->tasks.push_back(task_of[k]);
     }
+  size_t added = 0;
   for (auto& [conv, list] : found)
     for (ConvLayoutVariant& v : list) {
       std::vector<ConvLayoutVariant>& known = variants[conv];
       bool listed = std::any_of(known.begin(), known.end(),
                                 [&](const ConvLayoutVariant& k) { return k.layout == v.layout; });
-      if (!listed) known.push_back(std::move(v));
+      if (listed) continue;
+      known.push_back(std::move(v));
+      ++added;
     }
+  return added;
 }
 
 std::vector<tune::LayoutRecord> decide_layouts(const ConvLayoutVariants& variants,
@@ -40,15 +59,6 @@ std::vector<tune::LayoutRecord> decide_layouts(const ConvLayoutVariants& variant
   std::map<std::string, double> applied;
   for (const TunedTask& t : tasks)
     if (t.default_ms > 0) applied[t.key] = t.applied_ms();
-  auto variant_ms = [&](const ConvLayoutVariant& v) {
-    double total = 0;
-    for (const std::string& task : v.tasks) {
-      auto it = applied.find(task);
-      if (it == applied.end()) return 0.0;
-      total += it->second;
-    }
-    return total;
-  };
   std::vector<tune::LayoutRecord> out;
   for (const auto& [conv, list] : variants) {
     tune::LayoutRecord r;
@@ -56,7 +66,7 @@ std::vector<tune::LayoutRecord> decide_layouts(const ConvLayoutVariants& variant
     r.compiler_version = version;
     r.conv = conv;
     for (const ConvLayoutVariant& v : list) {
-      double ms = variant_ms(v);
+      double ms = variant_ms(v, applied);
       if (ms > 0)
         r.measured.push_back({lower::conv_form_name(v.layout.form), v.layout.flat_align, ms});
       else if (r.measured.empty())
@@ -80,20 +90,13 @@ std::set<std::string> hopeless_layout_tasks(const ConvLayoutVariants& variants,
   std::set<std::string> hopeless, hopeful;
   for (const auto& [conv, list] : variants) {
     std::vector<double> ms;
-    for (const ConvLayoutVariant& v : list) {
-      double total = 0;
-      for (const std::string& task : v.tasks) {
-        auto it = best_ms.find(task);
-        total = it == best_ms.end() || it->second <= 0 || total < 0 ? -1 : total + it->second;
-      }
-      ms.push_back(total);
-    }
+    for (const ConvLayoutVariant& v : list) ms.push_back(variant_ms(v, best_ms));
     double fastest = 0;
     for (double m : ms)
       if (m > 0 && (fastest == 0 || m < fastest)) fastest = m;
     for (size_t i = 0; i < list.size(); ++i)
       for (const std::string& task : list[i].tasks)
-        (ms[i] > kHopelessLayoutRatio * fastest && fastest > 0 ? hopeless : hopeful).insert(task);
+        (fastest > 0 && ms[i] > kHopelessLayoutRatio * fastest ? hopeless : hopeful).insert(task);
   }
   for (const std::string& task : hopeful) hopeless.erase(task);
   return hopeless;

@@ -32,9 +32,10 @@ struct ConvLayoutVariant {
 using ConvLayoutVariants = std::map<std::string, std::vector<ConvLayoutVariant>>;  // the default's first
 
 // Adds the layouts `kernels` (one compile of the model, its tasks `tasks`)
-// computes each conv in; a layout already listed for the conv is not added again.
-void add_layout_variants(const std::vector<CompiledKernel>& kernels, const std::vector<TuningTask>& tasks,
-                         ConvLayoutVariants& variants);
+// computes each conv in; a layout already listed for the conv is not added
+// again. Returns how many it added.
+size_t add_layout_variants(const std::vector<CompiledKernel>& kernels, const std::vector<TuningTask>& tasks,
+                           ConvLayoutVariants& variants);
 
 // A decision for each conv with another layout whose kernels are all measured.
 std::vector<tune::LayoutRecord> decide_layouts(const ConvLayoutVariants& variants,

@@ -26,6 +26,23 @@ void add_accuracy(TuneReport& report, const std::vector<const tune::TuningRecord
   report.accuracy.push_back({round.front()->round, round.front()->task, int(round.size()), accuracy});
 }
 
+// Each region's or conv's last decision for the report's target and version,
+// in the order they first appear (a resumed session decides again).
+template <typename Decision, typename Key>
+std::vector<Decision> last_decisions(const std::vector<Decision>& all, const TuneReport& report, Key key_of) {
+  std::vector<Decision> out;
+  std::map<std::string, size_t> at;
+  for (const Decision& d : all) {
+    if (d.target != report.target || d.compiler_version != report.version) continue;
+    auto [it, added] = at.emplace(key_of(d), out.size());
+    if (added)
+      out.push_back(d);
+    else
+      out[it->second] = d;
+  }
+  return out;
+}
+
 }  // namespace
 
 TuneReport make_tune_report(const std::string& log_path) {
@@ -66,27 +83,11 @@ TuneReport make_tune_report(const std::string& log_path) {
     if (r->round > 0) round.push_back(r);
   }
   add_accuracy(report, round);
-  // A region's last decision (a resumed session decides again).
-  std::map<std::string, size_t> decision;
-  for (const tune::FusionRecord& f : all.fusion) {
-    if (f.target != report.target || f.compiler_version != report.version) continue;
-    std::string key = fusion_region_key(f.base, f.alternative);
-    auto [it, added] = decision.emplace(key, report.summary.fusion.size());
-    if (added)
-      report.summary.fusion.push_back(f);
-    else
-      report.summary.fusion[it->second] = f;
-  }
-  // A conv's last decision, likewise.
-  std::map<std::string, size_t> layout;
-  for (const tune::LayoutRecord& l : all.layouts) {
-    if (l.target != report.target || l.compiler_version != report.version) continue;
-    auto [it, added] = layout.emplace(l.conv, report.summary.layouts.size());
-    if (added)
-      report.summary.layouts.push_back(l);
-    else
-      report.summary.layouts[it->second] = l;
-  }
+  report.summary.fusion = last_decisions(all.fusion, report, [](const tune::FusionRecord& f) {
+    return fusion_region_key(f.base, f.alternative);
+  });
+  report.summary.layouts =
+      last_decisions(all.layouts, report, [](const tune::LayoutRecord& l) { return l.conv; });
   return report;
 }
 

@@ -22,9 +22,9 @@ using nlohmann::json;
 const char* const kFields[] = {"task", "target", "version", "trace", "times_ms", "error"};
 
 std::string field_string(const json& j, const char* key) {
-  const json& v = j.at(key);
-  TESSEL_USER_CHECK(v.is_string(), Span{}) << "field \"" << key << "\" is not a string";
-  return v.get<std::string>();
+  TESSEL_USER_CHECK(j.contains(key) && j[key].is_string(), Span{})
+      << "field \"" << key << "\" is not a string";
+  return j[key].get<std::string>();
 }
 
 double optional_number(const json& j, const char* key, double fallback) {
@@ -177,6 +177,55 @@ FusionRecord fusion_record_from_json(const json& j) {
 
 FusionRecord fusion_record_from_line(const std::string& line) { return fusion_record_from_json(parse_object(line)); }
 
+namespace {
+
+LayoutOption option_from_json(const json& j) {
+  TESSEL_USER_CHECK(j.is_object(), Span{}) << "a measured layout that is not an object";
+  LayoutOption o;
+  o.form = field_string(j, "form");
+  TESSEL_USER_CHECK(j.contains("align") && j["align"].is_number_integer() && j["align"].get<int64_t>() >= 1,
+                    Span{})
+      << "a measured layout's \"align\" is not an integer of at least 1";
+  o.align = j["align"].get<int64_t>();
+  TESSEL_USER_CHECK(j.contains("ms") && j["ms"].is_number() && j["ms"].get<double>() > 0, Span{})
+      << "a measured layout's \"ms\" is not a positive number";
+  o.ms = j["ms"].get<double>();
+  return o;
+}
+
+LayoutRecord layout_record_from_json(const json& j) {
+  TESSEL_USER_CHECK(j.contains("layout") && j["layout"].is_object(), Span{}) << "not a layout decision";
+  LayoutRecord r;
+  r.target = field_string(j, "target");
+  r.compiler_version = field_string(j, "version");
+  const json& l = j["layout"];
+  r.conv = field_string(l, "conv");
+  TESSEL_USER_CHECK(!r.conv.empty(), Span{}) << "an empty conv key";
+  TESSEL_USER_CHECK(l.contains("measured") && l["measured"].is_array() && l["measured"].size() >= 2, Span{})
+      << "field \"measured\" is not a list of at least two layouts";
+  for (const json& o : l["measured"]) r.measured.push_back(option_from_json(o));
+  TESSEL_USER_CHECK(l.contains("choice") && l["choice"].is_number_unsigned() &&
+                        l["choice"].get<size_t>() < r.measured.size(),
+                    Span{})
+      << "field \"choice\" is not the index of a measured layout";
+  r.choice = l["choice"].get<size_t>();
+  return r;
+}
+
+}  // namespace
+
+std::string to_line(const LayoutRecord& r) {
+  json measured = json::array();
+  for (const LayoutOption& o : r.measured)
+    measured.push_back({{"form", o.form}, {"align", o.align}, {"ms", o.ms}});
+  json layout = {{"conv", r.conv}, {"choice", r.choice}, {"measured", measured}};
+  return json{{"layout", layout}, {"target", r.target}, {"version", r.compiler_version}}.dump();
+}
+
+LayoutRecord layout_record_from_line(const std::string& line) {
+  return layout_record_from_json(parse_object(line));
+}
+
 TuningLogWriter::TuningLogWriter(const std::string& path) : path_(path) {
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   TESSEL_USER_CHECK(fd_ >= 0, Span{}) << "cannot open the tuning log " << path << " for appending: "
@@ -231,22 +280,21 @@ TuningLog read_tuning_log(const std::string& path, const std::string& target, co
     auto ours = [&](const std::string& t, const std::string& v) {
       return (target.empty() || t == target) && (compiler_version.empty() || v == compiler_version);
     };
+    // A decision for this target and version is kept, another's counted.
+    auto keep = [&](auto decision, auto& kept, size_t& foreign) {
+      if (ours(decision.target, decision.compiler_version))
+        kept.push_back(std::move(decision));
+      else
+        ++foreign;
+    };
     try {
       json j = parse_object(line);
       if (is_fusion_decision(j)) {
-        FusionRecord f = fusion_record_from_json(j);
-        if (ours(f.target, f.compiler_version))
-          log.fusion.push_back(std::move(f));
-        else
-          ++log.foreign_fusion;
+        keep(fusion_record_from_json(j), log.fusion, log.foreign_fusion);
         continue;
       }
       if (j.contains("layout")) {
-        LayoutRecord l = layout_record_from_line(line);
-        if (ours(l.target, l.compiler_version))
-          log.layouts.push_back(std::move(l));
-        else
-          ++log.foreign_layouts;
+        keep(layout_record_from_json(j), log.layouts, log.foreign_layouts);
         continue;
       }
       TuningRecord r = record_from_json(j);
