@@ -171,15 +171,25 @@ namespace {
 
 using namespace cpu_rules;
 
+int64_t vector_registers(const CpuScheduleOptions& options) {
+  return options.vector_lanes >= 16 ? 32 : 16;  // AVX-512 has 32, AVX2 16
+}
+
 // The unrolled rows of a register tile, so that rows x vector parts of
-// accumulators fit the 16 vector registers with room for the operands:
-// 4 rows of three vectors, 6 rows of two, 8 rows of one, fewer when the vector part ends in a
-// tail (a 14-wide part is a vector and a half-vector tail; measured on the
-// ResNet-18 convolutions, one thread: 28 wide is best at 2 rows, 14 and 7 at 4).
-int64_t tile_rows(int64_t extent, int64_t vec, int64_t lanes) {
+// accumulators keep a core with four FMAs in flight busy and fit the 16
+// vector registers with room for the operands: 4 rows of three vectors, 6
+// rows of two, 8 rows of one, fewer when the vector part ends in a tail (a
+// 14-wide part is a vector and a half-vector tail; measured on the ResNet-18
+// convolutions, one thread: 28 wide is best at 2 rows, 14 and 7 at 4). A
+// core that overlaps more FMAs (two 512-bit FMA pipes) needs proportionally
+// more independent accumulators, as far as its registers hold them.
+int64_t tile_rows(int64_t extent, int64_t vec, int64_t lanes, const CpuScheduleOptions& options) {
   int64_t most = vec == 3 * lanes ? 4 : vec == 2 * lanes ? 6 : vec % lanes == 0 ? 8 : vec <= 2 * lanes ? 4 : 2;
+  int64_t vectors = (vec + lanes - 1) / lanes;
+  int64_t scale = std::max(1, options.fmas_in_flight / 4);
+  most = std::max(most, std::min({most * scale, (vector_registers(options) - 4) / vectors, int64_t(16)}));
   std::vector<int64_t> preferred;
-  for (int64_t f : {8, 6, 4, 5, 7, 3, 2})
+  for (int64_t f : {16, 14, 12, 10, 8, 6, 4, 5, 7, 3, 2})
     if (f <= most) preferred.push_back(f);
   if (extent <= most) return extent;
   for (int64_t f : preferred)
@@ -210,7 +220,7 @@ constexpr int64_t kShortReduction = 32;
 // rarely divides by tile_rows' preferences: the most rows up to 8 that
 // divide it with the accumulators in the vector registers, four left over.
 int64_t position_rows(int64_t extent, int64_t vec, int64_t lanes, const CpuScheduleOptions& options) {
-  int64_t vectors = (vec + lanes - 1) / lanes, registers = options.vector_lanes >= 16 ? 32 : 16;
+  int64_t vectors = (vec + lanes - 1) / lanes, registers = vector_registers(options);
   for (int64_t r = 8; r > 1; --r)
     if (extent % r == 0 && r * vectors <= registers - 4) return r;
   return 1;
@@ -220,15 +230,16 @@ int64_t position_rows(int64_t extent, int64_t vec, int64_t lanes, const CpuSched
 int64_t default_rows(const BlockInfo& info, int64_t vec, int64_t lanes, const CpuScheduleOptions& options) {
   if (info.channels_in_lanes)
     return position_rows(info.extents[size_t(info.unroll_loop)], vec, lanes, options);
-  int64_t rows = tile_rows(info.extents[size_t(info.unroll_loop)], vec, lanes);
-  // A conv whose whole reduction is a few taps (an RGB stem: 3 x 3 x 3)
-  // is unrolled whole by LLVM, and at 6 rows of two vectors the unrolled
-  // tile came out as scalar code; at 4 rows it stays vector code.
+  // A conv whose whole reduction is a few taps (an RGB stem: 3 x 3 x 3) is
+  // unrolled whole by LLVM, and a tile of more than 4 x 2 vectors of it came
+  // out as scalar code: it keeps the four-FMA tile, and 4 rows for 6.
   int64_t reduction = 1;
   for (int p : info.reduce) reduction *= info.extents[size_t(p)];
-  if (info.kind == BlockKind::kConv && rows == 6 && reduction <= kShortReduction &&
-      info.extents[size_t(info.unroll_loop)] % 4 == 0)
-    rows = 4;
+  bool short_conv = info.kind == BlockKind::kConv && reduction <= kShortReduction;
+  CpuScheduleOptions tile_options = options;
+  if (short_conv) tile_options.fmas_in_flight = std::min(options.fmas_in_flight, 4);
+  int64_t rows = tile_rows(info.extents[size_t(info.unroll_loop)], vec, lanes, tile_options);
+  if (short_conv && rows == 6 && info.extents[size_t(info.unroll_loop)] % 4 == 0) rows = 4;
   return rows;
 }
 
@@ -238,7 +249,7 @@ int64_t default_rows(const BlockInfo& info, int64_t vec, int64_t lanes, const Cp
 std::vector<int64_t> row_candidates(int64_t extent, int64_t vec, int64_t lanes, const CpuScheduleOptions& options) {
   std::vector<int64_t> out;
   int64_t vectors = (vec + lanes - 1) / lanes;
-  int64_t registers = options.vector_lanes >= 16 ? 32 : 16;
+  int64_t registers = vector_registers(options);
   for (int64_t r = 1; r <= std::min<int64_t>(16, extent); ++r)
     if (extent % r == 0 && r * vectors <= registers - 4) out.push_back(r);
   return out;

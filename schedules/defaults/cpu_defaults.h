@@ -18,6 +18,7 @@ class KnobChoices;
 struct CpuScheduleOptions {
   int vector_lanes = 16;              // f32 lanes (AVX-512); scaled for other dtypes by size
   int num_threads = 2;                // cores to fill
+  int fmas_in_flight = 4;             // vector FMAs a core overlaps (CpuTarget::fmas_in_flight)
   int64_t min_parallel_work = 16384;  // iterations * operations below which no loop is parallel
   KnobChoices* knobs = nullptr;       // the tuner's choices (cpu_knobs.h); none: the default's own
 };

@@ -95,7 +95,7 @@ lowered to the tensor IR on the tensor IR interpreter.
 )";
 
 inline constexpr const char* kCompileHelp =
-    R"(usage: tessel compile MODEL.onnx -o OUT.so [--target "llvm [-mcpu=CPU] [-mattr=+f,-g]"]
+    R"(usage: tessel compile MODEL.onnx -o OUT.so [--target "llvm [-mcpu=CPU] [-mattr=+f,-g] [-fmas-in-flight=N]"]
                       [--fusion none|injective|simple|default|aggressive|tuned] [--schedule default|none] [--input-shape NAME=DxD ...]
                       [--tuning-log FILE] [--print-tir] [--print-llvm]
 
@@ -105,7 +105,9 @@ the C ABI of include/tessel/runtime.h. Load it from C (link it), from Python
 (`tessel.load("OUT.so")`) or run it with `tessel run OUT.so`.
   --target T      llvm (the host CPU as LLVM detects it); -mcpu= and -mattr=
                   override the CPU and its features (also as separate options);
-                  `tessel target T` shows what a spec means
+                  -fmas-in-flight=N the vector FMAs one core overlaps (measured
+                  on this host; the register tiles keep about three times as
+                  many accumulators); `tessel target T` shows what a spec means
   --fusion F      how nodes group into kernels (the policy named default
                   unless given):
 )" TESSEL_FUSION_POLICIES_HELP R"(  --schedule S    default (hand-written CPU schedules: tiled, vectorized,
@@ -183,13 +185,13 @@ inline constexpr const char* kTargetHelp =
     R"(usage: tessel target [SPEC]
 
 Parses and checks a target spec once, as compile, run and check do, and prints
-what every stage reads of it: kind, CPU, features, vector width, cores and
-caches (llvm); architecture, threads per block, shared memory and registers
+what every stage reads of it: kind, CPU, features, vector width, the FMAs
+one core overlaps (measured on this host), cores and caches (llvm); architecture, threads per block, shared memory and registers
 (cuda). Exit code 2, with the reason, for a target this build or this machine
 cannot serve: an unknown CPU or feature, a feature this CPU lacks, or cuda
 without NVRTC.
   SPEC   "llvm" (the default: this CPU), "llvm -mcpu=znver3 -mattr=+avx2,-avx512f",
-         "cuda", "cuda -arch=sm_80"
+         "llvm -mcpu=sapphirerapids -fmas-in-flight=8", "cuda", "cuda -arch=sm_80"
 )";
 
 inline constexpr const char* kFusionReportHelp =

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -13,6 +15,7 @@
 #include "src/codegen/cuda/nvrtc_library.h"
 #include "src/codegen/llvm/cpu_features.h"
 #include "src/codegen/llvm/host_target.h"
+#include "src/codegen/llvm/peak_kernel.h"
 #include "src/codegen/llvm/target_probe.h"
 
 namespace tessel::codegen {
@@ -44,6 +47,29 @@ int64_t shared_bytes_per_sm(int sm) {
   return 64 * 1024;
 }
 
+// Measured once per process and vector width: the host's cores are alike.
+int host_fmas_in_flight(const CpuTarget& cpu) {
+  // Without FMA instructions (x86 before Haswell, or -mattr=-fma) the kernel
+  // would time calls to the C library's fmaf: nothing to learn about a core.
+  bool x86 = cpu.triple.rfind("x86_64", 0) == 0 || cpu.triple.rfind("i686", 0) == 0;
+  if (x86 && std::find(cpu.features.begin(), cpu.features.end(), "+fma") == cpu.features.end()) return 0;
+  static std::mutex mutex;
+  static std::map<int, int> measured;
+  std::lock_guard lock(mutex);
+  auto it = measured.find(cpu.vector_bits);
+  if (it == measured.end()) it = measured.emplace(cpu.vector_bits, measure_fmas_in_flight(cpu)).first;
+  return it->second;
+}
+
+int parse_fmas_in_flight(const std::string& text) {
+  bool digits = !text.empty() && text.size() <= 2 && std::all_of(text.begin(), text.end(), ::isdigit);
+  int n = digits ? std::stoi(text) : 0;
+  TESSEL_USER_CHECK(n >= 1 && n <= 64, Span{})
+      << "-fmas-in-flight takes a count from 1 to 64 (the vector FMAs one core overlaps), got '" << text
+      << "'";
+  return n;
+}
+
 void apply_arch(GpuTarget& gpu, const std::string& arch) {
   bool digits = arch.size() >= 5 && arch.rfind("sm_", 0) == 0 &&
                 std::all_of(arch.begin() + 3, arch.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -68,6 +94,7 @@ Target host_target() {
   Target t;
   t.cpu = host_cpu_target();
   t.cpu.vector_bits = vector_register_bits(t.cpu);
+  t.cpu.fmas_in_flight = host_fmas_in_flight(t.cpu);
   t.cpu.cores = int(std::max(1u, std::thread::hardware_concurrency()));
   t.cpu.l1d_bytes = sysconf_bytes(_SC_LEVEL1_DCACHE_SIZE);
   t.cpu.l2_bytes = sysconf_bytes(_SC_LEVEL2_CACHE_SIZE);
@@ -86,6 +113,7 @@ Target parse_target(std::string_view spec, const std::vector<std::string>& extra
   options.insert(options.end(), extra_options.begin(), extra_options.end());
   Target t = host_target();
   bool cpu_named = false;
+  int fmas_in_flight = 0;
   if (kind == "cuda") {
     t.kind = TargetKind::kCuda;
     t.gpu.shared_bytes_per_sm = shared_bytes_per_sm(t.gpu.sm);
@@ -99,9 +127,12 @@ Target parse_target(std::string_view spec, const std::vector<std::string>& extra
       cpu_named = true;
     } else if (o.rfind("-mattr=", 0) == 0 && t.kind == TargetKind::kLlvm) {
       apply_mattr(t.cpu, o.substr(7));
+    } else if (o.rfind("-fmas-in-flight=", 0) == 0 && t.kind == TargetKind::kLlvm) {
+      fmas_in_flight = parse_fmas_in_flight(o.substr(16));
     } else {
-      TESSEL_USER_CHECK(false, Span{}) << "unknown option '" << o << "' for target " << kind << " (available: "
-                                       << (t.kind == TargetKind::kCuda ? "-arch=sm_NN" : "-mcpu=, -mattr=") << ")";
+      TESSEL_USER_CHECK(false, Span{})
+          << "unknown option '" << o << "' for target " << kind << " (available: "
+          << (t.kind == TargetKind::kCuda ? "-arch=sm_NN" : "-mcpu=, -mattr=, -fmas-in-flight=") << ")";
     }
   }
   check_cpu_target(t.cpu);
@@ -111,6 +142,14 @@ Target parse_target(std::string_view spec, const std::vector<std::string>& extra
   if (!options.empty()) t.cpu.features = resolved_cpu_features(t.cpu);
   t.cpu.vector_bits = vector_register_bits(t.cpu);
   if (cpu_named) t.cpu.l1d_bytes = t.cpu.l2_bytes = t.cpu.l3_bytes = 0;  // not this host's
+  // Another CPU's pipelines are unknown unless named; this host's are measured
+  // at the width the options leave (256-bit FMAs may issue more per cycle).
+  if (fmas_in_flight > 0)
+    t.cpu.fmas_in_flight = fmas_in_flight;
+  else if (cpu_named || !features_host_lacks(t).empty())
+    t.cpu.fmas_in_flight = 0;
+  else if (t.kind == TargetKind::kLlvm && !options.empty())
+    t.cpu.fmas_in_flight = host_fmas_in_flight(t.cpu);
   return t;
 }
 
@@ -147,9 +186,12 @@ std::string describe(const Target& t) {
   os << "triple " << t.cpu.triple << "\n"
      << "cpu " << t.cpu.cpu << "\n"
      << "vector registers " << t.cpu.vector_bits << " bits (" << t.cpu.vector_bits / 32 << " f32 lanes)\n"
+     << "FMAs in flight "
+     << (t.cpu.fmas_in_flight > 0 ? std::to_string(t.cpu.fmas_in_flight) : std::string("unknown"))
+     << " (vector FMAs one core overlaps)\n"
      << "cores " << (t.cpu.cores > 0 ? std::to_string(t.cpu.cores) : std::string("unknown")) << "\n"
-     << "caches L1d " << kib(t.cpu.l1d_bytes) << ", L2 " << kib(t.cpu.l2_bytes) << ", L3 " << kib(t.cpu.l3_bytes)
-     << "\n"
+     << "caches L1d " << kib(t.cpu.l1d_bytes) << ", L2 " << kib(t.cpu.l2_bytes) << ", L3 "
+     << kib(t.cpu.l3_bytes) << "\n"
      << "features " << enabled << " enabled:";
   for (const std::string& f : t.cpu.features)
     if (f[0] == '+') os << " " << f.substr(1);

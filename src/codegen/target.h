@@ -20,6 +20,7 @@ struct CpuTarget {
   std::string cpu;                    // "znver5"
   std::vector<std::string> features;  // "+avx2", "-avx512f", ...: enabled and disabled
   int vector_bits = 0;                // the vector registers the code uses (512, 256, 128)
+  int fmas_in_flight = 0;             // vector FMAs one core overlaps (latency x issue rate); 0: unknown
   int cores = 0;                      // this host's cores (what the schedules fill)
   int64_t l1d_bytes = 0, l2_bytes = 0, l3_bytes = 0;  // per core / shared; 0 where unknown
 };

@@ -1,7 +1,8 @@
 // The register tile of the default CPU schedule for a conv whose whole
 // reduction is a few taps (an RGB stem): 4 rows of two vectors, not 6, which
-// LLVM unrolled into scalar code; a longer reduction keeps 6 rows. A
-// matrix-vector product's tile: every column.
+// LLVM unrolled into scalar code; a longer reduction keeps 6 rows. A core
+// that overlaps more FMAs gets more rows, as far as its registers hold them.
+// A matrix-vector product's tile: every column.
 #include "tests/unit/sched_defaults_util.h"
 
 namespace tessel::sched_workloads {
@@ -28,6 +29,34 @@ TEST(SchedDefaultsTile, AShortReductionGetsFourRowsOfTwoVectors) {
     EXPECT_EQ(loops.back()->for_kind, tir::ForKind::kVectorized) << sch.func();
     EXPECT_EQ(extent(loops.back()), 32) << sch.func();
     EXPECT_EQ(unrolled_rows(sch.func()), rows) << sch.func();
+    EXPECT_EQ(check_against(reference_of(f), sch.func(), false), "");
+  }
+}
+
+// Twice the FMAs in flight, twice the accumulators: 12 rows of two vectors
+// where four FMAs in flight take 6, unless the tile would not fit the
+// vector registers (AVX2's 16 hold 6 rows of two vectors and the operands)
+// or the reduction is a few taps (the stem's exception holds).
+TEST(SchedDefaultsTile, MoreFmasInFlightGetMoreRowsWithinTheRegisters) {
+  struct Case {
+    int64_t channels;
+    int lanes, fmas_in_flight;
+    int64_t rows;
+  };
+  for (Case c : {Case{8, 16, 4, 6}, Case{8, 16, 8, 12}, Case{8, 8, 8, 6}, Case{3, 16, 8, 4}}) {
+    SCOPED_TRACE(std::to_string(c.channels) + " input channels, " + std::to_string(c.lanes) + " lanes, " +
+                 std::to_string(c.fmas_in_flight) + " FMAs in flight");
+    Shapes s;
+    s.C = c.channels;
+    s.OC = 24;
+    s.W = 32;
+    tir::PrimFunc f = lower_workload(Workload::kConv2d, s);
+    Schedule sch(f);
+    CpuScheduleOptions options;
+    options.vector_lanes = c.lanes;
+    options.fmas_in_flight = c.fmas_in_flight;
+    apply_default_cpu_schedule(sch, options);
+    EXPECT_EQ(unrolled_rows(sch.func()), c.rows) << sch.func();
     EXPECT_EQ(check_against(reference_of(f), sch.func(), false), "");
   }
 }

@@ -8,6 +8,7 @@
 #include "src/codegen/backend.h"
 #include "src/codegen/llvm/host_target.h"
 #include "src/codegen/target.h"
+#include "src/driver/tune_session.h"
 #include "src/tir_passes/flatten_blocks.h"
 #include "tests/unit/cli_runner.h"
 #include "tests/unit/tir_test_util.h"
@@ -67,6 +68,32 @@ TEST(Target, FeaturesTheHostLacksAreNamed) {
   EXPECT_TRUE(has(codegen::features_host_lacks(t), lacking));
 }
 
+// The host's figure is measured (a power of two: one dependent chain of FMAs
+// over many independent ones, so at least two on any pipelined FMA unit);
+// another CPU's is unknown unless the target names it.
+TEST(Target, FmasInFlightAreMeasuredOnTheHostOrNamed) {
+  Target host = parse_target("llvm");
+  if (has(host.cpu.features, "+fma")) {
+    int n = host.cpu.fmas_in_flight;
+    EXPECT_GE(n, 2);
+    EXPECT_EQ(n & (n - 1), 0) << n;
+    EXPECT_NE(codegen::describe(host).find("FMAs in flight " + std::to_string(n) + " "), std::string::npos);
+    EXPECT_EQ(parse_target("llvm -mattr=-fma").cpu.fmas_in_flight, 0);
+  }
+  EXPECT_EQ(parse_target("llvm -fmas-in-flight=8").cpu.fmas_in_flight, 8);
+  EXPECT_EQ(parse_target("llvm -mcpu=x86-64-v3").cpu.fmas_in_flight, 0);
+  EXPECT_EQ(parse_target("llvm -mcpu=x86-64-v3 -fmas-in-flight=8").cpu.fmas_in_flight, 8);
+  EXPECT_NE(codegen::describe(parse_target("llvm -mcpu=x86-64-v3")).find("FMAs in flight unknown"),
+            std::string::npos);
+  // Part of a tuning log's target: the default schedules' tiles follow it.
+  EXPECT_EQ(driver::log_target(parse_target("llvm -mcpu=x86-64-v3 -fmas-in-flight=8")),
+            "llvm -mcpu=x86-64-v3 -vector-bits=256 -fmas-in-flight=8");
+  EXPECT_EQ(driver::log_target(parse_target("llvm -mcpu=x86-64-v3")),
+            "llvm -mcpu=x86-64-v3 -vector-bits=256");
+  expect_user_error("llvm -fmas-in-flight=0", "-fmas-in-flight takes a count from 1 to 64");
+  expect_user_error("llvm -fmas-in-flight=eight", "got 'eight'");
+}
+
 TEST(Target, CudaTakesAnArchitecture) {
   Target t = parse_target("cuda -arch=sm_80");
   EXPECT_EQ(t.kind, codegen::TargetKind::kCuda);
@@ -78,7 +105,8 @@ TEST(Target, CudaTakesAnArchitecture) {
 
 TEST(Target, MistakesAreUserErrorsNamingThePart) {
   expect_user_error("opencl", "unknown target 'opencl' (available: llvm, cuda)");
-  expect_user_error("llvm -O3", "unknown option '-O3' for target llvm (available: -mcpu=, -mattr=)");
+  expect_user_error("llvm -O3",
+                    "unknown option '-O3' for target llvm (available: -mcpu=, -mattr=, -fmas-in-flight=)");
   expect_user_error("llvm -mcpu=pentium9", "unknown CPU 'pentium9'");
   expect_user_error("llvm -mattr=+avx9", "unknown CPU feature 'avx9'");
   expect_user_error("llvm -mattr=avx2", "-mattr takes +feature or -feature items, got 'avx2'");

@@ -1,5 +1,7 @@
 #include "src/codegen/llvm/peak_kernel.h"
 
+#include <chrono>
+
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Verifier.h>
@@ -58,10 +60,10 @@ void emit_peak_function(llvm::Module& m, const CpuTarget& target, int lanes, int
 
 }  // namespace
 
-PeakKernel compile_peak_kernel(const CpuTarget& target) {
+PeakKernel compile_peak_kernel(const CpuTarget& target, int accumulators) {
   int bits = vector_register_bits(target);
   int lanes = bits / 32;
-  int accumulators = bits == 512 ? 16 : 12;  // 32 or 16 vector registers
+  if (accumulators <= 0) accumulators = bits == 512 ? 16 : 12;  // 32 or 16 vector registers
   auto impl = std::make_unique<LlvmModule::Impl>();
   impl->options.target = target;
   impl->context = std::make_unique<llvm::LLVMContext>();
@@ -76,8 +78,39 @@ PeakKernel compile_peak_kernel(const CpuTarget& target) {
   PeakKernel k;
   k.code = JitModule::create(LlvmModule::adopt(std::move(impl)), {});
   k.fn = k.code->lookup("tessel_fma_peak");
+  k.accumulators = accumulators;
   k.flops_per_round = 2.0 * lanes * accumulators;
   return k;
+}
+
+namespace {
+
+// Seconds per FMA instruction of the kernel: the best of a few runs.
+double seconds_per_fma(const PeakKernel& k, int64_t rounds) {
+  double best = 0;
+  float sink = 0;
+  for (int r = 0; r < 5; ++r) {
+    int64_t n = rounds;
+    void* args[] = {&n, &sink};
+    auto start = std::chrono::steady_clock::now();
+    k.fn(args);
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (r == 0 || s < best) best = s;
+  }
+  return best / double(rounds * k.accumulators);
+}
+
+}  // namespace
+
+int measure_fmas_in_flight(const CpuTarget& target) {
+  PeakKernel chain = compile_peak_kernel(target, 1), wide = compile_peak_kernel(target, 0);
+  constexpr int64_t kRounds = 100000;
+  double ratio = seconds_per_fma(chain, kRounds) / seconds_per_fma(wide, kRounds);
+  // A power of two: the figure names a kind of core, stable between runs on
+  // a busy machine (it is part of the tuning log's target).
+  int in_flight = 1;
+  while (in_flight < 32 && double(in_flight) * 1.41421356 < ratio) in_flight *= 2;
+  return in_flight;
 }
 
 }  // namespace tessel::codegen

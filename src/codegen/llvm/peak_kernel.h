@@ -15,11 +15,18 @@ namespace tessel::codegen {
 struct PeakKernel {
   std::unique_ptr<JitModule> code;
   KernelFn fn = nullptr;
+  int accumulators = 0;
   double flops_per_round = 0;  // accumulators x lanes x 2
 };
 
-// Independent accumulators enough to keep two FMA pipes busy through their
-// latency, within the target's vector registers.
-PeakKernel compile_peak_kernel(const CpuTarget& target);
+// accumulators 0: independent accumulators enough to keep two FMA pipes busy
+// through their latency, within the target's vector registers.
+PeakKernel compile_peak_kernel(const CpuTarget& target, int accumulators = 0);
+
+// How many independent vector FMAs one core of this host overlaps (the FMA
+// latency times the FMAs issued per cycle at the target's vector width): the
+// time of one dependent chain over the time per FMA of many, rounded to a
+// power of two. Runs on the calling thread, for about a millisecond.
+int measure_fmas_in_flight(const CpuTarget& target);
 
 }  // namespace tessel::codegen
