@@ -182,11 +182,13 @@ int64_t vector_registers(const CpuScheduleOptions& options) {
 // 14-wide part is a vector and a half-vector tail; measured on the ResNet-18
 // convolutions, one thread: 28 wide is best at 2 rows, 14 and 7 at 4). A
 // core that overlaps more FMAs (two 512-bit FMA pipes) needs proportionally
-// more independent accumulators, as far as its registers hold them.
+// more independent accumulators, where its 32 registers hold them.
 int64_t tile_rows(int64_t extent, int64_t vec, int64_t lanes, const CpuScheduleOptions& options) {
   int64_t most = vec == 3 * lanes ? 4 : vec == 2 * lanes ? 6 : vec % lanes == 0 ? 8 : vec <= 2 * lanes ? 4 : 2;
   int64_t vectors = (vec + lanes - 1) / lanes;
-  int64_t scale = std::max(1, options.fmas_in_flight / 4);
+  // With 16 registers (AVX2) the four-FMA tiles already take all but the
+  // operands' (and a wider 1-vector tile measured slower): only 32 scale.
+  int64_t scale = vector_registers(options) >= 32 ? std::max(1, options.fmas_in_flight / 4) : 1;
   most = std::max(most, std::min({most * scale, (vector_registers(options) - 4) / vectors, int64_t(16)}));
   std::vector<int64_t> preferred;
   for (int64_t f : {16, 14, 12, 10, 8, 6, 4, 5, 7, 3, 2})

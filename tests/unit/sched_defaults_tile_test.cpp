@@ -34,9 +34,9 @@ TEST(SchedDefaultsTile, AShortReductionGetsFourRowsOfTwoVectors) {
 }
 
 // Twice the FMAs in flight, twice the accumulators: 12 rows of two vectors
-// where four FMAs in flight take 6, unless the tile would not fit the
-// vector registers (AVX2's 16 hold 6 rows of two vectors and the operands)
-// or the reduction is a few taps (the stem's exception holds).
+// where four FMAs in flight take 6, with AVX-512's 32 vector registers (AVX2's
+// 16 hold 6 rows of two vectors and the operands), unless the reduction is a
+// few taps (the stem's exception holds).
 TEST(SchedDefaultsTile, MoreFmasInFlightGetMoreRowsWithinTheRegisters) {
   struct Case {
     int64_t channels;
