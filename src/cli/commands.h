@@ -186,7 +186,8 @@ inline constexpr const char* kTargetHelp =
 
 Parses and checks a target spec once, as compile, run and check do, and prints
 what every stage reads of it: kind, CPU, features, vector width, the FMAs
-one core overlaps (measured on this host), cores and caches (llvm);
+one core overlaps (measured once per machine, kept in
+~/.cache/tessel/machine.json), cores and caches (llvm);
 architecture, threads per block, shared memory and registers (cuda). Exit
 code 2, with the reason, for a target this build or this machine cannot
 serve: an unknown CPU or feature, a feature this CPU lacks, or cuda without

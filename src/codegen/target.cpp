@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <set>
@@ -17,6 +18,7 @@
 #include "src/codegen/llvm/host_target.h"
 #include "src/codegen/llvm/peak_kernel.h"
 #include "src/codegen/llvm/target_probe.h"
+#include "src/codegen/machine_cache.h"
 
 namespace tessel::codegen {
 
@@ -47,7 +49,14 @@ int64_t shared_bytes_per_sm(int sm) {
   return 64 * 1024;
 }
 
-// Measured once per process and vector width: the host's cores are alike.
+// The machine cache's key: the CPU as LLVM names it, the width and the features.
+std::string fmas_key(const CpuTarget& cpu) {
+  return "fmas_in_flight " + cpu.cpu + " " + std::to_string(cpu.vector_bits) + "-bit features " +
+         features_hash(cpu);
+}
+
+// Measured once per machine and vector width (machine_cache.h), and kept per
+// process: the host's cores are alike.
 int host_fmas_in_flight(const CpuTarget& cpu) {
   // Without FMA instructions (x86 before Haswell, or -mattr=-fma) the kernel
   // would time calls to the C library's fmaf: nothing to learn about a core.
@@ -57,7 +66,11 @@ int host_fmas_in_flight(const CpuTarget& cpu) {
   static std::map<int, int> measured;
   std::lock_guard lock(mutex);
   auto it = measured.find(cpu.vector_bits);
-  if (it == measured.end()) it = measured.emplace(cpu.vector_bits, measure_fmas_in_flight(cpu)).first;
+  if (it == measured.end()) {
+    int n =
+        cached_measurement(machine_cache_path(), fmas_key(cpu), [&] { return measure_fmas_in_flight(cpu); });
+    it = measured.emplace(cpu.vector_bits, n).first;
+  }
   return it->second;
 }
 
@@ -164,6 +177,15 @@ std::vector<std::string> features_host_lacks(const Target& target) {
   for (const std::string& f : target.cpu.features)
     if (f[0] == '+' && host_lacks.count(f.substr(1))) lacking.push_back(f.substr(1));
   return lacking;
+}
+
+std::string features_hash(const CpuTarget& cpu) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a over "+f,-g,..."
+  for (const std::string& f : cpu.features)
+    for (unsigned char c : f + ",") h = (h ^ c) * 1099511628211ull;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
 }
 
 const char* target_kind_name(TargetKind kind) {

@@ -57,4 +57,7 @@ std::string describe(const Target& target);
 
 const char* target_kind_name(TargetKind kind);
 
+// 16 hex digits naming the CPU's feature list (for keys of what is measured per machine).
+std::string features_hash(const CpuTarget& cpu);
+
 }  // namespace tessel::codegen

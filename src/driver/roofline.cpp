@@ -120,19 +120,9 @@ double cache_triad_gbps(int threads, const RooflineOptions& o) {
   return best;
 }
 
-uint64_t fnv1a(const std::string& s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
 std::string machine_key(const codegen::Target& t) {
-  std::string features;
-  for (const std::string& f : t.cpu.features) features += f + ",";
-  char hash[17];
-  std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(fnv1a(features)));
   return t.cpu.cpu + " " + std::to_string(t.cpu.vector_bits) + "-bit " + std::to_string(t.cpu.cores) +
-         " cores features " + hash;
+         " cores features " + codegen::features_hash(t.cpu);
 }
 
 nlohmann::json to_json(const RooflinePoint& p) {
