@@ -90,6 +90,18 @@ TEST(Roofline, MeasuredOnceThenReadFromTheCacheAndRemeasuredWhenCorrupt) {
   std::ostringstream fourth;
   driver::machine_roofline(host, false, fourth, quick());
   EXPECT_NE(fourth.str().find("from "), std::string::npos) << "the replaced cache reads back: " << fourth.str();
+  // An entry of an older measurement (no version): measured again.
+  std::ofstream(driver::roofline_cache_path())
+      << "{\"" << measured.machine
+      << "\": {\"cores\": 2, \"one_thread\": {\"gflops\": 59, \"gbps\": 14, \"cache_gbps\": 120},"
+         " \"all_threads\": {\"gflops\": 118, \"gbps\": 27, \"cache_gbps\": 216}}}";
+  std::ostringstream fifth;
+  driver::machine_roofline(host, false, fifth, quick());
+  EXPECT_NE(fifth.str().find("measured by an older Tessel; measuring again"), std::string::npos)
+      << fifth.str();
+  std::ostringstream sixth;
+  driver::machine_roofline(host, false, sixth, quick());
+  EXPECT_NE(sixth.str().find("from "), std::string::npos) << sixth.str();
 }
 
 TEST(Roofline, OnlyThisMachinesCpuIsMeasured) {
