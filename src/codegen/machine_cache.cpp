@@ -9,11 +9,29 @@
 
 namespace tessel::codegen {
 
-std::string machine_cache_path() {
+std::string tessel_cache_dir() {
   const char* cache = std::getenv("TESSEL_CACHE");
-  if (cache && *cache) return std::string(cache) + "/machine.json";
+  if (cache && *cache) return cache;
   const char* home = std::getenv("HOME");
-  return std::string(home && *home ? home : ".") + "/.cache/tessel/machine.json";
+  return std::string(home && *home ? home : ".") + "/.cache/tessel";
+}
+
+std::string machine_cache_path() {
+  return tessel_cache_dir() + "/machine.json";
+}
+
+std::error_code replace_file(const std::string& path, const std::string& text) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(fs::path(path).parent_path(), ec);
+  std::string temporary = path + ".tmp" + std::to_string(::getpid());
+  std::ofstream(temporary) << text;
+  fs::rename(temporary, path, ec);
+  if (ec) {
+    std::error_code ignored;
+    fs::remove(temporary, ignored);
+  }
+  return ec;
 }
 
 namespace {
@@ -34,13 +52,7 @@ int cached_measurement(const std::string& path, const std::string& key, const st
     return it->get<int>();
   int value = measure();
   cache[key] = value;
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::create_directories(fs::path(path).parent_path(), ec);
-  std::string temporary = path + ".tmp" + std::to_string(::getpid());
-  std::ofstream(temporary) << cache.dump(2) << "\n";
-  fs::rename(temporary, path, ec);  // whole or not at all
-  if (ec) fs::remove(temporary, ec);
+  replace_file(path, cache.dump(2) + "\n");
   return value;
 }
 

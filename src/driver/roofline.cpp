@@ -4,7 +4,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -13,10 +12,10 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
-#include <unistd.h>
 
 #include "ir/core/diagnostics.h"
 #include "src/codegen/llvm/peak_kernel.h"
+#include "src/codegen/machine_cache.h"
 
 namespace tessel::driver {
 
@@ -174,10 +173,7 @@ Roofline measure_roofline(const codegen::Target& target, const RooflineOptions& 
 }
 
 std::string roofline_cache_path() {
-  const char* cache = std::getenv("TESSEL_CACHE");
-  if (cache && *cache) return std::string(cache) + "/roofline.json";
-  const char* home = std::getenv("HOME");
-  return std::string(home && *home ? home : ".") + "/.cache/tessel/roofline.json";
+  return codegen::tessel_cache_dir() + "/roofline.json";
 }
 
 Roofline machine_roofline(const codegen::Target& target, bool remeasure, std::ostream& notes,
@@ -190,14 +186,16 @@ Roofline machine_roofline(const codegen::Target& target, bool remeasure, std::os
       std::ifstream in(path);
       cache = nlohmann::json::parse(in);
       if (!cache.is_object()) throw std::runtime_error("not a JSON object");
-      bool current = cache.contains(key) && cache.at(key).value("version", 0) == kRooflineVersion;
-      if (!remeasure && cache.contains(key) && !current)
-        notes << "the cached roofline of " << key << " was measured by an older Tessel; measuring again\n";
-      if (!remeasure && current) {
+      if (!remeasure && cache.contains(key)) {
         const nlohmann::json& e = cache.at(key);
-        Roofline r{key, e.at("cores").get<int>(), point_from(e.at("one_thread")), point_from(e.at("all_threads"))};
-        notes << "roofline of " << key << " from " << path << " (tessel roofline --remeasure measures again)\n";
-        return r;
+        if (e.value("version", 0) == kRooflineVersion) {
+          Roofline r{key, e.at("cores").get<int>(), point_from(e.at("one_thread")),
+                     point_from(e.at("all_threads"))};
+          notes << "roofline of " << key << " from " << path
+                << " (tessel roofline --remeasure measures again)\n";
+          return r;
+        }
+        notes << "the cached roofline of " << key << " was measured by an older Tessel; measuring again\n";
       }
     } catch (const std::exception& e) {
       notes << "ignoring the roofline cache " << path << ": it cannot be read (" << e.what() << "); measuring again\n";
@@ -210,12 +208,9 @@ Roofline machine_roofline(const codegen::Target& target, bool remeasure, std::os
                 {"cores", r.cores},
                 {"one_thread", to_json(r.one_thread)},
                 {"all_threads", to_json(r.all_threads)}};
-  std::error_code ec;
-  fs::create_directories(fs::path(path).parent_path(), ec);
-  std::string temporary = path + ".tmp" + std::to_string(::getpid());
-  std::ofstream(temporary) << cache.dump(2) << "\n";
-  fs::rename(temporary, path, ec);  // whole or not at all; a cache that cannot be written is only a cache
-  if (ec) notes << "cannot write the roofline cache " << path << ": " << ec.message() << "\n";
+  // A cache that cannot be written is only a cache.
+  if (std::error_code ec = codegen::replace_file(path, cache.dump(2) + "\n"))
+    notes << "cannot write the roofline cache " << path << ": " << ec.message() << "\n";
   return r;
 }
 

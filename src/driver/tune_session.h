@@ -57,8 +57,7 @@ struct TunedTask {
 struct TuneSummary {
   std::vector<TunedTask> tasks;
   std::vector<tune::FusionRecord> fusion;  // fusion tuned: a decision per region whose tasks are measured
-  std::vector<tune::LayoutRecord>
-      layouts;             // searching layouts: a decision per conv whose layouts are measured
+  std::vector<tune::LayoutRecord> layouts;  // searching layouts: a decision per measured conv
   int trials = 0;          // measured in this session and earlier ones (resumed)
   bool interrupted = false;
   double seconds = 0;
