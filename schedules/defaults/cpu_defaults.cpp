@@ -25,10 +25,17 @@ namespace {
 using cpu_rules::attempt;
 using cpu_rules::extent_of;
 
-// Vectorizes the innermost loop of the block when its extent is worth it.
-void vectorize_innermost(Schedule& sch, const std::string& name) {
+// The innermost loop vectorized; a short row that is not whole vectors (an
+// epilogue's row of 14 or 28 under a per-channel loop) as masked vectors, not
+// narrower vectors and scalars. A longer row keeps its unmasked vectors: a
+// masked tail masks every vector of the loop.
+void vectorize_row(Schedule& sch, const std::string& name, int64_t lanes) {
   std::vector<LoopRV> loops = sch.get_loops(sch.get_block(name));
-  if (!loops.empty() && extent_of(sch, loops.back()) > 1) sch.vectorize(loops.back());
+  if (loops.empty()) return;
+  int64_t extent = extent_of(sch, loops.back());
+  if (extent <= 1) return;
+  sch.vectorize(loops.back());
+  if (extent % lanes != 0 && extent < 2 * lanes) sch.annotate(loops.back(), tir::kMaskedTail, 1);
 }
 
 bool reads_any(const tir::PrimFunc& func, const std::string& name,
@@ -86,8 +93,9 @@ int64_t extent_of(const Schedule& sch, LoopRV loop) {
 // the whole output: a 4.8 MB store stream for a 16-channel 1x1 conv).
 constexpr int64_t kChunksPerThread = 4;
 
-void parallelize(Context& ctx, std::vector<LoopRV> outer, int64_t work, const std::string& block) {
-  if (outer.empty() || work < ctx.options.min_parallel_work) return;
+size_t parallel_prefix(Context& ctx, const std::vector<LoopRV>& outer, int64_t work,
+                       const std::string& block) {
+  if (outer.empty() || work < ctx.options.min_parallel_work) return 0;
   int64_t threads = ctx.options.num_threads, all = 1, above_tile = 1;
   int64_t chunks = kChunksPerThread;
   if (threads > 1 && outer.size() > 1)
@@ -100,13 +108,20 @@ void parallelize(Context& ctx, std::vector<LoopRV> outer, int64_t work, const st
       if (!enough && above_tile >= chunks * threads) enough = i + 1;
     }
   }
-  if (all < threads) return;
-  if (enough) {
-    outer.resize(enough);
-  } else if (outer.size() > 1 && above_tile >= threads) {
-    outer.pop_back();
-  }
+  if (all < threads) return 0;
+  if (enough) return enough;
+  if (outer.size() > 1 && above_tile >= threads) return outer.size() - 1;
+  return outer.size();
+}
+
+void parallelize_prefix(Context& ctx, std::vector<LoopRV> outer, size_t loops) {
+  if (loops == 0) return;
+  outer.resize(loops);
   attempt(ctx.sch, [&](Schedule& s) { s.parallel(outer.size() == 1 ? outer[0] : s.fuse(outer)); });
+}
+
+void parallelize(Context& ctx, std::vector<LoopRV> outer, int64_t work, const std::string& block) {
+  parallelize_prefix(ctx, outer, parallel_prefix(ctx, outer, work, block));
 }
 
 // Moves the elementwise blocks after the anchor that consume its result (or
@@ -126,7 +141,7 @@ void attach_epilogues(Context& ctx, const std::vector<BlockInfo>& blocks, size_t
       attached =
           attempt(ctx.sch, [&](Schedule& s) { s.reverse_compute_at(s.get_block(epi.name), outward[l]); });
     if (!attached) continue;
-    attempt(ctx.sch, [&](Schedule& s) { vectorize_innermost(s, epi.name); });
+    attempt(ctx.sch, [&](Schedule& s) { vectorize_row(s, epi.name, lanes_for(epi, ctx.options)); });
     hot.insert(epi.output.get());
     done.insert(epi.name);
   }
@@ -311,8 +326,13 @@ void schedule_tiled(Context& ctx, const std::vector<BlockInfo>& blocks, size_t i
   bool tiled = (shape.local_tile && tile(shape)) || tile(shared) || tile(scalar);
   if (!tiled) return;
   bool anchor = info.kind != BlockKind::kReduction;
-  if (anchor && !outer.empty()) attach_epilogues(ctx, blocks, index, {outer.rbegin(), outer.rend()}, done);
-  parallelize(ctx, outer, info.iterations * info.ops_per_iter, info.name);
+  size_t parallel = parallel_prefix(ctx, outer, info.iterations * info.ops_per_iter, info.name);
+  // An epilogue goes no further out than the parallel loop's last part: above
+  // it, it would come between the loops the parallel loop fuses, and leave
+  // the conv serial.
+  std::vector<LoopRV> outward(outer.rbegin(), outer.rend() - long(parallel > 1 ? parallel - 1 : 0));
+  if (anchor && !outward.empty()) attach_epilogues(ctx, blocks, index, outward, done);
+  parallelize_prefix(ctx, outer, parallel);
 }
 
 }  // namespace

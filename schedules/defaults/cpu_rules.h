@@ -82,6 +82,11 @@ bool columns_first_by_default(const Schedule& sch, const BlockInfo& info, int64_
 // One parallel loop over (a prefix of) the outer loops, when `work` is worth
 // it; `block` names the knob of its chunks per thread.
 void parallelize(Context& ctx, std::vector<LoopRV> outer, int64_t work, const std::string& block);
+// parallelize in two steps: how many outer loops (a prefix; 0: none) its parallel loop fuses, then the
+// fusing.
+size_t parallel_prefix(Context& ctx, const std::vector<LoopRV>& outer, int64_t work,
+                       const std::string& block);
+void parallelize_prefix(Context& ctx, std::vector<LoopRV> outer, size_t loops);
 // The elementwise blocks after blocks[anchor] that consume its result, each
 // moved under the first loop of `outward` (innermost first) that takes it.
 void attach_epilogues(Context& ctx, const std::vector<BlockInfo>& blocks, size_t anchor,

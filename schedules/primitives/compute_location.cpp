@@ -40,6 +40,44 @@ std::optional<IndexMap> plain_index_map(const BlockNode& block, const std::vecto
   return map;
 }
 
+// A consumer's reads of the buffers produced under the loop: the plain
+// dimensions as plain_index_map; a dimension read at one point computed from
+// iteration variables (a flat plane's row h * W' + w) maps nothing, so the
+// producers must write it whole below the loop and its variables run over
+// their whole domain there. nullopt when a read spans more than one point.
+bool uses_iter_var(const BlockNode& block, const Expr& e) {
+  return std::any_of(block.iter_vars.begin(), block.iter_vars.end(),
+                     [&](const IterVar& iv) { return uses_var(e, iv.var.get()); });
+}
+
+struct ConsumerReads {
+  IndexMap plain;
+  std::vector<std::pair<const BufferNode*, int>> whole;
+};
+
+std::optional<ConsumerReads> consumer_reads(const BlockNode& block, const std::vector<BufferRegion>& regions,
+                                            const std::vector<Buffer>& produced) {
+  ConsumerReads out;
+  for (const BufferRegion& r : regions) {
+    if (std::none_of(produced.begin(), produced.end(), [&](const Buffer& b) { return b.same_as(r.buffer); }))
+      continue;
+    for (int d = 0; d < int(r.region.size()); ++d) {
+      if (!is_const_int(r.region[d].extent, 1)) return std::nullopt;
+      int v = iter_var_index(block, r.region[d].min);
+      if (v < 0) {
+        // A constant index is a broadcast (an SE block's scale over a plane): the consumer's other
+        // variables would be all its work, under a loop chosen for its producer's.
+        if (!uses_iter_var(block, r.region[d].min)) return std::nullopt;
+        out.whole.emplace_back(r.buffer.get(), d);
+        continue;
+      }
+      auto [it, inserted] = out.plain.emplace(v, std::make_pair(r.buffer.get(), d));
+      if (!inserted && it->second != std::make_pair(r.buffer.get(), d)) return std::nullopt;
+    }
+  }
+  return out;
+}
+
 RelaxMap relax_map(const std::vector<Stmt>& loops) {
   RelaxMap relax;
   for (const Stmt& s : loops) {
@@ -390,6 +428,22 @@ RegionMap written_regions(const PrimFunc& func, const Sources& sources, const Va
   return written;
 }
 
+// The dimensions a consumer reads at computed points must be written whole
+// below the loop: its iterations there may read any of their elements.
+void check_written_whole(const ConsumerReads& reads, const RegionMap& written, const Analyzer& analyzer,
+                         const std::string& block, const VarNode* loop, const std::string& kP) {
+  for (const auto& [buffer, d] : reads.whole) {
+    std::optional<IntSet> set = set_at(written, {buffer, d});
+    bool whole = set && set->stride == 1 && analyzer.can_prove(eq(set->min, int_imm(0))) &&
+                 analyzer.can_prove(eq(set->extent, int_imm(buffer->shape[size_t(d)])));
+    if (!whole)
+      throw ScheduleError(kP + ".read_not_trivial",
+                          "block '" + block + "' reads dimension " + std::to_string(d) + " of '" +
+                              buffer->name + "' at computed indices, and the producers below loop '" +
+                              loop->name + "' do not write all of it");
+  }
+}
+
 NestPlan plan_consumer(const BlockNode& c, const IndexMap& index_map, const RegionMap& written,
                        const VarNode* loop, const Analyzer& analyzer, const std::string& kP) {
   NestPlan plan;
@@ -422,8 +476,8 @@ PrimFunc reverse_compute_at(const PrimFunc& func, const std::string& block, cons
       throw ScheduleError(kP + ".multiple_writers", "buffer '" + w.buffer->name + "' of block '" + block +
                                                         "' is written by other blocks too");
   Sources sources = sources_under(func, *c.node, target, kP);
-  std::optional<IndexMap> index_map = plain_index_map(*c.node, c.node->reads, sources.produced);
-  if (!index_map)
+  std::optional<ConsumerReads> reads = consumer_reads(*c.node, c.node->reads, sources.produced);
+  if (!reads || (!reads->whole.empty() && reads->plain.empty()))
     throw ScheduleError(kP + ".read_not_trivial",
                         "block '" + block +
                             "' does not read its producers' buffers at "
@@ -440,7 +494,8 @@ PrimFunc reverse_compute_at(const PrimFunc& func, const std::string& block, cons
                                                 "' runs no later than its last producer");
   Analyzer analyzer = analyzer_for(loops_to(removed, at));
   RegionMap written = written_regions(removed, sources, loop, analyzer, kP);
-  NestPlan plan = plan_consumer(*c.node, *index_map, written, loop, analyzer, kP);
+  check_written_whole(*reads, written, analyzer, block, loop, kP);
+  NestPlan plan = plan_consumer(*c.node, reads->plain, written, loop, analyzer, kP);
   PrimFunc out = insert_in_loop(removed, at, last_producer + 1, build_nest(*c.node, plan));
   check_dependences_kept(func, out, block, kP);
   return out;

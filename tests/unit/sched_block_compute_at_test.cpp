@@ -139,6 +139,22 @@ TEST(SchedBlockReverseComputeAt, UnderAFusedProducerLoop) {
                "reverse_compute_at.inexact_region", "producer 'B'");
 }
 
+// A consumer reading a dimension at a computed index (a flat row's h * 12 + w)
+// follows its producer's loops where those write that dimension whole: under
+// the channel loop it reads the channel's whole flat row, over every (h, w).
+TEST(SchedBlockReverseComputeAt, AComputedIndexIsReadWhereItsDimensionIsWrittenWhole) {
+  PrimFunc f = make_flat_plane(3, 4, 10, 12);
+  PrimFunc g = reverse_compute_at(f, "Y", loops_of(f, "F")[0]);
+  EXPECT_EQ(loops_of(g, "Y")[0], loops_of(f, "F")[0]);
+  EXPECT_EQ(extents_below(g, "Y", 1), (std::vector<int64_t>{4, 10}));
+  expect_equivalent(f, g);
+  // Tiles of the flat row inside the channel loop: the row is whole under the channel loop only.
+  sched::SplitResult tiles = sched::split(f, loops_of(f, "F")[1], {3, 16}, true);
+  expect_equivalent(f, reverse_compute_at(tiles.func, "Y", loops_of(tiles.func, "F")[0]));
+  expect_error([&] { reverse_compute_at(tiles.func, "Y", tiles.loops[0].get()); },
+               "reverse_compute_at.read_not_trivial", "do not write all of it");
+}
+
 TEST(SchedBlockReverseComputeAt, Rejections) {
   PrimFunc f = make_matmul_relu(4, 5, 3);
   std::vector<const VarNode*> c = loops_of(f, "C");
@@ -177,7 +193,7 @@ namespace {
 // Functions with split loops too, so that locations inside tiles are tried.
 std::vector<PrimFunc> location_cases() {
   std::vector<PrimFunc> cases = {make_two_stage(6, 5, 4), make_conv(5, 4), make_softmax(3, 6),
-                                 make_matmul_relu(4, 6, 3)};
+                                 make_matmul_relu(4, 6, 3), make_flat_plane(3, 4, 5, 6)};
   PrimFunc conv = make_conv(5, 4);
   cases.push_back(sched::split(conv, loops_of(conv, "Y")[1], {2, 2}, false).func);
   PrimFunc relu = make_matmul_relu(4, 6, 3);

@@ -74,6 +74,22 @@ inline PrimFunc make_conv(int64_t H, int64_t W) {
   return ctx.finish();
 }
 
+// A flat plane read back as rows: F[c, f] = X[c, f] * 2 over C rows of
+// H * width positions (block "F"); Y[c, h, w] = F[c, h * width + w] + 1 for
+// the first `cols` columns of each row (block "Y", the output), as a flat
+// convolution's epilogue reads its rows.
+inline PrimFunc make_flat_plane(int64_t C, int64_t H, int64_t cols, int64_t width) {
+  LowerContext ctx("flat_plane");
+  TensorExpr x = ctx.input("X", DType::kF32, {C, H * width});
+  TensorExpr f = ctx.compute("F", {C, H * width}, DType::kF32,
+                             [&](const std::vector<Expr>& i) { return x.at(i) * float_imm(2); });
+  TensorExpr y = ctx.compute("Y", {C, H, cols}, DType::kF32, [&](const std::vector<Expr>& i) {
+    return f.at({i[0], i[1] * int_imm(width) + i[2]}) + float_imm(1);
+  });
+  ctx.output("Y", y);
+  return ctx.finish();
+}
+
 // mx[n] = max_m X[n, m] ("mx"); sm[n] = sum_m exp(X[n, m] - mx[n]) ("sm");
 // out[n, m] = exp(X[n, m] - mx[n]) / sm[n] ("out").
 inline PrimFunc make_softmax(int64_t N, int64_t M) {

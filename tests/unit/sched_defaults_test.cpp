@@ -133,14 +133,20 @@ TEST(SchedDefaults, ShortRowsAreTiledFlat) {
   // Its epilogue reads the flat rows back as a plane and stays outside the
   // tile, so the tile accumulates in a local buffer written back once.
   EXPECT_NE(to_string(sch.func()).find("_local: f32["), std::string::npos) << sch.func();
-  // The epilogue reads the flat rows (12 apart) back as rows of 10: fused
-  // into one index, (channel, row, column) would read them with gathers, so
-  // each row is one vectorized loop, the (channel, row) pairs outside it.
+  // The epilogue reads the flat rows (12 apart) back as rows of 10, under
+  // the parallel loop of channel tiles, after the tile loop has written
+  // their whole flat rows (still in cache; the flat buffer compacts to a
+  // channel tile's rows): 4 channels, 10 rows, each row one masked vector.
   std::vector<const tir::ForNode*> out = loops_of(sch.func(), "conv_out");
-  ASSERT_EQ(out.size(), 2u) << sch.func();
-  EXPECT_EQ(extent(out[0]), 80);
-  EXPECT_EQ(out[1]->for_kind, tir::ForKind::kVectorized);
-  EXPECT_EQ(extent(out[1]), 10);
+  ASSERT_EQ(out.size(), 4u) << sch.func();
+  EXPECT_EQ(out[0], loops[0]);
+  EXPECT_EQ(extent(out[1]), 4);
+  EXPECT_EQ(extent(out[2]), 10);
+  EXPECT_EQ(out[3]->for_kind, tir::ForKind::kVectorized);
+  EXPECT_EQ(extent(out[3]), 10);
+  EXPECT_EQ(out[3]->annotations.count(tir::kMaskedTail), 1u);
+  std::string flat = tir::to_string(tir_passes::compact_buffers(tir_passes::flatten_blocks(sch.func())));
+  EXPECT_NE(flat.find("alloc conv: f32[1, 4, 128]"), std::string::npos) << flat;
 }
 
 TEST(SchedDefaults, DepthwiseVectorizesWidthAndParallelizesChannels) {
