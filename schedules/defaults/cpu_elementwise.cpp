@@ -62,6 +62,52 @@ void vectorize_with_phases(Schedule& sch, const std::vector<LoopRV>& loops, int 
 
 namespace {
 
+// The outer loop (an index into `loops`, the last one the vector loop) along
+// which a load the vector loop gathers steps by one element, or -1: a
+// transposing read, such as a channels-last conv's result read back per
+// channel plane, Yt[n, h * W + w, c] along w. Moved just outside the vector
+// loop (gathers_close), each gather then reads the cache lines the previous
+// one read, instead of a plane of them per channel.
+int gathered_row_loop(const Schedule& sch, const std::string& name, const std::vector<LoopRV>& loops) {
+  tir::Stmt block_stmt = find_block(sch.func(), name);
+  const auto* block = block_stmt.as<tir::BlockNode>();
+  if (!block || loops.size() < 3) return -1;
+  tir::VarMap bind;
+  for (size_t i = 0; i < block->iter_vars.size(); ++i)
+    bind[block->iter_vars[i].var.get()] = block->iter_values[i];
+  auto at = [&](int one) {  // every loop at 0, loop `one` (if any) at 1
+    tir::VarMap point;
+    for (size_t l = 0; l < loops.size(); ++l)
+      point[sch.loop(loops[l]).var.get()] = tir::int_imm(int(l) == one ? 1 : 0);
+    return point;
+  };
+  int vector = int(loops.size()) - 1, found = -1;
+  tir::walk_exprs(block->body, [&](const tir::Expr& e) {
+    const auto* load = e.as<tir::LoadNode>();
+    if (found >= 0 || !load || load->indices.empty()) return;
+    std::vector<tir::Expr> indices;
+    for (const tir::Expr& i : load->indices) indices.push_back(tir::substitute(i, bind));
+    std::optional<int64_t> base = tir::constant_offset(load->buffer, indices, at(-1));
+    std::optional<int64_t> along = tir::constant_offset(load->buffer, indices, at(vector));
+    if (!base || !along || *along - *base == 0 || *along - *base == 1) return;
+    for (int l = vector - 2; l >= 0 && found < 0; --l) {
+      std::optional<int64_t> step = tir::constant_offset(load->buffer, indices, at(l));
+      if (step && *step - *base == 1) found = l;
+    }
+  });
+  return found;
+}
+
+// The loops with loops[row] moved just outside the vector loop (the last).
+std::vector<LoopRV> gathers_close(Schedule& sch, std::vector<LoopRV> loops, int row) {
+  if (row < 0) return loops;
+  LoopRV moved = loops[size_t(row)];
+  loops.erase(loops.begin() + row);
+  loops.insert(loops.end() - 1, moved);
+  sch.reorder(loops);
+  return loops;
+}
+
 // Whether the block's iteration variables from `first` on, fused into one
 // index, keep every access in order: as it steps, each load's and the
 // store's address steps by one everywhere or stays put everywhere. Probed at
@@ -127,6 +173,7 @@ void schedule_elementwise(Context& ctx, const BlockInfo& info) {
     bool shaped = attempt(ctx.sch, [&](Schedule& s) {
       std::vector<LoopRV> loops = s.get_loops(s.get_block(info.name));
       int phase = phase_loop(s, info.name, loops);
+      if (phase < 0) loops = gathers_close(s, loops, gathered_row_loop(s, info.name, loops));
       vectorize_with_phases(s, loops, phase);
       loops.pop_back();
       if (phase >= 0) loops.erase(loops.begin() + phase);
@@ -150,6 +197,8 @@ void schedule_elementwise(Context& ctx, const BlockInfo& info) {
     LoopRV outer;
     bool shaped = attempt(ctx.sch, [&](Schedule& s) {
       std::vector<LoopRV> loops = s.get_loops(s.get_block(info.name));
+      if (trailing + 1 == loops.size())
+        loops = gathers_close(s, loops, gathered_row_loop(s, info.name, loops));
       std::vector<LoopRV> inner(loops.begin() + long(trailing), loops.end());
       loops.resize(trailing);
       LoopRV plane_loop = inner.size() > 1 ? s.fuse(inner) : inner[0];

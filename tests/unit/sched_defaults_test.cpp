@@ -5,10 +5,11 @@
 // the loop structure is what the rules say.
 #include <filesystem>
 
+#include "ir/tensor/simplify.h"
 #include "schedules/defaults/block_kind.h"
 #include "schedules/defaults/cpu_defaults.h"
-#include "src/tir_passes/compact_buffers.h"
 #include "src/lower/compute.h"
+#include "src/tir_passes/compact_buffers.h"
 #include "src/tir_passes/flatten_blocks.h"
 #include "tests/unit/sched_defaults_util.h"
 
@@ -147,6 +148,39 @@ TEST(SchedDefaults, ShortRowsAreTiledFlat) {
   EXPECT_EQ(out[3]->annotations.count(tir::kMaskedTail), 1u);
   std::string flat = tir::to_string(tir_passes::compact_buffers(tir_passes::flatten_blocks(sch.func())));
   EXPECT_NE(flat.find("alloc conv: f32[1, 4, 128]"), std::string::npos) << flat;
+}
+
+// Y[n, c, h, w] = X[n, h * W + w, c] * 2 (a channels-last conv's result read
+// back per channel plane), scheduled by default: the row w vectorized (each
+// vector a gather), the fused outer loop walking the channels fastest, so
+// that consecutive gathers read the same cache lines of X's row h.
+void expect_channels_inside_rows(int64_t W) {
+  SCOPED_TRACE(W);
+  lower::LowerContext ctx("transposed");
+  lower::TensorExpr x = ctx.input("X", DType::kF32, {1, 6 * W, 32});
+  lower::TensorExpr y = ctx.compute("Y", {1, 32, 6, W}, DType::kF32, [&](const std::vector<tir::Expr>& i) {
+    return x.at({i[0], i[2] * tir::int_imm(W) + i[3], i[1]}) * tir::float_imm(2);
+  });
+  ctx.output("Y", y);
+  Schedule sch(ctx.finish());
+  CpuScheduleOptions options;
+  options.num_threads = 2;
+  apply_default_cpu_schedule(sch, options);
+  std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "Y");
+  ASSERT_EQ(loops.size(), 2u) << sch.func();
+  EXPECT_EQ(loops[1]->for_kind, tir::ForKind::kVectorized);
+  EXPECT_EQ(extent(loops[1]), W);
+  tir::Stmt block_stmt = sched::find_block(sch.func(), "Y");
+  const auto& block = *block_stmt.as<tir::BlockNode>();
+  tir::VarMap second{{loops[0]->var.get(), tir::int_imm(1)}, {loops[1]->var.get(), tir::int_imm(0)}};
+  auto at_second = [&](size_t v) { return tir::simplify(tir::substitute(block.iter_values[v], second)); };
+  EXPECT_TRUE(tir::is_const_int(at_second(1), 1)) << sch.func();  // c
+  EXPECT_TRUE(tir::is_const_int(at_second(2), 0)) << sch.func();  // h
+}
+
+TEST(SchedDefaults, ATransposingReadWalksTheChannelsInsideEachRow) {
+  expect_channels_inside_rows(40);  // rows of whole vectors and a tail
+  expect_channels_inside_rows(12);  // a short row: one masked vector
 }
 
 TEST(SchedDefaults, DepthwiseVectorizesWidthAndParallelizesChannels) {
