@@ -62,12 +62,18 @@ void vectorize_with_phases(Schedule& sch, const std::vector<LoopRV>& loops, int 
 
 namespace {
 
+// A plane of at most this many positions, each gathered from its own cache
+// line, stays in a core's L1 (32 KiB or more) from one channel to the next.
+constexpr int64_t kGatheredPlaneInL1 = 512;
+
 // The outer loop (an index into `loops`, the last one the vector loop) along
 // which a load the vector loop gathers steps by one element, or -1: a
 // transposing read, such as a channels-last conv's result read back per
 // channel plane, Yt[n, h * W + w, c] along w. Moved just outside the vector
 // loop (gathers_close), each gather then reads the cache lines the previous
-// one read, instead of a plane of them per channel.
+// one read, where a channel's plane of them would not stay in L1 until the
+// next channel reads it (a small plane keeps the channel outside: whole
+// planes written in order, and no row shared by two threads).
 int gathered_row_loop(const Schedule& sch, const std::string& name, const std::vector<LoopRV>& loops) {
   tir::Stmt block_stmt = find_block(sch.func(), name);
   const auto* block = block_stmt.as<tir::BlockNode>();
@@ -95,7 +101,9 @@ int gathered_row_loop(const Schedule& sch, const std::string& name, const std::v
       if (step && *step - *base == 1) found = l;
     }
   });
-  return found;
+  int64_t plane = 1;  // what one iteration of the found loop gathers
+  for (int l = found + 1; found >= 0 && l <= vector; ++l) plane *= extent_of(sch, loops[size_t(l)]);
+  return found >= 0 && plane > kGatheredPlaneInL1 ? found : -1;
 }
 
 // The loops with loops[row] moved just outside the vector loop (the last).

@@ -152,13 +152,15 @@ TEST(SchedDefaults, ShortRowsAreTiledFlat) {
 
 // Y[n, c, h, w] = X[n, h * W + w, c] * 2 (a channels-last conv's result read
 // back per channel plane), scheduled by default: the row w vectorized (each
-// vector a gather), the fused outer loop walking the channels fastest, so
-// that consecutive gathers read the same cache lines of X's row h.
-void expect_channels_inside_rows(int64_t W) {
-  SCOPED_TRACE(W);
+// vector a gather). Over a plane too large for its gathered lines to stay in
+// L1 from one channel to the next, the fused outer loop walks the channels
+// fastest, so that consecutive gathers read the same lines of X's row h; a
+// small plane keeps whole channel planes per iteration.
+void expect_channel_order(int64_t H, int64_t W, bool channels_inside) {
+  SCOPED_TRACE(std::to_string(H) + " x " + std::to_string(W));
   lower::LowerContext ctx("transposed");
-  lower::TensorExpr x = ctx.input("X", DType::kF32, {1, 6 * W, 32});
-  lower::TensorExpr y = ctx.compute("Y", {1, 32, 6, W}, DType::kF32, [&](const std::vector<tir::Expr>& i) {
+  lower::TensorExpr x = ctx.input("X", DType::kF32, {1, H * W, 32});
+  lower::TensorExpr y = ctx.compute("Y", {1, 32, H, W}, DType::kF32, [&](const std::vector<tir::Expr>& i) {
     return x.at({i[0], i[2] * tir::int_imm(W) + i[3], i[1]}) * tir::float_imm(2);
   });
   ctx.output("Y", y);
@@ -174,13 +176,14 @@ void expect_channels_inside_rows(int64_t W) {
   const auto& block = *block_stmt.as<tir::BlockNode>();
   tir::VarMap second{{loops[0]->var.get(), tir::int_imm(1)}, {loops[1]->var.get(), tir::int_imm(0)}};
   auto at_second = [&](size_t v) { return tir::simplify(tir::substitute(block.iter_values[v], second)); };
-  EXPECT_TRUE(tir::is_const_int(at_second(1), 1)) << sch.func();  // c
-  EXPECT_TRUE(tir::is_const_int(at_second(2), 0)) << sch.func();  // h
+  EXPECT_TRUE(tir::is_const_int(at_second(1), channels_inside ? 1 : 0)) << sch.func();  // c
+  EXPECT_TRUE(tir::is_const_int(at_second(2), channels_inside ? 0 : 1)) << sch.func();  // h
 }
 
-TEST(SchedDefaults, ATransposingReadWalksTheChannelsInsideEachRow) {
-  expect_channels_inside_rows(40);  // rows of whole vectors and a tail
-  expect_channels_inside_rows(12);  // a short row: one masked vector
+TEST(SchedDefaults, ATransposingReadOfALargePlaneWalksTheChannelsInsideEachRow) {
+  expect_channel_order(20, 40, true);  // rows of whole vectors and a tail
+  expect_channel_order(50, 12, true);  // short rows: one masked vector each
+  expect_channel_order(7, 7, false);
 }
 
 TEST(SchedDefaults, DepthwiseVectorizesWidthAndParallelizesChannels) {
