@@ -1,7 +1,8 @@
 // How a task's tuned schedule compares with its default one when measured
 // alone, the way the tuner measures: both built once more and timed in
 // alternation (default, tuned, default, ...), each in a child process, under
-// several cache-flush sizes, so that what the tuner's measurement says can
+// several cache-flush sizes (and with the task's activations read after the
+// flush, as the tuner measures), so that what the tuner's measurement says can
 // be held against what the model shows (`tessel run --profile`).
 //
 //   build/bench/tessel_tune_probe MODEL.onnx LOG.jsonl TASK [--threads N] [--rounds R]
@@ -57,11 +58,18 @@ int main(int argc, char** argv) {
     std::printf("task %s (%s), %d thread(s); tuned knobs:", task->key.c_str(), task->name.c_str(), threads);
     for (const auto& [k, v] : best->knobs) std::printf(" %s=%lld", k.c_str(), (long long)v);
     std::printf("\n%-12s %12s %12s %8s\n", "flush KiB", "default ms", "tuned ms", "ratio");
-    for (int64_t flush : {int64_t(0), int64_t(4) << 20, int64_t(64) << 20}) {
+    struct Setting {
+      int64_t flush;
+      bool warm;  // the task's activations read after the flush (MeasureOptions::warm_inputs)
+    };
+    for (Setting setting : {Setting{0, false}, Setting{int64_t(4) << 20, false},
+                            Setting{int64_t(64) << 20, false}, Setting{int64_t(64) << 20, true}}) {
+      int64_t flush = setting.flush;
       std::vector<double> a, b;
       tune::MeasureOptions m;
       m.threads = threads;
       m.flush_bytes = flush;
+      if (setting.warm) m.warm_inputs = task->warm_inputs;
       m.repeat = 9;
       for (int r = 0; r < rounds; ++r) {
         tune::Measurement x = tune::measure_candidate(options.target, base.flat, inputs, {}, m);
@@ -71,7 +79,8 @@ int main(int argc, char** argv) {
         b.push_back(driver::median(y.times_ms));
       }
       double ma = driver::median(a), mb = driver::median(b);
-      std::printf("%-12lld %12.4f %12.4f %7.2fx\n", (long long)(flush / 1024), ma, mb, mb / ma);
+      std::printf("%-12s %12.4f %12.4f %7.2fx\n",
+                  (std::to_string(flush / 1024) + (setting.warm ? " warm" : "")).c_str(), ma, mb, mb / ma);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tessel_tune_probe: %s\n", e.what());

@@ -50,10 +50,15 @@ PrimitiveResult cache_write(const tir::PrimFunc& func, const std::string& produc
 tir::PrimFunc compute_at(const tir::PrimFunc& func, const std::string& block, const tir::VarNode* loop);
 // Moves the consumer block under `loop` (a loop of its producers), after the
 // producers there, iterating exactly over the elements they write below that
-// loop. Errors: loop_in_own_nest, multiple_writers, producer_outside_loop,
+// loop. A dimension the consumer reads at an index computed from its
+// variables (a flat row read back as a plane, h * W' + w) must be written
+// whole below the loop; the variables only it uses run over their whole domain.
+// Errors: loop_in_own_nest, multiple_writers, producer_outside_loop,
 // inside_reduction (the loop is a reduction loop of a producer: its results
-// are partial there), read_not_trivial, reduction_split (the consumer's
-// reduction would be cut into pieces), unbounded_region, inexact_region, dependence.
+// are partial there), read_not_trivial (a read of a range, at a constant
+// index, or at computed indices alone or not written whole), reduction_split
+// (the consumer's reduction would be cut into pieces), unbounded_region,
+// inexact_region, dependence.
 tir::PrimFunc reverse_compute_at(const tir::PrimFunc& func, const std::string& block,
                                  const tir::VarNode* loop);
 

@@ -114,6 +114,7 @@ void Session::prepare() {
     std::vector<Tensor> inputs = tune::random_task_inputs(baseline.flat, o_.seed * 7919 + i);
     std::vector<Tensor> expected = tune::run_in_process(o_.compile.target, baseline.flat, inputs);
     tune::MeasureOptions m = tune::checked_against(expected, o_.measure);
+    m.warm_inputs = tasks[i].warm_inputs;
     TunedTask s{tasks[i].key, tasks[i].name, tasks[i].weight(), tasks[i].flops};
     s.alternative_only = found.alternative_only[i];
     runs_.push_back({tasks[i], tune::TaskSearch(tasks[i].func, cpu_, o_.seed + 1000003 * (i + 1)), std::move(inputs),

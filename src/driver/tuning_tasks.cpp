@@ -55,7 +55,10 @@ std::vector<TuningTask> extract_tasks(const std::vector<CompiledKernel>& kernels
     tir::PrimFunc canonical = with_canonical_block_names(k.group.func);
     std::string key = task_key(canonical);
     auto [it, added] = by_key.emplace(key, tasks.size());
-    if (added) tasks.push_back({key, k.group.group.name, canonical, {}, k.flops, k.bytes});
+    if (added) {
+      tasks.push_back({key, k.group.group.name, canonical, {}, k.flops, k.bytes, {}});
+      for (const graph::Value* v : k.group.inputs) tasks.back().warm_inputs.push_back(!v->is_constant());
+    }
     TuningTask& task = tasks[it->second];
     // A hash collision between different functions would merge two tasks:
     // structural equality, not the hash alone, decides.

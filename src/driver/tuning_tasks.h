@@ -24,6 +24,9 @@ struct TuningTask {
   tir::PrimFunc func;           // the lowered function (before any schedule), blocks named by position
   std::vector<size_t> kernels;  // indices into the compiled kernels (plan order) that run it
   double flops = 0, bytes = 0;  // per run of one kernel
+  // Per input of func: not a constant (an activation a model run has just
+  // written, or the model's input), so found in cache (MeasureOptions::warm_inputs).
+  std::vector<bool> warm_inputs;
 
   size_t weight() const { return kernels.size(); }
 };

@@ -58,6 +58,18 @@ TEST(TunerMeasure, ACandidateIsCheckedThenTimed) {
   Measurement bad = measure_candidate(host, doubling(256, 256, [](const tir::Var& i) { return i; }), {x}, {wrong}, quick);
   EXPECT_FALSE(bad.ok());
   EXPECT_NE(bad.error.find("wrong output: output 0[7] = 14, expected 0"), std::string::npos) << bad.error;
+  // An input a model run finds in cache is read again after every flush; a
+  // flag per input, or none.
+  MeasureOptions warm = quick;
+  warm.flush_bytes = 1 << 20;
+  warm.warm_inputs = {true};
+  Measurement warmed =
+      measure_candidate(host, doubling(256, 256, [](const tir::Var& i) { return i; }), {x}, {want}, warm);
+  EXPECT_TRUE(warmed.ok()) << warmed.error;
+  warm.warm_inputs = {true, false};
+  EXPECT_THROW(
+      measure_candidate(host, doubling(256, 256, [](const tir::Var& i) { return i; }), {x}, {want}, warm),
+      InternalError);
 }
 
 // A candidate that stages its result in a buffer beyond the stack (from the

@@ -58,6 +58,14 @@ TEST(TuningTasks, KernelsDifferingOnlyInNamesAreOneTask) {
   EXPECT_EQ(driver::task_key(tasks[0].func), tasks[0].key);
   // With their own block names the two kernels' functions differ: the key is not the raw hash.
   EXPECT_NE(driver::task_key(compiled.kernels[0].group.func), driver::task_key(compiled.kernels[1].group.func));
+  // The activation a task reads is warm when it is measured (its producer has
+  // just written it in a model run); its weight (packed or not) and bias are not.
+  for (const driver::TuningTask& t : tasks) {
+    ASSERT_EQ(t.warm_inputs.size(), t.func->inputs.size());
+    for (size_t i = 0; i < t.func->inputs.size(); ++i)
+      EXPECT_EQ(t.warm_inputs[i], t.func->inputs[i]->shape == std::vector<int64_t>({1, 8, 12, 12}))
+          << t.func->inputs[i]->name;
+  }
 }
 
 TEST(TuningTasks, TheTableListsEachTaskOnceCostliestFirst) {

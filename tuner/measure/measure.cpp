@@ -31,6 +31,20 @@ void flush_caches(std::vector<char>& buffer) {
   std::memset(buffer.data(), ++value, buffer.size());
 }
 
+volatile uint8_t warm_sink = 0;  // keeps the reads of warm_up_inputs
+
+// Reads every cache line of the warm inputs, as the kernel that wrote them
+// in a model would have left them.
+void warm_up_inputs(const std::vector<Tensor>& inputs, const std::vector<bool>& warm) {
+  uint8_t sum = 0;
+  for (size_t i = 0; i < warm.size() && i < inputs.size(); ++i) {
+    if (!warm[i]) continue;
+    const auto* bytes = static_cast<const uint8_t*>(inputs[i].raw());
+    for (size_t b = 0; b < inputs[i].nbytes(); b += 64) sum = uint8_t(sum + bytes[b]);
+  }
+  warm_sink = sum;
+}
+
 // The first element that differs by more than the tolerance, described; empty when none does.
 std::string mismatch(const std::vector<Tensor>& got, const std::vector<Tensor>& want, const MeasureOptions& o) {
   for (size_t t = 0; t < want.size(); ++t) {
@@ -90,11 +104,13 @@ std::string build_check_and_time(const codegen::Target& target, const tir::PrimF
   }
   for (int r = 0; r < o.warmup; ++r) {
     flush_caches(flush);
+    warm_up_inputs(inputs, o.warm_inputs);
     candidate.fn(candidate.args.data());
   }
   std::ostringstream times;
   for (int r = 0; r < o.repeat; ++r) {
     flush_caches(flush);
+    warm_up_inputs(inputs, o.warm_inputs);
     auto start = std::chrono::steady_clock::now();
     candidate.fn(candidate.args.data());
     times << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() << " ";
@@ -109,6 +125,8 @@ Measurement measure_candidate(const codegen::Target& target, const tir::PrimFunc
                               const MeasureOptions& options) {
   TESSEL_USER_CHECK(options.repeat >= 1 && options.threads >= 1 && options.timeout_s > 0, Span{})
       << "a measurement needs at least one run, one thread and a positive timeout";
+  TESSEL_ICHECK(options.warm_inputs.empty() || options.warm_inputs.size() == inputs.size())
+      << options.warm_inputs.size() << " warm-input flags for " << inputs.size() << " inputs";
   IsolatedResult r = run_isolated([&] { return build_check_and_time(target, flat, inputs, expected, options); },
                                   options.timeout_s);
   Measurement m;

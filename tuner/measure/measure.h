@@ -3,8 +3,9 @@
 // a child process (run_isolated) with a timeout, so that a candidate that
 // crashes, hangs or computes something else is a recorded error, not the
 // end of the session. Between timed runs a buffer is written
-// (MeasureOptions::flush_bytes), so that every run starts from the cache
-// level it would in a model.
+// (MeasureOptions::flush_bytes) and the inputs a model run finds in cache
+// are read again (MeasureOptions::warm_inputs), so that every run starts from
+// the cache level it would in a model.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +31,11 @@ struct MeasureOptions {
   // activations and weights are when it runs again and again on a machine
   // whose last-level cache holds them; 64 MiB sends them back to memory.
   int64_t flush_bytes = int64_t(64) << 20;
+  // The inputs (by position; empty: none) that a model run finds in cache:
+  // activations its previous kernel has just written, read after each flush.
+  // Measured cold, a kernel that reads a large activation once looked slower
+  // than one that reads it several times, and the session chose the second.
+  std::vector<bool> warm_inputs;
   double rtol = 1e-4, atol = 1e-5;  // for the check against the expected outputs
 };
 
