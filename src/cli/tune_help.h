@@ -52,7 +52,9 @@ where its kernels measured faster by the same margin), which compile
   --cache-flush F     written between timed runs: l2 (default; four times the
                       L2, so that data comes from the last-level cache, as in
                       a model that runs again and again), memory (64 MiB: from
-                      DRAM), none
+                      DRAM), none; after it, a task's activations (its inputs
+                      that are not weights) are read once, since in a model
+                      the kernel before has just written them
 )";
 
 inline constexpr const char* kTuneReportHelp =
