@@ -251,10 +251,11 @@ void Session::print_default_table() const {
     return double(a->task.weight()) * a->summary.default_ms > double(b->task.weight()) * b->summary.default_ms;
   });
   out_ << "default schedules (each task's kernel measured alone, " << o_.measure.flush_bytes / 1024
-       << " KiB written between runs):\n"
+       << " KiB written and its activations read between runs):\n"
        << std::left << std::setw(18) << "task" << std::setw(40) << "first kernel's group" << std::right
-       << std::setw(5) << "runs" << std::setw(10) << "MFLOP" << std::setw(9) << "MB" << std::setw(11) << "ms/run"
-       << std::setw(9) << "GFLOP/s" << std::setw(8) << "share" << "\n"
+       << std::setw(5) << "runs" << std::setw(10) << "MFLOP" << std::setw(9) << "MB" << std::setw(11)
+       << "ms/run" << std::setw(9) << "GFLOP/s" << std::setw(8) << "share"
+       << "\n"
        << std::fixed;
   for (const TaskRun* r : rows) {
     const TunedTask& s = r->summary;
