@@ -14,6 +14,19 @@
 
 namespace tessel::sched::cpu_rules {
 
+namespace {
+
+// The block's iteration variables -> their bindings: substituted into its
+// indices, they read in terms of the loops above it.
+tir::VarMap block_bindings(const tir::BlockNode& block) {
+  tir::VarMap bind;
+  for (size_t i = 0; i < block.iter_vars.size(); ++i)
+    bind[block.iter_vars[i].var.get()] = block.iter_values[i];
+  return bind;
+}
+
+}  // namespace
+
 // The loop among `loops` (the last one: the vector loop) whose iterations
 // are the phases of a strided read along the vector loop: some load's last
 // index is v * s + p (+ a constant), v the vector loop's variable, p the
@@ -24,8 +37,7 @@ int phase_loop(const Schedule& sch, const std::string& name, const std::vector<L
   tir::Stmt block_stmt = find_block(sch.func(), name);
   const auto* block = block_stmt.as<tir::BlockNode>();
   if (!block || loops.size() < 2) return -1;
-  tir::VarMap bind;
-  for (size_t i = 0; i < block->iter_vars.size(); ++i) bind[block->iter_vars[i].var.get()] = block->iter_values[i];
+  tir::VarMap bind = block_bindings(*block);
   const tir::Var& v = sch.loop(loops.back()).var;
   int found = -1;
   tir::walk_exprs(block->body, [&](const tir::Expr& e) {
@@ -78,9 +90,7 @@ int gathered_row_loop(const Schedule& sch, const std::string& name, const std::v
   tir::Stmt block_stmt = find_block(sch.func(), name);
   const auto* block = block_stmt.as<tir::BlockNode>();
   if (!block || loops.size() < 3) return -1;
-  tir::VarMap bind;
-  for (size_t i = 0; i < block->iter_vars.size(); ++i)
-    bind[block->iter_vars[i].var.get()] = block->iter_values[i];
+  tir::VarMap bind = block_bindings(*block);
   auto at = [&](int one) {  // every loop at 0, loop `one` (if any) at 1
     tir::VarMap point;
     for (size_t l = 0; l < loops.size(); ++l)
