@@ -44,8 +44,12 @@ int main(int argc, char** argv) {
     if (!task) throw std::runtime_error(std::string("no task ") + argv[3] + " in the model");
     tune::TuningLog log = tune::read_tuning_log(argv[2], driver::log_target(options.target), driver::compiler_version());
     const tune::TuningRecord* best = nullptr;
-    for (const tune::TuningRecord& r : log.records)
-      if (r.task == task->key && r.ok() && (!best || r.median_ms() < best->median_ms())) best = &r;
+    double default_ms = 0;
+    for (const tune::TuningRecord& r : log.records) {
+      if (r.task != task->key || !r.ok()) continue;
+      if (r.round == 0 && default_ms == 0) default_ms = r.median_ms();
+      if (!best || r.time_ms(default_ms) < best->time_ms(default_ms)) best = &r;
+    }
     if (!best) throw std::runtime_error("the log has no measured record of the task");
     tune::Candidate base = *tune::make_candidate(task->func, cpu, {});
     tune::Candidate tuned = *tune::make_candidate(task->func, cpu, best->knobs);

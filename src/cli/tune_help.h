@@ -18,6 +18,10 @@ unrolling, chunks per thread) evolved under an XGBoost cost model trained on
 what was measured, and each is built, checked against the default schedule's
 outputs and timed in a child process. A candidate that crashes, hangs or
 computes something else is logged as an error and the session goes on.
+A candidate that measured fast enough to become its task's best is timed
+again beside the default schedule, the two run alternately in one process,
+and ranks by that ratio (the log's "vs_default"): timed minutes apart, two
+schedules also differ by how fast the machine was at each moment.
 Every measurement is appended to the log at once (fsync); Ctrl-C stops after
 the measurement in flight, and --resume continues from the log.
 `tessel compile --tuning-log FILE` builds with the best schedule of each task.
@@ -42,7 +46,7 @@ where its kernels measured faster by the same margin), which compile
                       baseline that search efficiency is measured against
   --cost-model FILE   start from a saved cost model (warm start)
   --save-cost-model FILE   save the cost model at the end
-  --events FILE       append JSON-lines events (start, each round, end) for tools
+  --events FILE       append JSON-lines events (start, each round, confirm, end) for tools
   --timeout S         per candidate: build, check and timing (default 10)
   --repeat N          timed runs per candidate, ranked by their median (default 5)
   --fusion POLICY     the grouping whose kernels are tuned (default: default);

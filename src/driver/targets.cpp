@@ -62,4 +62,21 @@ std::string version_report() {
   return os.str();
 }
 
+std::string log_target(const codegen::Target& target) {
+  std::string out = codegen::target_kind_name(target.kind);
+  if (target.kind == codegen::TargetKind::kLlvm) {
+    out += " -mcpu=" + target.cpu.cpu + " -vector-bits=" + std::to_string(target.cpu.vector_bits);
+    // The default schedules' register tiles follow it, so records measured
+    // on a core with other pipelines are another target's.
+    if (target.cpu.fmas_in_flight > 0) out += " -fmas-in-flight=" + std::to_string(target.cpu.fmas_in_flight);
+  } else {
+    out += " -arch=sm_" + std::to_string(target.gpu.sm);
+  }
+  return out;
+}
+
+std::string compiler_version() {
+  return tessel_version();
+}
+
 }  // namespace tessel::driver

@@ -1,6 +1,7 @@
 // Targets as the commands meet them: a spec parsed and checked against the
 // backends of this build, what `tessel target` and `tessel version` print,
-// and the check that code for a target can run on this CPU.
+// the check that code for a target can run on this CPU, and what names a
+// target and compiler version in a tuning log.
 #pragma once
 
 #include <string>
@@ -27,5 +28,11 @@ std::string target_report(const std::string& spec);
 // "0.1.0": the version the tuning log's records carry.
 const char* tessel_version();
 std::string version_report();
+
+// The log's target: the target's kind, CPU and vector width (a log made on
+// another machine kind is reported, not applied).
+std::string log_target(const codegen::Target& target);
+// The compiler version the log's records carry.
+std::string compiler_version();
 
 }  // namespace tessel::driver

@@ -72,7 +72,7 @@ TuneReport make_tune_report(const std::string& log_path) {
   std::vector<const tune::TuningRecord*> round;
   for (const tune::TuningRecord* r : kept) {
     TunedTask& t = tasks[index[r->task]];
-    double ms = r->ok() ? r->median_ms() : 0;
+    double ms = r->ok() ? r->time_ms(t.default_ms) : 0;
     if (r->ok() && t.best_ms == 0) ++timed;
     t.count(r->ok(), ms, r->round);
     report.curve.push_back({int(report.curve.size()) + 1, r->task, ms, timed == tasks.size() ? report.summary.tuned_ms() : 0});

@@ -1,11 +1,9 @@
 #include "src/driver/tune_session.h"
 
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
-#include <csignal>
 #include <iomanip>
 #include <iostream>
 #include <limits>
@@ -15,6 +13,7 @@
 #include "ir/core/diagnostics.h"
 #include "src/driver/targets.h"
 #include "src/driver/tune_fusion.h"
+#include "src/driver/tune_interrupt.h"
 #include "src/driver/tune_layouts.h"
 #include "src/driver/tune_progress.h"
 #include "src/driver/tuned_schedules.h"
@@ -33,6 +32,7 @@ using tune::TaskScheduler;
 
 struct TaskRun {
   TuningTask task;
+  tir::PrimFunc default_flat;  // the default schedule, flattened: what candidates are confirmed against
   tune::TaskSearch search;
   std::vector<Tensor> inputs, expected;
   tune::MeasureOptions measure;
@@ -41,6 +41,12 @@ struct TaskRun {
 
 double throughput(const TunedTask& t, double ms) {
   return t.flops > 0 ? t.flops / (ms * 1e6) : 1 / ms;
+}
+
+// Whether a candidate measured in `ms` would become the schedule compile
+// --tuning-log applies for its task (the default's own record never does).
+bool would_become_best(const TunedTask& t, double ms) {
+  return t.default_ms > 0 && applied_time(t.default_ms, ms) == ms && ms < t.best_ms;
 }
 
 double best_or_infinity(const TunedTask& t) {
@@ -63,6 +69,9 @@ class Session {
   void resume_from(const tune::TuningLog& log);
   // Measures candidates of task t; returns how many were measured (fewer when interrupted).
   int measure_round(size_t t, std::vector<tune::Candidate>& candidates, int64_t round);
+  // A candidate about to become its task's best, timed alternately with the
+  // default: r.vs_default, or r an error when that fails.
+  void confirm(const TaskRun& run, const tune::Candidate& c, tune::TuningRecord& r);
   void train();
   void reweigh_layouts();
   std::optional<double> batch_accuracy() const;
@@ -117,7 +126,8 @@ void Session::prepare() {
     m.warm_inputs = tasks[i].warm_inputs;
     TunedTask s{tasks[i].key, tasks[i].name, tasks[i].weight(), tasks[i].flops};
     s.alternative_only = found.alternative_only[i];
-    runs_.push_back({tasks[i], tune::TaskSearch(tasks[i].func, cpu_, o_.seed + 1000003 * (i + 1)), std::move(inputs),
+    runs_.push_back({tasks[i], baseline.flat,
+                     tune::TaskSearch(tasks[i].func, cpu_, o_.seed + 1000003 * (i + 1)), std::move(inputs),
                      std::move(expected), m, s});
   }
 }
@@ -138,7 +148,7 @@ void Session::resume_from(const tune::TuningLog& log) {
     TunedTask& s = run.summary;
     ++count[it->second];
     if (c) batch_.add(c->features, r.ok() ? throughput(s, r.median_ms()) : 0, int64_t(it->second));
-    s.count(r.ok(), r.ok() ? r.median_ms() : 0, r.round);
+    s.count(r.ok(), r.ok() ? r.time_ms(s.default_ms) : 0, r.round);
   }
   for (auto [t, n] : count) {
     scheduler_->report(t, n, best_or_infinity(runs_[t].summary));
@@ -151,28 +161,6 @@ void Session::resume_from(const tune::TuningLog& log) {
   out_ << ")\n";
 }
 
-
-volatile std::sig_atomic_t interrupted_flag = 0;
-
-extern "C" void on_interrupt(int) { interrupted_flag = 1; }
-
-// SIGINT sets a flag the session reads between measurements; the handler
-// before it is back when the session ends.
-class InterruptGuard {
- public:
-  InterruptGuard() {
-    interrupted_flag = 0;
-    struct sigaction action = {};
-    action.sa_handler = on_interrupt;
-    sigemptyset(&action.sa_mask);
-    ::sigaction(SIGINT, &action, &previous_);
-  }
-  ~InterruptGuard() { ::sigaction(SIGINT, &previous_, nullptr); }
-
- private:
-  struct sigaction previous_ = {};
-};
-
 int Session::measure_round(size_t t, std::vector<tune::Candidate>& candidates, int64_t round) {
   TaskRun& run = runs_[t];
   std::vector<double> predicted;
@@ -182,10 +170,10 @@ int Session::measure_round(size_t t, std::vector<tune::Candidate>& candidates, i
     predicted = model_->predict(features);
   }
   int measured = 0;
-  for (size_t i = 0; i < candidates.size() && !interrupted_flag && trials_ < o_.trials; ++i) {
+  for (size_t i = 0; i < candidates.size() && !interrupt_requested() && trials_ < o_.trials; ++i) {
     const tune::Candidate& c = candidates[i];
     tune::Measurement m = tune::measure_candidate(o_.compile.target, c.flat, run.inputs, run.expected, run.measure);
-    if (interrupted_flag && !m.ok()) break;  // the child was interrupted too: nothing was measured
+    if (interrupt_requested() && !m.ok()) break;  // the child was interrupted too: nothing was measured
     tune::TuningRecord r;
     r.task = run.task.key;
     r.target = log_target(o_.compile.target);
@@ -200,17 +188,33 @@ int Session::measure_round(size_t t, std::vector<tune::Candidate>& candidates, i
     r.weight = int64_t(run.task.weight());
     r.alternative_only = run.summary.alternative_only;
     if (!predicted.empty()) r.predicted = predicted[i];
+    if (r.ok() && would_become_best(run.summary, r.median_ms())) confirm(run, c, r);
+    if (interrupt_requested() && !r.ok()) break;
     writer_->append(r);
     ++measured;
     ++trials_;
     TunedTask& s = run.summary;
-    double ms = m.ok() ? r.median_ms() : 0;
-    run.search.record(c, ms, m.ok());
-    batch_.add(c.features, m.ok() ? throughput(s, ms) : 0, int64_t(t));
+    double ms = r.ok() ? r.median_ms() : 0;
+    run.search.record(c, ms, r.ok());
+    batch_.add(c.features, r.ok() ? throughput(s, ms) : 0, int64_t(t));
     if (!predicted.empty()) batch_predicted_.push_back(predicted[i]);
-    s.count(m.ok(), ms, round);
+    s.count(r.ok(), r.ok() ? r.time_ms(s.default_ms) : 0, round);
   }
   return measured;
+}
+
+void Session::confirm(const TaskRun& run, const tune::Candidate& c, tune::TuningRecord& r) {
+  tune::Comparison vs = tune::compare_with_baseline(o_.compile.target, run.default_flat, c.flat, run.inputs,
+                                                    run.expected, run.measure);
+  double alone = run.summary.default_ms > 0 ? r.median_ms() / run.summary.default_ms : 0;
+  if (!vs.ok()) {
+    r.error = "timed against the default schedule: " + vs.error;
+    r.times_ms.clear();
+    return;
+  }
+  r.vs_default = vs.ratio;
+  progress_->event("confirm", "\"task\":\"" + run.task.key + "\",\"alone\":" + std::to_string(alone) +
+                                  ",\"vs_default\":" + std::to_string(vs.ratio));
 }
 
 // The tasks of a conv's layouts far slower than its fastest get no weight in
@@ -334,7 +338,7 @@ TuneSummary Session::run() {
                                 ",\"resumed\":" + std::to_string(resumed_trials_));
   train();
   int64_t round = 0;
-  for (size_t t = 0; t < runs_.size() && !interrupted_flag && trials_ < o_.trials; ++t) {
+  for (size_t t = 0; t < runs_.size() && !interrupt_requested() && trials_ < o_.trials; ++t) {
     if (runs_[t].summary.trials > 0) continue;  // resumed
     std::vector<tune::Candidate> first = runs_[t].search.propose(*model_, model_trained_, 1);
     int n = measure_round(t, first, 0);
@@ -342,7 +346,7 @@ TuneSummary Session::run() {
   }
   print_default_table();
   reweigh_layouts();
-  while (!interrupted_flag && trials_ < o_.trials) {
+  while (!interrupt_requested() && trials_ < o_.trials) {
     size_t t = scheduler_->next();
     if (t == SIZE_MAX) break;
     int want = std::min(o_.per_round, o_.trials - trials_);
@@ -360,7 +364,7 @@ TuneSummary Session::run() {
     reweigh_layouts();
     report_round(t, round, n, runs_[t].summary.errors - errors_before, accuracy);
   }
-  interrupted_ = interrupted_flag != 0;
+  interrupted_ = interrupt_requested();
   progress_->finish();
   if (!o_.cost_model_out.empty() && model_trained_) model_->save(o_.cost_model_out);
   TuneSummary s = summary();
@@ -378,21 +382,6 @@ TuneSummary Session::run() {
 }
 
 }  // namespace
-
-std::string log_target(const codegen::Target& target) {
-  std::string out = codegen::target_kind_name(target.kind);
-  if (target.kind == codegen::TargetKind::kLlvm) {
-    out += " -mcpu=" + target.cpu.cpu + " -vector-bits=" + std::to_string(target.cpu.vector_bits);
-    // The default schedules' register tiles follow it, so records measured
-    // on a core with other pipelines are another target's.
-    if (target.cpu.fmas_in_flight > 0) out += " -fmas-in-flight=" + std::to_string(target.cpu.fmas_in_flight);
-  } else {
-    out += " -arch=sm_" + std::to_string(target.gpu.sm);
-  }
-  return out;
-}
-
-std::string compiler_version() { return tessel_version(); }
 
 TuneSummary run_tuning(const TuneOptions& options, std::ostream& out) {
   TESSEL_USER_CHECK(options.trials >= 1 && options.per_round >= 1, Span{})

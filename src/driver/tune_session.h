@@ -4,7 +4,9 @@
 // picks a task, its search proposes candidates ranked by the cost model,
 // each is measured in a child process (a crash, a hang or a wrong output is
 // a recorded error) and appended to the log, and the cost model retrains on
-// the round. A progress line after each round; JSON-lines events for tools;
+// the round. A candidate about to become its task's best is timed again
+// alternately with the default (tune::compare_with_baseline) and ranks by
+// that ratio. A progress line after each round; JSON-lines events for tools;
 // SIGINT stops after the measurement in flight with everything kept.
 // `--resume` reads the log back: its measured candidates are not measured
 // again and their trials count.
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "src/driver/compile_model.h"
+#include "src/driver/targets.h"  // log_target, compiler_version
 #include "tuner/log/tuning_log.h"
 #include "tuner/measure/measure.h"
 
@@ -64,12 +67,6 @@ struct TuneSummary {
   double default_ms() const;  // sum of weight * default time (default's groups)
   double tuned_ms() const;    // sum of weight * applied time, the regions as decided
 };
-
-// The log's target: the target's kind, CPU and vector width (a log made on
-// another machine kind is reported, not applied).
-std::string log_target(const codegen::Target& target);
-// The compiler version the log's records carry.
-std::string compiler_version();
 
 TuneSummary run_tuning(const TuneOptions& options, std::ostream& out);
 

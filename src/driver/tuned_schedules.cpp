@@ -19,8 +19,10 @@ TunedSchedules load_tuned_schedules(const std::string& path, const codegen::Targ
     if (!r.ok()) continue;
     ++measured;
     if (r.round == 0) defaults.emplace(r.task, TunedSchedule{r.trace, r.median_ms()});
-    auto [it, added] = out.tasks.emplace(r.task, TunedSchedule{r.trace, r.median_ms()});
-    if (!added && r.median_ms() < it->second.best_ms) it->second = {r.trace, r.median_ms()};
+    auto d = defaults.find(r.task);
+    double ms = r.time_ms(d == defaults.end() ? 0 : d->second.best_ms);
+    auto [it, added] = out.tasks.emplace(r.task, TunedSchedule{r.trace, ms});
+    if (!added && ms < it->second.best_ms) it->second = {r.trace, ms};
   }
   // A candidate replaces the default schedule only when it measured clearly
   // faster: within the measurement's noise, the best of many candidates is

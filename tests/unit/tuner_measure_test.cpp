@@ -93,6 +93,38 @@ TEST(TunerMeasure, ACandidateWithAScratchBufferIsMeasured) {
   EXPECT_TRUE(m.ok()) << m.error;
 }
 
+// A candidate timed beside a baseline comes back as its time over the
+// baseline's; one that computes something else, or crashes, as an error.
+TEST(TunerMeasure, ACandidateIsTimedAlternatelyWithTheBaseline) {
+  Tensor x(DType::kF32, {256}), want(DType::kF32, {256}), wrong(DType::kF32, {256});
+  for (int64_t i = 0; i < 256; ++i)
+    x.set_f64(i, double(i)), want.set_f64(i, 2.0 * i), wrong.set_f64(i, 2.0 * i);
+  wrong.set_f64(3, 1.0);
+  codegen::Target host = codegen::parse_target("llvm");
+  MeasureOptions quick;
+  quick.repeat = 5;
+  quick.flush_bytes = 1 << 16;
+  auto same_place = [](const tir::Var& i) { return tir::floormod(i, tir::int_imm(256)); };
+  tir::PrimFunc once = doubling(256, 256, same_place);
+  // The same result, every element written 4096 times over.
+  tir::PrimFunc again_and_again = doubling(256, 256 * 4096, same_place);
+  Comparison slower = compare_with_baseline(host, once, again_and_again, {x}, {want}, quick);
+  ASSERT_TRUE(slower.ok()) << slower.error;
+  EXPECT_GT(slower.ratio, 1) << "candidate over baseline, not the other way";
+  Comparison faster = compare_with_baseline(host, again_and_again, once, {x}, {want}, quick);
+  ASSERT_TRUE(faster.ok()) << faster.error;
+  EXPECT_LT(faster.ratio, 1);
+  Comparison wrong_output = compare_with_baseline(host, once, once, {x}, {wrong}, quick);
+  EXPECT_FALSE(wrong_output.ok());
+  EXPECT_NE(wrong_output.error.find("wrong output: output 0[3] = 6, expected 1"), std::string::npos)
+      << wrong_output.error;
+  Comparison crashed = compare_with_baseline(
+      host, once,
+      doubling(256, 256, [](const tir::Var& i) { return (i + 1) * tir::int_imm(int64_t(1) << 38); }), {x}, {},
+      quick);
+  EXPECT_EQ(crashed.error.rfind("crashed: ", 0), 0u) << crashed.error;
+}
+
 TEST(TunerMeasure, ACandidateThatCrashesOrNeverEndsIsAnError) {
   Tensor x(DType::kF32, {256});
   codegen::Target host = codegen::parse_target("llvm");

@@ -45,6 +45,7 @@ TuningRecord measured(const std::string& task, double ms) {
   r.flops = 1.5e6;
   r.weight = 2;
   r.alternative_only = task == "9f3c";
+  r.vs_default = 0.875;
   return r;
 }
 
@@ -68,17 +69,32 @@ TEST(TuningLog, ARecordRoundTripsThroughALine) {
     EXPECT_EQ(back.flops, r.flops);
     EXPECT_EQ(back.weight, r.weight);
     EXPECT_EQ(back.alternative_only, r.alternative_only);
+    EXPECT_EQ(back.vs_default, r.vs_default);
     EXPECT_EQ(back.ok(), r.error.empty());
   }
+  EXPECT_FALSE(record_from_line(to_line(failed)).vs_default);
   EXPECT_DOUBLE_EQ(measured("t", 0.25).median_ms(), 0.25 * 1.05);
+  // Timed beside the default, a record ranks by the default's time scaled;
+  // without a default's time, or without that timing, by its median.
+  EXPECT_DOUBLE_EQ(measured("t", 0.25).time_ms(0.4), 0.4 * 0.875);
+  EXPECT_DOUBLE_EQ(measured("t", 0.25).time_ms(0), 0.25 * 1.05);
+  TuningRecord alone = measured("t", 0.25);
+  alone.vs_default.reset();
+  EXPECT_DOUBLE_EQ(alone.time_ms(0.4), 0.25 * 1.05);
 }
 
 TEST(TuningLog, WhatIsNotARecordIsRefusedWithItsReason) {
-  const char* bad[] = {"nonsense", "[1, 2]", R"({"task":"a"})",
-                       R"({"task":"a","target":"llvm","version":"1","trace":{},"times_ms":[-1],"error":""})",
-                       R"({"task":"a","target":"llvm","version":"1","trace":{},"times_ms":[],"error":""})",
-                       R"({"task":"","target":"llvm","version":"1","trace":{},"times_ms":[1],"error":""})",
-                       R"({"task":"a","target":7,"version":"1","trace":{},"times_ms":[1],"error":""})"};
+  const char* bad[] = {
+      "nonsense",
+      "[1, 2]",
+      R"({"task":"a"})",
+      R"({"task":"a","target":"llvm","version":"1","trace":{},"times_ms":[-1],"error":""})",
+      R"({"task":"a","target":"llvm","version":"1","trace":{},"times_ms":[],"error":""})",
+      R"({"task":"","target":"llvm","version":"1","trace":{},"times_ms":[1],"error":""})",
+      R"({"task":"a","target":7,"version":"1","trace":{},"times_ms":[1],"error":""})",
+      R"({"task":"a","target":"llvm","version":"1","trace":{},"times_ms":[1],"error":"","vs_default":0})",
+      R"({"task":"a","target":"llvm","version":"1","trace":{},"times_ms":[1],"error":"","vs_default":-2})",
+      R"({"task":"a","target":"llvm","version":"1","trace":{},"times_ms":[1],"error":"","vs_default":"x"})"};
   for (const char* line : bad) EXPECT_THROW(record_from_line(line), UserError) << line;
 }
 

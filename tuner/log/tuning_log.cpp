@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -51,6 +52,12 @@ void read_optional_fields(const json& j, TuningRecord& r) {
   }
   TESSEL_USER_CHECK(r.round >= 0 && r.flops >= 0 && r.weight >= 1, Span{})
       << "a negative round or FLOP count, or a weight below 1";
+  if (j.contains("vs_default")) {
+    double ratio = optional_number(j, "vs_default", 0);
+    TESSEL_USER_CHECK(ratio > 0 && std::isfinite(ratio), Span{})
+        << "field \"vs_default\" is not a positive ratio";
+    r.vs_default = ratio;
+  }
 }
 
 // The length of the file at fd up to and including its last newline (0 when
@@ -79,6 +86,10 @@ double TuningRecord::median_ms() const {
   return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
 }
 
+double TuningRecord::time_ms(double default_ms) const {
+  return vs_default && default_ms > 0 ? default_ms * *vs_default : median_ms();
+}
+
 std::string to_line(const TuningRecord& r) {
   json trace = r.trace.empty() ? json::object() : json::parse(r.trace);
   json j = {{"task", r.task},   {"target", r.target},     {"version", r.compiler_version},
@@ -87,6 +98,7 @@ std::string to_line(const TuningRecord& r) {
             {"weight", r.weight}};
   if (r.predicted) j["predicted"] = *r.predicted;
   if (r.alternative_only) j["alternative_only"] = true;
+  if (r.vs_default) j["vs_default"] = *r.vs_default;
   return j.dump();
 }
 

@@ -5,7 +5,8 @@
 //
 //   {"task":"9f3c...","target":"llvm -mcpu=znver4","version":"0.1.0",
 //    "trace":{...},"times_ms":[0.21,0.20,0.21],"error":"",
-//    "knobs":{"b0.rows":4},"round":3,"predicted":0.71,"flops":1.2e8,"weight":2}
+//    "knobs":{"b0.rows":4},"round":3,"predicted":0.71,"flops":1.2e8,"weight":2,
+//    "vs_default":0.93}
 //
 // Reading checks every line: a line that is not a record is an error naming
 // the file and line, except a last line cut short (no newline: the write a
@@ -39,11 +40,20 @@ struct TuningRecord {
   // A task only the alternative side of a fusion tuned region has: the
   // model runs it only if the region's decision takes that side.
   bool alternative_only = false;
+  // A candidate that would have become its task's best was timed again in
+  // one process alternately with the default schedule: the median of its
+  // time over the default's, run by run. Measured minutes apart, the two
+  // times also differ by the machine's drift; run by run, they do not.
+  std::optional<double> vs_default;
 
   bool ok() const { return error.empty() && !times_ms.empty(); }
   // Its median run (the record must be ok()): what the tuner ranks by. The
   // fastest run of a few favours a lucky one; the median does not.
   double median_ms() const;
+  // What the tuner ranks it by (ok() records): default_ms (its task's
+  // default schedule's median) times vs_default where it was measured
+  // against the default, else its median.
+  double time_ms(double default_ms) const;
 };
 
 // A fusion decision of a session with `--fusion tuned`: in a region where

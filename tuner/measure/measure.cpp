@@ -87,6 +87,16 @@ struct Loaded {
   }
 };
 
+// One timed run after the flush and warm reads a model run starts from, in ms.
+double timed_run(Loaded& code, std::vector<char>& flush, const std::vector<Tensor>& inputs,
+                 const MeasureOptions& o) {
+  flush_caches(flush);
+  warm_up_inputs(inputs, o.warm_inputs);
+  auto start = std::chrono::steady_clock::now();
+  code.fn(code.args.data());
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
 // In the child: build, run once and check, then time; the times as text.
 std::string build_check_and_time(const codegen::Target& target, const tir::PrimFunc& flat,
                                  const std::vector<Tensor>& inputs, const std::vector<Tensor>& expected,
@@ -102,23 +112,68 @@ std::string build_check_and_time(const codegen::Target& target, const tir::PrimF
     std::string problem = mismatch(candidate.outputs, expected, o);
     TESSEL_USER_CHECK(problem.empty(), Span{}) << problem;
   }
-  for (int r = 0; r < o.warmup; ++r) {
-    flush_caches(flush);
-    warm_up_inputs(inputs, o.warm_inputs);
-    candidate.fn(candidate.args.data());
-  }
+  for (int r = 0; r < o.warmup; ++r) timed_run(candidate, flush, inputs, o);
   std::ostringstream times;
-  for (int r = 0; r < o.repeat; ++r) {
-    flush_caches(flush);
-    warm_up_inputs(inputs, o.warm_inputs);
-    auto start = std::chrono::steady_clock::now();
-    candidate.fn(candidate.args.data());
-    times << std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() << " ";
-  }
+  for (int r = 0; r < o.repeat; ++r) times << timed_run(candidate, flush, inputs, o) << " ";
   return times.str();
 }
 
+// In the child: both built, checked and warmed up, then timed in pairs, the
+// order swapped every pair; each pair's candidate / baseline as text.
+std::string compare_in_child(const codegen::Target& target, const tir::PrimFunc& baseline,
+                             const tir::PrimFunc& candidate, const std::vector<Tensor>& inputs,
+                             const std::vector<Tensor>& expected, const MeasureOptions& o) {
+  rt::ThreadPool pool(o.threads);
+  child_pool = &pool;
+  std::vector<char> flush(size_t(std::max<int64_t>(o.flush_bytes, 0)));
+  flush_caches(flush);
+  Loaded code[2] = {Loaded(target, baseline, inputs), Loaded(target, candidate, inputs)};
+  for (Loaded& c : code) {
+    c.run();
+    std::string problem = expected.empty() ? "" : mismatch(c.outputs, expected, o);
+    TESSEL_USER_CHECK(problem.empty(), Span{}) << problem;
+  }
+  for (int r = 0; r < o.warmup; ++r)
+    for (Loaded& c : code) timed_run(c, flush, inputs, o);
+  std::ostringstream ratios;
+  for (int r = 0; r < o.repeat; ++r) {
+    double ms[2];
+    for (int k = 0; k < 2; ++k) {
+      int which = (r + k) % 2;
+      ms[which] = timed_run(code[which], flush, inputs, o);
+    }
+    ratios << std::max(ms[1], 1e-9) / std::max(ms[0], 1e-9) << " ";
+  }
+  return ratios.str();
+}
+
 }  // namespace
+
+Comparison compare_with_baseline(const codegen::Target& target, const tir::PrimFunc& baseline,
+                                 const tir::PrimFunc& candidate, const std::vector<Tensor>& inputs,
+                                 const std::vector<Tensor>& expected, const MeasureOptions& options) {
+  TESSEL_USER_CHECK(options.repeat >= 1 && options.threads >= 1 && options.timeout_s > 0, Span{})
+      << "a measurement needs at least one run, one thread and a positive timeout";
+  IsolatedResult r =
+      run_isolated([&] { return compare_in_child(target, baseline, candidate, inputs, expected, options); },
+                   2 * options.timeout_s);
+  Comparison c;
+  if (!r.ok) {
+    c.error = r.error;
+    return c;
+  }
+  std::vector<double> ratios;
+  std::istringstream text(r.output);
+  for (double x; text >> x;) ratios.push_back(x);
+  if (ratios.empty()) {
+    c.error = "no times came back";
+    return c;
+  }
+  std::sort(ratios.begin(), ratios.end());
+  size_t n = ratios.size();
+  c.ratio = n % 2 ? ratios[n / 2] : (ratios[n / 2 - 1] + ratios[n / 2]) / 2;
+  return c;
+}
 
 Measurement measure_candidate(const codegen::Target& target, const tir::PrimFunc& flat,
                               const std::vector<Tensor>& inputs, const std::vector<Tensor>& expected,

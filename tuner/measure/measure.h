@@ -53,6 +53,22 @@ Measurement measure_candidate(const codegen::Target& target, const tir::PrimFunc
                               const std::vector<Tensor>& inputs, const std::vector<Tensor>& expected,
                               const MeasureOptions& options = {});
 
+// A candidate's time over a baseline's (the default schedule's), both timed
+// in one child process, alternately run by run (each run after the flush
+// and warm reads measure_candidate makes), options.repeat pairs: the median
+// of the pairs' ratios. Timed minutes apart, two schedules' times also
+// differ by how fast the machine was then; run by run, they do not.
+struct Comparison {
+  double ratio = 0;   // candidate / baseline
+  std::string error;  // why there is none (as Measurement::error)
+
+  bool ok() const { return error.empty() && ratio > 0; }
+};
+
+Comparison compare_with_baseline(const codegen::Target& target, const tir::PrimFunc& baseline,
+                                 const tir::PrimFunc& candidate, const std::vector<Tensor>& inputs,
+                                 const std::vector<Tensor>& expected, const MeasureOptions& options = {});
+
 // Random inputs for a task's function: floats uniform in [-1, 1]; integers
 // (indices) and booleans zero, which every index check accepts.
 std::vector<Tensor> random_task_inputs(const tir::PrimFunc& f, uint64_t seed);

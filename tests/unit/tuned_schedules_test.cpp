@@ -1,0 +1,82 @@
+// What `compile --tuning-log` takes from a log (src/driver/tuned_schedules.h):
+// per task, the fastest record when it beat the default schedule by the
+// margin, else the default's; a record timed beside the default ranks by
+// that ratio, not by its own median measured at another moment.
+#include "src/driver/tuned_schedules.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <optional>
+#include <sstream>
+
+#include "src/driver/tune_session.h"
+#include "tuner/log/tuning_log.h"
+
+namespace tessel::driver {
+namespace {
+
+class TunedSchedulesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = (std::filesystem::temp_directory_path() / ("tessel_tuned_" + std::to_string(getpid()) + ".jsonl"))
+                .string();
+    std::filesystem::remove(path_);
+  }
+  void TearDown() override { std::filesystem::remove(path_); }
+
+  // A record of `task` measured in `ms` by the search's round `round`.
+  void add(const std::string& task, const std::string& name, double ms, int64_t round,
+           std::optional<double> vs_default = std::nullopt) {
+    tune::TuningRecord r;
+    r.task = task;
+    r.target = log_target(host_);
+    r.compiler_version = compiler_version();
+    r.trace = R"({"name":")" + name + R"("})";
+    r.times_ms = {ms};
+    r.round = round;
+    r.vs_default = vs_default;
+    tune::TuningLogWriter(path_).append(r);
+  }
+  TunedSchedules load() {
+    std::ostringstream notes;
+    TunedSchedules out = load_tuned_schedules(path_, host_, notes);
+    notes_ = notes.str();
+    return out;
+  }
+
+  codegen::Target host_ = codegen::parse_target("llvm");
+  std::string path_, notes_;
+};
+
+TEST_F(TunedSchedulesTest, TheFastestCandidateReplacesTheDefaultOnlyByTheMargin) {
+  add("a", "a-default", 1.0, 0);
+  add("a", "a-close", 0.99, 1);  // within the margin: noise
+  add("b", "b-default", 1.0, 0);
+  add("b", "b-close", 0.99, 1);
+  add("b", "b-faster", 0.9, 2);
+  TunedSchedules s = load();
+  EXPECT_EQ(s.tasks.at("a").trace, R"({"name":"a-default"})");
+  EXPECT_DOUBLE_EQ(s.tasks.at("a").best_ms, 1.0);
+  EXPECT_EQ(s.tasks.at("b").trace, R"({"name":"b-faster"})");
+  EXPECT_DOUBLE_EQ(s.tasks.at("b").best_ms, 0.9);
+  EXPECT_NE(notes_.find("1 kept their default schedule"), std::string::npos) << notes_;
+}
+
+TEST_F(TunedSchedulesTest, ACandidateTimedBesideTheDefaultRanksByThatRatio) {
+  add("a", "a-default", 1.0, 0);
+  // Measured alone in a fast moment, beside the default it was no faster.
+  add("a", "a-lucky", 0.8, 1, 1.01);
+  add("b", "b-default", 1.0, 0);
+  add("b", "b-lucky", 0.7, 1, 0.95);
+  // Measured alone in a slow moment, beside the default it was the fastest.
+  add("b", "b-unlucky", 0.9, 2, 0.85);
+  TunedSchedules s = load();
+  EXPECT_EQ(s.tasks.at("a").trace, R"({"name":"a-default"})");
+  EXPECT_EQ(s.tasks.at("b").trace, R"({"name":"b-unlucky"})");
+  EXPECT_DOUBLE_EQ(s.tasks.at("b").best_ms, 0.85);
+}
+
+}  // namespace
+}  // namespace tessel::driver
