@@ -342,6 +342,11 @@ void schedule_tiled(Context& ctx, const std::vector<BlockInfo>& blocks, size_t i
 int64_t matmul_tile_columns(int64_t rows, int64_t columns, int64_t lanes) {
   if (rows % 6 != 0 && rows % 4 == 0 && columns % (3 * lanes) == 0) return 3 * lanes;
   if (columns % (2 * lanes) == 0) return 2 * lanes;
+  // Not one vector where three divide the columns: each reduction step of a
+  // tile loads its vectors and broadcasts one operand per row, so a tile of
+  // one vector loads once per FMA, as many loads as a core with two load
+  // ports and two FMA pipes issues, and waits on them.
+  if (columns % (3 * lanes) == 0) return 3 * lanes;
   return 0;
 }
 

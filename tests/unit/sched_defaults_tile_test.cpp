@@ -2,7 +2,8 @@
 // reduction is a few taps (an RGB stem): 4 rows of two vectors, not 6, which
 // LLVM unrolled into scalar code; a longer reduction keeps 6 rows. A core
 // that overlaps more FMAs gets more rows, as far as its registers hold them.
-// A matrix-vector product's tile: every column.
+// A matrix-vector product's tile: every column. Columns that three vectors
+// divide and two do not are tiled three vectors wide.
 #include "tests/unit/sched_defaults_util.h"
 
 namespace tessel::sched_workloads {
@@ -80,6 +81,37 @@ TEST(SchedDefaultsTile, AMatrixVectorProductsTileIsEveryColumn) {
     EXPECT_EQ(loops.back()->for_kind, tir::ForKind::kVectorized) << sch.func();
     EXPECT_EQ(extent(loops.back()), tile) << sch.func();
     EXPECT_EQ(extent(loops[loops.size() - 2]), 40) << "the reduction just outside: " << sch.func();
+    EXPECT_EQ(check_against(reference_of(f), sch.func(), false), "");
+  }
+}
+
+// Each reduction step of a tile loads its vectors and broadcasts one operand
+// per row: a one-vector tile loads once per FMA. Where two vectors do not
+// divide the columns but three do (a 7 x 7 plane's 48 flat positions), the
+// tile takes three, with fewer rows.
+TEST(SchedDefaultsTile, ColumnsThatThreeVectorsDivideAreNotTiledOneVectorWide) {
+  struct Case {
+    int64_t rows, columns;
+    int lanes;
+    int64_t tile;
+  };
+  for (Case c : {Case{48, 48, 16, 48}, Case{48, 144, 16, 48}, Case{48, 64, 16, 32}, Case{48, 80, 16, 16},
+                 Case{24, 24, 8, 24}}) {
+    SCOPED_TRACE(std::to_string(c.rows) + " x " + std::to_string(c.columns) + ", " + std::to_string(c.lanes) +
+                 " lanes");
+    Shapes s;
+    s.M = c.rows;
+    s.K = 40;
+    s.N = c.columns;
+    tir::PrimFunc f = lower_workload(Workload::kMatmul, s);
+    Schedule sch(f);
+    CpuScheduleOptions options;
+    options.vector_lanes = c.lanes;
+    apply_default_cpu_schedule(sch, options);
+    std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "mm");
+    ASSERT_FALSE(loops.empty());
+    EXPECT_EQ(loops.back()->for_kind, tir::ForKind::kVectorized) << sch.func();
+    EXPECT_EQ(extent(loops.back()), c.tile) << sch.func();
     EXPECT_EQ(check_against(reference_of(f), sch.func(), false), "");
   }
 }
