@@ -154,6 +154,8 @@ Comparison compare_with_baseline(const codegen::Target& target, const tir::PrimF
                                  const std::vector<Tensor>& expected, const MeasureOptions& options) {
   TESSEL_USER_CHECK(options.repeat >= 1 && options.threads >= 1 && options.timeout_s > 0, Span{})
       << "a measurement needs at least one run, one thread and a positive timeout";
+  TESSEL_ICHECK(options.warm_inputs.empty() || options.warm_inputs.size() == inputs.size())
+      << options.warm_inputs.size() << " warm-input flags for " << inputs.size() << " inputs";
   IsolatedResult r =
       run_isolated([&] { return compare_in_child(target, baseline, candidate, inputs, expected, options); },
                    2 * options.timeout_s);
