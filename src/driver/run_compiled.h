@@ -7,6 +7,7 @@
 
 #include "src/driver/compiled_model.h"
 #include "src/driver/roofline.h"
+#include "tuner/median.h"
 
 namespace tessel::driver {
 
@@ -19,8 +20,7 @@ struct Latency {
 // count: the in-process pool would otherwise start with its default.
 void check_thread_environment();
 
-// The median of v (0 when empty).
-double median(std::vector<double> v);
+using tune::median;  // the median of v (0 when empty)
 
 // `warmup` untimed runs, then `repeat` timed ones.
 Latency time_runs(CompiledModel& model, const std::vector<Tensor>& inputs, int repeat, int warmup = 3);

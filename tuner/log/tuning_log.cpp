@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "ir/core/diagnostics.h"
+#include "tuner/median.h"
 #include "tuner/write_all.h"
 
 namespace tessel::tune {
@@ -80,10 +81,7 @@ off_t whole_lines_length(int fd) {
 
 double TuningRecord::median_ms() const {
   TESSEL_ICHECK(ok()) << "median time of a failed record";
-  std::vector<double> sorted = times_ms;
-  std::sort(sorted.begin(), sorted.end());
-  size_t n = sorted.size();
-  return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  return median(times_ms);
 }
 
 double TuningRecord::time_ms(double default_ms) const {

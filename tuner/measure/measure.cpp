@@ -13,6 +13,7 @@
 #include "src/runtime/runtime_symbols.h"
 #include "src/runtime/thread_pool.h"
 #include "tuner/measure/isolated.h"
+#include "tuner/median.h"
 
 namespace tessel::tune {
 
@@ -85,7 +86,29 @@ struct Loaded {
     TESSEL_USER_CHECK(status == 0, Span{}) << "the candidate failed with status " << status << ": "
                                            << rt::take_kernel_error();
   }
+  // Run once, its outputs checked against `expected` (none: not checked).
+  void run_and_check(const std::vector<Tensor>& expected, const MeasureOptions& o) {
+    run();
+    std::string problem = expected.empty() ? "" : mismatch(outputs, expected, o);
+    TESSEL_USER_CHECK(problem.empty(), Span{}) << problem;
+  }
 };
+
+// The buffer written between timed runs, written once already: its pages are
+// faulted in then, not during the first timed run.
+std::vector<char> flush_buffer(const MeasureOptions& o) {
+  std::vector<char> flush(size_t(std::max<int64_t>(o.flush_bytes, 0)));
+  flush_caches(flush);
+  return flush;
+}
+
+// A user error for options no measurement can use; the warm-input flags must match the inputs.
+void check_options(const MeasureOptions& o, const std::vector<Tensor>& inputs) {
+  TESSEL_USER_CHECK(o.repeat >= 1 && o.threads >= 1 && o.timeout_s > 0, Span{})
+      << "a measurement needs at least one run, one thread and a positive timeout";
+  TESSEL_ICHECK(o.warm_inputs.empty() || o.warm_inputs.size() == inputs.size())
+      << o.warm_inputs.size() << " warm-input flags for " << inputs.size() << " inputs";
+}
 
 // One timed run after the flush and warm reads a model run starts from, in ms.
 double timed_run(Loaded& code, std::vector<char>& flush, const std::vector<Tensor>& inputs,
@@ -103,15 +126,9 @@ std::string build_check_and_time(const codegen::Target& target, const tir::PrimF
                                  const MeasureOptions& o) {
   rt::ThreadPool pool(o.threads);
   child_pool = &pool;
-  // Written once before any run: its pages are faulted in then, not during the first timed run.
-  std::vector<char> flush(size_t(std::max<int64_t>(o.flush_bytes, 0)));
-  flush_caches(flush);
+  std::vector<char> flush = flush_buffer(o);
   Loaded candidate(target, flat, inputs);
-  candidate.run();
-  if (!expected.empty()) {
-    std::string problem = mismatch(candidate.outputs, expected, o);
-    TESSEL_USER_CHECK(problem.empty(), Span{}) << problem;
-  }
+  candidate.run_and_check(expected, o);
   for (int r = 0; r < o.warmup; ++r) timed_run(candidate, flush, inputs, o);
   std::ostringstream times;
   for (int r = 0; r < o.repeat; ++r) times << timed_run(candidate, flush, inputs, o) << " ";
@@ -125,14 +142,9 @@ std::string compare_in_child(const codegen::Target& target, const tir::PrimFunc&
                              const std::vector<Tensor>& expected, const MeasureOptions& o) {
   rt::ThreadPool pool(o.threads);
   child_pool = &pool;
-  std::vector<char> flush(size_t(std::max<int64_t>(o.flush_bytes, 0)));
-  flush_caches(flush);
+  std::vector<char> flush = flush_buffer(o);
   Loaded code[2] = {Loaded(target, baseline, inputs), Loaded(target, candidate, inputs)};
-  for (Loaded& c : code) {
-    c.run();
-    std::string problem = expected.empty() ? "" : mismatch(c.outputs, expected, o);
-    TESSEL_USER_CHECK(problem.empty(), Span{}) << problem;
-  }
+  for (Loaded& c : code) c.run_and_check(expected, o);
   for (int r = 0; r < o.warmup; ++r)
     for (Loaded& c : code) timed_run(c, flush, inputs, o);
   std::ostringstream ratios;
@@ -152,10 +164,7 @@ std::string compare_in_child(const codegen::Target& target, const tir::PrimFunc&
 Comparison compare_with_baseline(const codegen::Target& target, const tir::PrimFunc& baseline,
                                  const tir::PrimFunc& candidate, const std::vector<Tensor>& inputs,
                                  const std::vector<Tensor>& expected, const MeasureOptions& options) {
-  TESSEL_USER_CHECK(options.repeat >= 1 && options.threads >= 1 && options.timeout_s > 0, Span{})
-      << "a measurement needs at least one run, one thread and a positive timeout";
-  TESSEL_ICHECK(options.warm_inputs.empty() || options.warm_inputs.size() == inputs.size())
-      << options.warm_inputs.size() << " warm-input flags for " << inputs.size() << " inputs";
+  check_options(options, inputs);
   IsolatedResult r =
       run_isolated([&] { return compare_in_child(target, baseline, candidate, inputs, expected, options); },
                    2 * options.timeout_s);
@@ -171,19 +180,14 @@ Comparison compare_with_baseline(const codegen::Target& target, const tir::PrimF
     c.error = "no times came back";
     return c;
   }
-  std::sort(ratios.begin(), ratios.end());
-  size_t n = ratios.size();
-  c.ratio = n % 2 ? ratios[n / 2] : (ratios[n / 2 - 1] + ratios[n / 2]) / 2;
+  c.ratio = median(std::move(ratios));
   return c;
 }
 
 Measurement measure_candidate(const codegen::Target& target, const tir::PrimFunc& flat,
                               const std::vector<Tensor>& inputs, const std::vector<Tensor>& expected,
                               const MeasureOptions& options) {
-  TESSEL_USER_CHECK(options.repeat >= 1 && options.threads >= 1 && options.timeout_s > 0, Span{})
-      << "a measurement needs at least one run, one thread and a positive timeout";
-  TESSEL_ICHECK(options.warm_inputs.empty() || options.warm_inputs.size() == inputs.size())
-      << options.warm_inputs.size() << " warm-input flags for " << inputs.size() << " inputs";
+  check_options(options, inputs);
   IsolatedResult r = run_isolated([&] { return build_check_and_time(target, flat, inputs, expected, options); },
                                   options.timeout_s);
   Measurement m;
