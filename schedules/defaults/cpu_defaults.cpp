@@ -280,8 +280,10 @@ TileShape tile_shape(Context& ctx, const std::vector<BlockInfo>& blocks, size_t 
   TileShape shape;
   if (info.vector_loop >= 0) {
     shape.vec = tile_vector_factor(info, lanes);
-    shape.vec = choose(ctx, ctx.sch, b + ".cols",
-                       vector_widths(info.extents[size_t(info.vector_loop)], lanes, 4, shape.vec), shape.vec);
+    std::vector<int64_t> widths = vector_widths(info.extents[size_t(info.vector_loop)], lanes, 4, shape.vec);
+    if (int64_t panel = read_panel_width(ctx.sch, info))
+      std::erase_if(widths, [panel](int64_t w) { return panel % w != 0; });
+    shape.vec = choose(ctx, ctx.sch, b + ".cols", widths, shape.vec);
   }
   if (info.unroll_loop >= 0) {
     int64_t extent = info.extents[size_t(info.unroll_loop)];

@@ -52,6 +52,10 @@ constexpr int64_t kMatrixVectorColumns = 4096;
 int64_t matrix_vector_columns(int64_t columns, int64_t lanes);
 // The vector part of a block's register tile.
 int64_t tile_vector_factor(const BlockInfo& info, int64_t lanes);
+// The width P of the panels a block reads along its vector loop (a constant
+// packed as W[j // P, ..., j % P]), or 0 when it reads none. A tile whose
+// vector part does not divide P reads across panels by division: gathers.
+int64_t read_panel_width(const Schedule& sch, const BlockInfo& info);
 
 // A register tile: `vec` columns vectorized, `unroll` rows unrolled; with
 // local_tile accumulated in a local buffer; a matmul's column tiles outside

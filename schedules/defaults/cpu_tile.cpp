@@ -44,6 +44,20 @@ int panel_read(const Schedule& sch, const BlockInfo& info, int64_t vec, int64_t 
 
 }  // namespace
 
+int64_t read_panel_width(const Schedule& sch, const BlockInfo& info) {
+  if (info.vector_loop < 0) return 0;
+  tir::Stmt block_stmt = find_block(sch.func(), info.name);
+  const auto* block = block_stmt.as<tir::BlockNode>();
+  const tir::VarNode* column = block->iter_vars[size_t(info.vector_loop)].var.get();
+  for (const tir::BufferRegion& read : block->reads)
+    for (const tir::Range& r : read.region) {
+      const auto* mod = r.min.as<tir::FloorModNode>();
+      const int64_t* width = mod ? tir::as_const_int(mod->b) : nullptr;
+      if (width && mod->a.get() == column) return *width;
+    }
+  return 0;
+}
+
 bool columns_first_by_default(const Schedule& sch, const BlockInfo& info, int64_t vec, int64_t unroll) {
   bool weight_columns = info.kind == BlockKind::kMatmul || info.channels_in_lanes;
   if (!weight_columns || info.vector_loop < 0 || info.unroll_loop < 0) return false;

@@ -6,6 +6,8 @@
 #include "ir/graph/op_registry.h"
 #include "ir/tensor/printer.h"
 #include "schedules/defaults/cpu_defaults.h"
+#include "schedules/defaults/cpu_knobs.h"
+#include "schedules/schedule.h"
 #include "src/driver/check_job.h"
 #include "src/driver/compile_model.h"
 #include "src/driver/run_inputs.h"
@@ -143,6 +145,31 @@ TEST(PackMatmulWeights, CompiledProductsReadPanelsAsWideAsTheirTileAndMatchTheRe
     for (size_t o = 0; o < want.size(); ++o)
       EXPECT_LE(driver::error_stats(got[o], want[o]).max_rel, 1e-5) << "rows " << rows << " output " << o;
   }
+}
+
+// The tile widths a tuner may try for a product reading panels divide the
+// panel: a wider tile, or one that does not divide it, would read across
+// panels by division (gathers), many times slower than any that does.
+TEST(PackMatmulWeights, ATunersTileWidthsDivideThePanel) {
+  int64_t lanes = codegen::host_target().cpu.vector_bits / 32;
+  int64_t rows = 8, columns = 12 * lanes;
+  ASSERT_EQ(sched::matmul_tile_columns(rows, columns, lanes), 3 * lanes);
+  graph::Graph g = matmul_graph(rows, 40, columns);
+  driver::JitModel model(driver::compile_graph(g, {}));
+  ASSERT_EQ(model.compiled_kernels().size(), 1u);
+  sched::KnobChoices knobs;
+  sched::CpuScheduleOptions options;
+  options.vector_lanes = int(lanes);
+  options.knobs = &knobs;
+  sched::Schedule sch(model.compiled_kernels()[0].group.func);
+  sched::apply_default_cpu_schedule(sch, options);
+  bool asked = false;
+  for (const sched::Knob& k : knobs.knobs()) {
+    if (k.key.size() < 5 || k.key.substr(k.key.size() - 5) != ".cols") continue;
+    asked = true;
+    EXPECT_EQ(k.candidates, (std::vector<int64_t>{lanes, 3 * lanes})) << k.key;
+  }
+  EXPECT_TRUE(asked) << "no tile width knob";
 }
 
 // A matrix-vector product (one row) keeps its weight in place: its tile is
