@@ -247,12 +247,17 @@ int64_t position_rows(int64_t extent, int64_t vec, int64_t lanes, const CpuSched
 int64_t default_rows(const BlockInfo& info, int64_t vec, int64_t lanes, const CpuScheduleOptions& options) {
   if (info.channels_in_lanes)
     return position_rows(info.extents[size_t(info.unroll_loop)], vec, lanes, options);
-  // A conv whose whole reduction is a few taps (an RGB stem: 3 x 3 x 3) is
-  // unrolled whole by LLVM, and a tile of more than 4 x 2 vectors of it came
-  // out as scalar code: it keeps the four-FMA tile, and 4 rows for 6.
-  int64_t reduction = 1;
-  for (int p : info.reduce) reduction *= info.extents[size_t(p)];
-  bool short_conv = info.kind == BlockKind::kConv && reduction <= kShortReduction;
+  // A conv whose whole reduction is a few taps of a window (an RGB stem:
+  // 3 x 3 x 3) is unrolled whole by LLVM, and a tile of more than 4 x 2
+  // vectors of it came out as scalar code: it keeps the four-FMA tile, and 4
+  // rows for 6. A 1x1 conv over as few channels sums one loop, and the
+  // four-FMA tile only held it back.
+  int64_t reduction = 1, summed_loops = 0;
+  for (int p : info.reduce) {
+    reduction *= info.extents[size_t(p)];
+    summed_loops += info.extents[size_t(p)] > 1;
+  }
+  bool short_conv = info.kind == BlockKind::kConv && summed_loops > 1 && reduction <= kShortReduction;
   CpuScheduleOptions tile_options = options;
   if (short_conv) tile_options.fmas_in_flight = std::min(options.fmas_in_flight, 4);
   int64_t rows = tile_rows(info.extents[size_t(info.unroll_loop)], vec, lanes, tile_options);

@@ -4,6 +4,7 @@
 // that overlaps more FMAs gets more rows, as far as its registers hold them.
 // A matrix-vector product's tile: every column. Columns that three vectors
 // divide and two do not are tiled three vectors wide.
+#include "tests/unit/lower_nn_test_util.h"
 #include "tests/unit/sched_defaults_util.h"
 
 namespace tessel::sched_workloads {
@@ -59,6 +60,28 @@ TEST(SchedDefaultsTile, MoreFmasInFlightGetMoreRowsWithinTheRegisters) {
     apply_default_cpu_schedule(sch, options);
     EXPECT_EQ(unrolled_rows(sch.func()), c.rows) << sch.func();
     EXPECT_EQ(check_against(reference_of(f), sch.func(), false), "");
+  }
+}
+
+// The four-FMA exception is the stem's, whose short reduction spans a
+// window: a 1x1 conv over 32 input channels sums one loop and, with eight
+// FMAs in flight, gets the rows of any longer reduction (8 of two vectors
+// dividing 16 output channels), the stem 4.
+TEST(SchedDefaultsTile, AOneByOneConvOverFewChannelsIsNoStem) {
+  for (auto [channels, window, rows] :
+       {std::tuple<int64_t, int64_t, int64_t>{32, 1, 8}, std::tuple<int64_t, int64_t, int64_t>{3, 3, 4}}) {
+    SCOPED_TRACE(std::to_string(channels) + " channels, a " + std::to_string(window) + "x" +
+                 std::to_string(window) + " window");
+    lower_nn_test::LoweredNode n("Conv", "conv",
+                                 {lower_nn_test::f32_arg({1, channels, 6, 64}),
+                                  lower_nn_test::f32_arg({16, channels, window, window})},
+                                 graph::Attrs{});
+    Schedule sch(n.func);
+    CpuScheduleOptions options;
+    options.vector_lanes = 16;
+    options.fmas_in_flight = 8;
+    apply_default_cpu_schedule(sch, options);
+    EXPECT_EQ(unrolled_rows(sch.func()), rows) << sch.func();
   }
 }
 
