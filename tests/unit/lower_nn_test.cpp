@@ -262,19 +262,32 @@ TEST(LowerNnHalf, AccumulatesInF32) {
 // ---- Pools
 
 TEST(LowerNnPool, MaxPoolWindows) {
+  // Separable: the maxima of each row's window taps, one row of the padded
+  // width per output row, then the pool folds the columns' taps from them.
   LoweredNode n =
       check_op("MaxPool", "pool", {f32_arg({1, 2, 5, 5})}, attrs(kv("kernel_shape", ints({2, 2}))));
-  EXPECT_EQ(block_shapes(n.func), (vector<std::string>{"pool: S S S S R R"}));
-  // Padded and strided: the input re-laid out as a convolution's, padded
-  // with -inf; the window reads it unguarded.
+  EXPECT_EQ(block_shapes(n.func), (vector<std::string>{"pool_rows: S S S S", "pool: S S S S R"}));
+  // Padded and strided: the rows read the input with unit stride along the
+  // columns, -inf outside it; the pool reads the rows unguarded.
   LoweredNode strided = check_op(
       "MaxPool", "pool", {f32_arg({1, 2, 5, 5})},
       attrs(kv("kernel_shape", ints({3, 3})), kv("strides", ints({2, 2})), kv("pads", ints({1, 1, 1, 1}))));
-  EXPECT_EQ(block_shapes(strided.func),
-            (vector<std::string>{"pool_pad_1: S S S S", "pool_phases_1: S S S S S S", "pool: S S S S R R"}));
+  EXPECT_EQ(block_shapes(strided.func), (vector<std::string>{"pool_rows: S S S S", "pool: S S S S R"}));
   std::string text = strided.text();
   EXPECT_NE(text.find("f32(-inf))"), std::string::npos) << text;
+  EXPECT_NE(
+      text.find(
+          "in0[max(min(v0, 0), 0), max(min(v1, 1), 0), max(min(v2 * 2 - 1, 4), 0), max(min(v3 - 1, 4), 0)]"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(text.find("pool_rows[v0_1, v1_1, v2_1, v3_1 * 2 + r0]"), std::string::npos) << text;
   EXPECT_EQ(text.find("select", text.find("block pool(")), std::string::npos) << text;
+  // A window whose leading axes have more taps than are written out is
+  // read as a conv's input.
+  LoweredNode wide = check_op("MaxPool", "pool", {f32_arg({1, 1, 3, 18, 18})},
+                              attrs(kv("kernel_shape", ints({3, 6, 2})), kv("strides", ints({1, 3, 2}))));
+  EXPECT_EQ(block_shapes(wide.func),
+            (vector<std::string>{"pool_phases_1: S S S S S S S", "pool: S S S S S R R R"}));
   check_op("MaxPool", "pool", {f32_arg({1, 1, 6, 6})},
            attrs(kv("kernel_shape", ints({3, 3})), kv("strides", ints({2, 2})), kv("ceil_mode", int64_t(1))));
   check_op(

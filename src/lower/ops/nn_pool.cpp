@@ -59,6 +59,59 @@ Expr flat_position(const std::vector<int64_t>& shape, const std::vector<Expr>& i
   return spatial.defined() ? channel_plane * plane + spatial : channel_plane;
 }
 
+// A window's maximum is the maximum along its last axis of the maxima along
+// the others, so the pool is two stages: `rows` takes the maximum over the
+// leading axes' taps for every position of the padded last axis (unit-stride
+// reads of x, -inf outside it), then the pool folds the last axis' taps from
+// those rows. Each input element is read once per output row instead of once
+// per tap, and no padded or phase-split copy of the input is made. `rows` is
+// elementwise, its taps written out, so that it is computed per channel
+// beside the pool like a conv's re-layout stages.
+constexpr int64_t kMostRowTaps = 16;
+
+int64_t leading_taps(const WindowGeometry& g) {
+  int64_t taps = 1;
+  for (size_t u = 0; u + 1 < size_t(g.spatial()); ++u) taps *= g.kernel[u];
+  return taps;
+}
+
+TensorExpr separable_max_pool(LowerContext& ctx, const graph::Node& node, const TensorExpr& x,
+                              const WindowGeometry& g, const std::vector<int64_t>& out, const Expr& lowest) {
+  size_t last = size_t(g.spatial()) - 1;
+  std::vector<int64_t> rows_shape(out.begin(), out.end() - 1);
+  rows_shape.push_back((out.back() - 1) * g.strides[last] + g.extent(int(last)));
+  int64_t taps = leading_taps(g);
+  TensorExpr rows =
+      ctx.compute(stage_name(node, "rows"), rows_shape, x.dtype, [=](const std::vector<Expr>& s) {
+        Expr column = g.pad_begin[last] != 0 ? s[2 + last] - g.pad_begin[last] : s[2 + last];
+        Expr folded;
+        for (int64_t tap = 0; tap < taps; ++tap) {
+          std::vector<Expr> xi = {s[0], s[1]};
+          GuardedRead guard;
+          for (size_t u = 0, rest = size_t(tap); u < last; ++u) {
+            int64_t k = int64_t(rest) % g.kernel[u];  // the last leading axis varies fastest
+            rest /= size_t(g.kernel[u]);
+            int64_t lo = k * g.dilations[u] - g.pad_begin[u];
+            Expr i = g.strides[u] == 1 ? s[2 + u] : s[2 + u] * g.strides[u];
+            if (lo != 0) i = lo > 0 ? i + lo : i - (-lo);
+            guard.check(i, lo, (out[2 + u] - 1) * g.strides[u] + lo, g.in[u]);
+            xi.push_back(i);
+          }
+          guard.check(column, -g.pad_begin[last], rows_shape.back() - 1 - g.pad_begin[last], g.in[last]);
+          xi.push_back(column);
+          Expr v = guard.read(x, xi, lowest);
+          folded = folded.defined() ? max(folded, v) : v;
+        }
+        return folded;
+      });
+  return ctx.reduce(stage_name(node), out, x.dtype, {g.kernel[last]}, Combiner::kMax,
+                    [=](const std::vector<Expr>& s, const std::vector<Expr>& r) {
+                      std::vector<Expr> ri(s.begin(), s.end() - 1);
+                      ri.push_back(window_index(s.back(), g.strides[last], 0, r[0], g.dilations[last]));
+                      return rows.at(ri);
+                    });
+}
+
 std::vector<TensorExpr> lower_max_pool(LowerContext& ctx, const graph::Node& node,
                                        const std::vector<TensorExpr>& in) {
   const TensorExpr& x = in[0];
@@ -66,6 +119,8 @@ std::vector<TensorExpr> lower_max_pool(LowerContext& ctx, const graph::Node& nod
   std::vector<int64_t> out = output_shape(node);
   Expr lowest = combiner_identity(Combiner::kMax, x.dtype);
   if (node.outputs.size() < 2) {
+    if (g.spatial() >= 2 && leading_taps(g) <= kMostRowTaps)
+      return {separable_max_pool(ctx, node, x, g, out, lowest)};
     // As a convolution reads its input: padded with -inf and split into
     // stride phases by re-layout stages, the window read unguarded and with
     // unit stride (guarded strided reads were gathers).
