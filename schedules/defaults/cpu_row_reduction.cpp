@@ -52,6 +52,41 @@ bool reads_reduction_in_rows(const tir::BlockNode& block, const std::vector<int6
   return in_rows;
 }
 
+// Whether a load of the block that moves along the reduction does not read
+// iteration variable `v`: rows of outputs along v then share its vectors (the
+// input of a matrix-vector product, shared by the weight rows of several
+// outputs; a weight row, shared by several positions' inputs).
+bool shares_a_row_across(const tir::BlockNode& block, size_t v, size_t count) {
+  const tir::VarNode* var = block.iter_vars[v].var.get();
+  bool shared = false;
+  tir::walk_exprs(block.body, [&](const tir::Expr& e) {
+    const auto* load = e.as<tir::LoadNode>();
+    if (!load || load->buffer.same_as(block.writes[0].buffer)) return;
+    bool along = false, reads_v = false;
+    for (const tir::Expr& index : load->indices) {
+      for (size_t k = block.iter_vars.size() - count; k < block.iter_vars.size(); ++k)
+        along = along || tir::uses_var(index, block.iter_vars[k].var.get());
+      reads_v = reads_v || tir::uses_var(index, var);
+    }
+    shared = shared || (along && !reads_v);
+  });
+  return shared;
+}
+
+// Outputs summed together per reduction step: a step then loads the shared
+// row's vector once for all of them, where one output at a time loaded both
+// operands per FMA (as many loads as FMAs, on two load ports). The whole loop
+// when it is short (the few positions of a pointwise conv's tail), else a
+// divisor of up to kMostSharedRows.
+constexpr int64_t kMostSharedRows = 12;
+
+int64_t shared_rows(int64_t extent) {
+  if (extent <= kMostSharedRows) return extent;
+  for (int64_t d = kMostSharedRows / 2; d > 1; --d)
+    if (extent % d == 0) return d;
+  return 1;
+}
+
 }  // namespace
 
 // A reduction along the rows it reads in order (softmax's max and sum,
@@ -74,6 +109,14 @@ bool schedule_row_reduction(Context& ctx, const BlockInfo& info) {
   if (factor < lanes / 2 || extent / factor < 2) return false;
   tir::Stmt block_stmt = find_block(ctx.sch.func(), info.name);
   if (!reads_reduction_in_rows(*block_stmt.as<tir::BlockNode>(), info.extents, count)) return false;
+  const auto& block = *block_stmt.as<tir::BlockNode>();
+  size_t last_spatial = info.extents.size() - count;  // the innermost spatial loop of extent > 1
+  while (last_spatial > 0 && info.extents[last_spatial - 1] == 1) --last_spatial;
+  int64_t rows = 1;
+  if (last_spatial-- > 0 && shares_a_row_across(block, last_spatial, count)) {
+    int64_t spatial = info.extents[last_spatial];
+    rows = choose(ctx, ctx.sch, info.name + ".shared_rows", {1, shared_rows(spatial)}, shared_rows(spatial));
+  }
   std::vector<LoopRV> outer;
   bool shaped = attempt(ctx.sch, [&](Schedule& s) {
     BlockRV b = s.get_block(info.name);
@@ -83,10 +126,18 @@ bool schedule_row_reduction(Context& ctx, const BlockInfo& info) {
     std::vector<LoopRV> k_parts = s.split(k, {extent / factor, factor}, /*exact=*/true);
     BlockRV rf = s.rfactor(k_parts[1], int(info.output->rank()));
     std::vector<LoopRV> rf_loops = s.get_loops(rf);  // [spatial..., k_outer, lane]
-    BlockRV init = s.decompose_reduction(rf, rf_loops[rf_loops.size() - 2]);
-    s.vectorize(rf_loops.back());
+    LoopRV k_outer = rf_loops[rf_loops.size() - 2], lane = rf_loops.back();
+    if (rows > 1) {  // [..., spatial_outer, k_outer, rows (unrolled), lane]
+      std::vector<LoopRV> parts =
+          s.split(rf_loops[last_spatial], {info.extents[last_spatial] / rows, rows}, true);
+      s.reorder({k_outer, parts[1]});
+      s.unroll(parts[1]);
+      rf_loops = s.get_loops(rf);
+    }
+    BlockRV init = s.decompose_reduction(rf, k_outer);
+    s.vectorize(lane);
     s.vectorize(s.get_loops(init).back());
-    outer.assign(rf_loops.begin(), rf_loops.end() - 2);
+    outer.assign(rf_loops.begin(), rows > 1 ? rf_loops.begin() + long(last_spatial) + 1 : rf_loops.end() - 2);
   });
   if (!shaped) return false;
   // The lanes of each row are summed right after its partial sums, inside the

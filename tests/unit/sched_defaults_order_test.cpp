@@ -57,6 +57,8 @@ TEST(SchedDefaultsOrder, AnInOrderBlockFusesItsShortPlanes) {
 // of W[m, k] * X[k] in NCHW's unit dimensions: vectorized over m, each lane
 // would read a row of W 48 floats from the next. It is summed by lanes along
 // W's rows instead: 48 = 3 steps of 16 lanes, then the lanes of each output.
+// The outputs share X: four rows of W are summed per step, X's vector
+// loaded once for the four.
 TEST(SchedDefaultsOrder, AMatrixVectorProductAlongTheWeightRowsIsSummedByLanes) {
   lower::LowerContext ctx("excite");
   lower::TensorExpr x = ctx.input("X", DType::kF32, {1, 48, 1, 1});
@@ -70,11 +72,44 @@ TEST(SchedDefaultsOrder, AMatrixVectorProductAlongTheWeightRowsIsSummedByLanes) 
   tir::PrimFunc f = ctx.finish();
   Schedule sch(f);
   apply_default_cpu_schedule(sch, CpuScheduleOptions{});
-  std::vector<const tir::ForNode*> rf = loops_of(sch.func(), "Y_rf");
-  ASSERT_GE(rf.size(), 2u) << sch.func();
-  EXPECT_EQ(extent(rf[rf.size() - 2]), 3) << sch.func();
+  std::vector<const tir::ForNode*> rf = loops_of(sch.func(), "Y_rf");  // [n, m / 4, k / 16, h, w, 4, 16]
+  ASSERT_EQ(rf.size(), 7u) << sch.func();
+  EXPECT_EQ(extent(rf[1]), 16) << sch.func();
+  EXPECT_EQ(extent(rf[2]), 3) << sch.func();
+  EXPECT_EQ(rf[5]->for_kind, tir::ForKind::kUnrolled) << sch.func();
+  EXPECT_EQ(extent(rf[5]), 4) << sch.func();
   EXPECT_EQ(rf.back()->for_kind, tir::ForKind::kVectorized) << sch.func();
   EXPECT_EQ(extent(rf.back()), 16) << sch.func();
+  // The lanes of each group of four are summed inside the group's loop.
+  std::vector<const tir::ForNode*> sum = loops_of(sch.func(), "Y");
+  ASSERT_GE(sum.size(), 2u) << sch.func();
+  EXPECT_EQ(sum[1], rf[1]) << sch.func();
+  EXPECT_EQ(check_against(reference_of(f), sch.func(), false), "");
+}
+
+// The last columns of a pointwise conv, fewer than a vector, as dot products
+// along the channels: Y[m, p] = sum over k of Xt[p, k] * W[m, k] for the 9
+// positions of a 13 x 13 plane past 160. The positions share W's row: all
+// nine are summed per step, one load of W for nine FMAs, where a position
+// at a time loaded both operands per FMA.
+TEST(SchedDefaultsOrder, DotProductsSharingARowAreSummedTogether) {
+  lower::LowerContext ctx("tail");
+  lower::TensorExpr xt = ctx.input("Xt", DType::kF32, {1, 9, 64});
+  lower::TensorExpr w = ctx.input("W", DType::kF32, {24, 64});
+  lower::TensorExpr y = ctx.reduce("Y", {1, 24, 9}, DType::kF32, {64}, lower::Combiner::kSum,
+                                   [&](const std::vector<tir::Expr>& s, const std::vector<tir::Expr>& r) {
+                                     return xt.at({s[0], s[2], r[0]}) * w.at({s[1], r[0]});
+                                   });
+  ctx.output("Y", y);
+  tir::PrimFunc f = ctx.finish();
+  Schedule sch(f);
+  apply_default_cpu_schedule(sch, CpuScheduleOptions{});
+  std::vector<const tir::ForNode*> rf = loops_of(sch.func(), "Y_rf");  // [n * m, p / 9, k / 16, 9, 16]
+  ASSERT_EQ(rf.size(), 5u) << sch.func();
+  EXPECT_EQ(extent(rf[2]), 4) << sch.func();
+  EXPECT_EQ(rf[3]->for_kind, tir::ForKind::kUnrolled) << sch.func();
+  EXPECT_EQ(extent(rf[3]), 9) << sch.func();
+  EXPECT_EQ(rf[4]->for_kind, tir::ForKind::kVectorized) << sch.func();
   EXPECT_EQ(check_against(reference_of(f), sch.func(), false), "");
 }
 
