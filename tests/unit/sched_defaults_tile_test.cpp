@@ -111,7 +111,10 @@ TEST(SchedDefaultsTile, AMatrixVectorProductsTileIsEveryColumn) {
 // Each reduction step of a tile loads its vectors and broadcasts one operand
 // per row: a one-vector tile loads once per FMA. Where two vectors do not
 // divide the columns but three do (a 7 x 7 plane's 48 flat positions), the
-// tile takes three, with fewer rows.
+// tile takes three, with fewer rows. With 32 vector registers (AVX-512) three
+// vectors are taken wherever they divide the columns: 8 rows of three load 11
+// times per 24 FMAs, 12 rows of two 14 times. With AVX2's 16 registers, 96
+// columns of a product whose rows six divide stay two vectors wide.
 TEST(SchedDefaultsTile, ColumnsThatThreeVectorsDivideAreNotTiledOneVectorWide) {
   struct Case {
     int64_t rows, columns;
@@ -119,7 +122,7 @@ TEST(SchedDefaultsTile, ColumnsThatThreeVectorsDivideAreNotTiledOneVectorWide) {
     int64_t tile;
   };
   for (Case c : {Case{48, 48, 16, 48}, Case{48, 144, 16, 48}, Case{48, 64, 16, 32}, Case{48, 80, 16, 16},
-                 Case{24, 24, 8, 24}}) {
+                 Case{24, 24, 8, 24}, Case{48, 96, 16, 48}, Case{48, 96, 8, 16}}) {
     SCOPED_TRACE(std::to_string(c.rows) + " x " + std::to_string(c.columns) + ", " + std::to_string(c.lanes) +
                  " lanes");
     Shapes s;
