@@ -131,10 +131,17 @@ void parallelize(Context& ctx, std::vector<LoopRV> outer, int64_t work, const st
 void attach_epilogues(Context& ctx, const std::vector<BlockInfo>& blocks, size_t anchor,
                       const std::vector<LoopRV>& outward, std::set<std::string>& done) {
   std::set<const tir::BufferNode*> hot{blocks[anchor].output.get()};
+  // An epilogue that also reads a larger anchor's result (a flat conv's
+  // plane, beside the few positions of its tail) is not this anchor's to
+  // take: under the tail's loops it ran serially over the whole plane.
+  std::set<const tir::BufferNode*> larger;
+  for (const BlockInfo& b : blocks)
+    if (b.kind != BlockKind::kElementwise && b.output->num_elements() > blocks[anchor].output->num_elements())
+      larger.insert(b.output.get());
   for (size_t i = anchor + 1; i < blocks.size(); ++i) {
     const BlockInfo& epi = blocks[i];
     if (epi.kind != BlockKind::kElementwise || done.count(epi.name) ||
-        !reads_any(ctx.sch.func(), epi.name, hot))
+        !reads_any(ctx.sch.func(), epi.name, hot) || reads_any(ctx.sch.func(), epi.name, larger))
       continue;
     bool attached = false;
     for (size_t l = 0; l < outward.size() && !attached; ++l)

@@ -136,5 +136,39 @@ TEST(SchedDefaultsOrder, ADepthwiseTileIsSeveralVectorsInALocalBuffer) {
   EXPECT_EQ(extent(loops.back()), 40) << row.func();
 }
 
+// A pointwise conv over a flat plane of 169 positions: a head of 168 (whole
+// tiles) and a tail of one, then the bias and ReLU written back as 13 x 13
+// planes. The epilogue reads both, cannot join the head's tiles (it reads
+// their rows as planes), and belongs with the head all the same: attached
+// under the tail's loops, it ran serially over the whole plane after the
+// head's parallel loop.
+TEST(SchedDefaultsOrder, AnEpilogueOfAHeadAndATailRunsInParallel) {
+  lower::LowerContext ctx("head_tail");
+  lower::TensorExpr x = ctx.input("X", DType::kF32, {1, 16, 169});
+  lower::TensorExpr w = ctx.input("W", DType::kF32, {64, 16});
+  auto conv = [&](const std::string& name, int64_t first, int64_t count) {
+    return ctx.reduce(name, {1, 64, count}, DType::kF32, {16}, lower::Combiner::kSum,
+                      [&, first](const std::vector<tir::Expr>& s, const std::vector<tir::Expr>& r) {
+                        return x.at({s[0], r[0], s[2] + tir::int_imm(first)}) * w.at({s[1], r[0]});
+                      });
+  };
+  lower::TensorExpr head = conv("head", 0, 168), tail = conv("tail", 168, 1);
+  lower::TensorExpr y = ctx.compute("Y", {1, 64, 13, 13}, DType::kF32, [&](const std::vector<tir::Expr>& i) {
+    tir::Expr j = i[2] * tir::int_imm(13) + i[3];
+    tir::Expr v = tir::select(j < tir::int_imm(168), head.at({i[0], i[1], tir::min(j, tir::int_imm(167))}),
+                              tail.at({i[0], i[1], tir::max(j - tir::int_imm(168), tir::int_imm(0))}));
+    return tir::max(v, tir::float_imm(0.0, DType::kF32));
+  });
+  ctx.output("Y", y);
+  tir::PrimFunc f = ctx.finish();
+  Schedule sch(f);
+  CpuScheduleOptions options;
+  options.num_threads = 2;
+  apply_default_cpu_schedule(sch, options);
+  std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "Y");
+  EXPECT_EQ(count_kind(loops, tir::ForKind::kParallel), 1) << sch.func();
+  EXPECT_EQ(check_against(reference_of(f), sch.func(), false), "");
+}
+
 }  // namespace
 }  // namespace tessel::sched_workloads
