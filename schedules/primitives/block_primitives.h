@@ -53,11 +53,10 @@ tir::PrimFunc compute_at(const tir::PrimFunc& func, const std::string& block, co
 // loop. A dimension the consumer reads at an index computed from its
 // variables (a flat row read back as a plane, h * W' + w) must be written
 // whole below the loop; the variables only it uses run over their whole domain.
-// Errors: loop_in_own_nest, multiple_writers, producer_outside_loop,
-// inside_reduction (the loop is a reduction loop of a producer: its results
-// are partial there), read_not_trivial (a read of a range, at a constant
-// index, or at computed indices alone or not written whole), reduction_split
-// (the consumer's reduction would be cut into pieces), unbounded_region,
+// Errors: loop_in_own_nest, multiple_writers (a buffer it writes is read here and written by another block
+// too), producer_outside_loop, inside_reduction (the loop is a reduction loop of a producer: its results are
+// partial there), read_not_trivial (a read of a range, at a constant index, or at computed indices alone or
+// not written whole), reduction_split (the consumer's reduction would be cut into pieces), unbounded_region,
 // inexact_region, dependence.
 tir::PrimFunc reverse_compute_at(const tir::PrimFunc& func, const std::string& block,
                                  const tir::VarNode* loop);

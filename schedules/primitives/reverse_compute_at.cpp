@@ -154,10 +154,14 @@ PrimFunc reverse_compute_at(const PrimFunc& func, const std::string& block, cons
   BlockAt c = require_block(func, block, kP);
   Stmt target = require_loop(func, loop, kP);
   check_not_own_nest(func, c, target, kP);
+  // A buffer another block writes too may be moved only when no block reads
+  // it here (a kernel output written in parts, a flat head and its tail):
+  // then only the order of the writers matters, and check_dependences_kept
+  // keeps it.
   for (const BufferRegion& w : c.node->writes)
-    if (writers_of(func, w.buffer).size() > 1)
+    if (writers_of(func, w.buffer).size() > 1 && !readers_of(func, w.buffer).empty())
       throw ScheduleError(kP + ".multiple_writers", "buffer '" + w.buffer->name + "' of block '" + block +
-                                                        "' is written by other blocks too");
+                                                        "' is written by other blocks and read here");
   Sources sources = sources_under(func, *c.node, target, kP);
   std::optional<ConsumerReads> reads = consumer_reads(*c.node, c.node->reads, sources.produced);
   if (!reads || (!reads->whole.empty() && reads->plain.empty()))

@@ -114,27 +114,45 @@ TensorExpr LowerContext::compute(const std::string& name, const std::vector<int6
   Buffer out = make_buffer(block, dtype, shape);
   intermediates_.push_back(out);
   size_t lead = flat_tail >= 2 && size_t(flat_tail) <= shape.size() ? shape.size() - size_t(flat_tail) : shape.size();
-  std::vector<int64_t> domain(shape.begin(), shape.begin() + long(lead));
-  if (lead < shape.size()) {
-    int64_t flat = 1;
-    for (size_t d = lead; d < shape.size(); ++d) flat *= shape[d];
-    domain.push_back(flat);
+  if (lead == shape.size()) {
+    std::vector<IterVar> ivs = make_iter_vars(shape, IterKind::kSpatial, "v");
+    std::vector<Expr> idx = vars_of(ivs, 0, lead);
+    Expr v = value(idx);
+    TESSEL_ICHECK(v->dtype == dtype) << "compute " << name << ": value is " << dtype_name(v->dtype);
+    stages_.push_back(nest_block(block, std::move(ivs), Stmt{}, make_store(out, v, idx)));
+    return from_buffer(out);
   }
-  std::vector<IterVar> ivs = make_iter_vars(domain, IterKind::kSpatial, "v");
-  std::vector<Expr> idx = vars_of(ivs, 0, lead);
-  if (lead < shape.size()) {  // row-major position of the flat index in the trailing dimensions
-    Expr rest = ivs.back().var;
-    std::vector<Expr> tail(shape.size() - lead);
-    for (size_t d = shape.size(); d-- > lead;) {
-      tail[d - lead] = d == lead ? rest : simplify(floormod(rest, int_imm(shape[d])));
-      rest = floordiv(rest, int_imm(shape[d]));
-    }
-    idx.insert(idx.end(), tail.begin(), tail.end());
-  }
-  Expr v = lead < shape.size() ? simplify(value(idx)) : value(idx);
-  TESSEL_ICHECK(v->dtype == dtype) << "compute " << name << ": value is " << dtype_name(v->dtype);
-  stages_.push_back(nest_block(block, std::move(ivs), Stmt{}, make_store(out, v, idx)));
+  int64_t flat = 1;
+  for (size_t d = lead; d < shape.size(); ++d) flat *= shape[d];
+  add_flat_block(block, out, lead, 0, flat, value);
   return from_buffer(out);
+}
+
+// A block writing out's flat positions [first, first + count) of its trailing
+// dimensions from `lead` on (out[..., f // W, f % W] = value(..., f // W, f % W)),
+// simplified knowing the positions' range.
+void LowerContext::add_flat_block(const std::string& block, const Buffer& out, size_t lead, int64_t first,
+                                  int64_t count, const IndexFn& value) {
+  const std::vector<int64_t>& shape = out->shape;
+  std::vector<int64_t> domain(shape.begin(), shape.begin() + long(lead));
+  domain.push_back(count);
+  std::vector<IterVar> ivs = make_iter_vars(domain, IterKind::kSpatial, "v");
+  // Only the flat index is bound: a unit dimension's variable simplified to 0
+  // would no longer read the producer at the block's own variables, which
+  // compute_at and reverse_compute_at need.
+  Analyzer analyzer;
+  analyzer.bind(ivs.back().var, ivs.back().dom);
+  std::vector<Expr> idx = vars_of(ivs, 0, lead);
+  Expr rest = first == 0 ? Expr(ivs.back().var) : ivs.back().var + first;
+  std::vector<Expr> tail(shape.size() - lead);
+  for (size_t d = shape.size(); d-- > lead;) {  // row-major position of the flat index
+    tail[d - lead] = d == lead ? rest : analyzer.simplify(floormod(rest, int_imm(shape[d])));
+    rest = floordiv(rest, int_imm(shape[d]));
+  }
+  idx.insert(idx.end(), tail.begin(), tail.end());
+  Expr v = analyzer.simplify(value(idx));
+  TESSEL_ICHECK(v->dtype == out->dtype) << "compute " << block << ": value is " << dtype_name(v->dtype);
+  stages_.push_back(nest_block(block, std::move(ivs), Stmt{}, make_store(out, v, idx)));
 }
 
 TensorExpr LowerContext::reduce(const std::string& name, const std::vector<int64_t>& shape, DType dtype,
@@ -181,8 +199,22 @@ void LowerContext::output(const std::string& name, const TensorExpr& t) {
     outputs_.push_back(out);
     return;
   }
-  TensorExpr copy = compute(name, t.shape, t.dtype, t.at, t.flat_tail);
-  output(name, copy);
+  size_t lead = t.shape.size() - size_t(t.flat_tail);
+  if (t.flat_tail < 2 || t.flat_head <= 0 || size_t(t.flat_tail) > t.shape.size()) {
+    output(name, compute(name, t.shape, t.dtype, t.at, t.flat_tail));
+    return;
+  }
+  // A value whose flat positions from flat_head on read a tail: two blocks,
+  // the head's positions (which can join the head's register tiles) and the
+  // tail's, writing one output.
+  std::string block = unique_block_name(name);
+  Buffer out = make_buffer(block, t.dtype, t.shape);
+  intermediates_.push_back(out);
+  int64_t flat = 1;
+  for (size_t d = lead; d < t.shape.size(); ++d) flat *= t.shape[d];
+  add_flat_block(block, out, lead, 0, t.flat_head, t.at);
+  add_flat_block(unique_block_name(name + "_tail"), out, lead, t.flat_head, flat - t.flat_head, t.at);
+  output(name, from_buffer(out));
 }
 
 PrimFunc LowerContext::finish() {

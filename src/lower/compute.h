@@ -26,6 +26,11 @@ struct TensorExpr {
   // over them (a pointwise conv over the flat plane), and a block over the
   // same flat positions can join that buffer's register tile.
   int flat_tail = 0;
+  // With flat_tail: the flat positions from flat_head on read a separate
+  // tail (a flat pointwise conv's last positions, fewer than a tile); a
+  // kernel output materialising the value is then written by two blocks, so
+  // that the first can join the head's register tiles. 0: no tail.
+  int64_t flat_head = 0;
 
   int rank() const { return int(shape.size()); }
 };
@@ -85,6 +90,8 @@ class LowerContext {
   std::string unique_block_name(const std::string& base);
 
  private:
+  void add_flat_block(const std::string& block, const tir::Buffer& out, size_t lead, int64_t first,
+                      int64_t count, const IndexFn& value);
   std::string name_;
   LayoutChoices layouts_;
   std::vector<tir::Buffer> inputs_, outputs_, intermediates_;

@@ -126,7 +126,8 @@ TEST(LayoutChoicesLowering, EveryFormOfAConvMatchesTheReference) {
   vector<Arg> pointwise = {f32_arg({1, 5, 7, 7}), f32_arg({3, 5, 1, 1})};
   LoweredNode p32 = check_op("Conv", "p", pointwise, {}, 1, 1e-5, always({ConvForm::kFlatPointwise, 32}));
   EXPECT_EQ(block_shapes(p32.func),
-            (vector<std::string>{"p: S S S R", "p_tail_input: S S S", "p_tail: S S S R", "out0: S S S"}));
+            (vector<std::string>{"p: S S S R", "p_tail_input: S S S", "p_tail: S S S R", "out0: S S S",
+                                 "out0_tail: S S S"}));
   EXPECT_NE(p32.text().find("alloc p_tail: f32[1, 3, 17]"), std::string::npos) << p32.text();
   check_op("Conv", "p", pointwise, {}, 1, 1e-5, {});
   // Stride 2 over a 9x11 plane: a 5x6 output, its 30 positions copied out of
@@ -136,7 +137,7 @@ TEST(LayoutChoicesLowering, EveryFormOfAConvMatchesTheReference) {
                              always({ConvForm::kFlatPointwise, 16}));
   EXPECT_EQ(block_shapes(s16.func),
             (vector<std::string>{"s_subsample: S S S S", "s: S S S R", "s_tail_input: S S S",
-                                 "s_tail: S S S R", "out0: S S S"}));
+                                 "s_tail: S S S R", "out0: S S S", "out0_tail: S S S"}));
   EXPECT_NE(s16.text().find("in0[v0, v1, v2 * 2, v3 * 2]"), std::string::npos) << s16.text();
 }
 

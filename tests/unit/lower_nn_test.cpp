@@ -2,6 +2,8 @@
 // each lowered on its own, interpreted on random data and compared with the
 // reference executor; the block structure the schedules rely on is checked too.
 #include "schedules/defaults/block_kind.h"
+#include "schedules/defaults/cpu_defaults.h"
+#include "schedules/tree_query.h"
 #include "tests/unit/lower_nn_test_util.h"
 
 namespace tessel::lower_nn_test {
@@ -87,16 +89,43 @@ TEST(LowerNnConv, WideConvsAreFlatAndDepthwiseKeepsRows) {
   EXPECT_EQ(block_shapes(dw.func), (vector<std::string>{"d_pad_1: S S S S", "d: S S S S R R R"}));
 }
 
+// Scheduled by default, the head's part of a flat pointwise conv's output
+// (the bias of 160 of 13 x 13 positions) is computed in the conv's
+// register tile, while its results are in registers, not in a pass of its own
+// over the plane afterwards; the tail's part follows the tail.
+TEST(LowerNnConv, APointwiseConvsEpilogueJoinsTheHeadsTile) {
+  LoweredNode n = check_op("Conv", "p", {f32_arg({1, 8, 13, 13}), f32_arg({32, 8, 1, 1}), f32_arg({32})});
+  sched::Schedule sch(n.func);
+  sched::apply_default_cpu_schedule(sch, sched::CpuScheduleOptions{});
+  auto loops_of = [&](const std::string& block) {
+    tir::Stmt b = sched::find_block(sch.func(), block);
+    EXPECT_TRUE(b.defined()) << block << "\n" << sch.func();
+    return b.defined() ? sched::loops_above(sch.func(), b.get()) : std::vector<tir::Stmt>{};
+  };
+  std::vector<tir::Stmt> head = loops_of("p"), epilogue = loops_of("out0");
+  ASSERT_GE(head.size(), 2u);
+  ASSERT_GE(epilogue.size(), 2u);
+  EXPECT_TRUE(epilogue[0].same_as(head[0]) && epilogue[1].same_as(head[1])) << sch.func();
+  std::vector<Tensor> got = tir::interpret(sch.func(), n.values), want = n.reference();
+  ASSERT_EQ(got.size(), 1u);
+  expect_close(got[0], want[0], 1e-5, "scheduled");
+}
+
 // A 1x1 conv with short rows is a matmul over the flat plane, read in place:
 // 7 x 7 = 49 columns as a block of 48 (whole tiles) and a tail of 1, whose
 // column of X is copied first with the channels innermost (p_tail_input
 // [n, j, c]: the tail's products then read it in order). Its output (with
-// the bias) is written over the flat plane too, out0[n, c, f // 7, f % 7] for
-// f < 49, so that it can join the matmul's tile.
+// the bias) is written over the flat plane too, out0[n, c, f // 7, f % 7],
+// by two blocks: the head's 48 positions (which can join the matmul's tile)
+// and the tail's one, each reading only its own part.
 TEST(LowerNnConv, ShortPointwiseRowsAreAFlatMatmulAndATail) {
   LoweredNode n = check_op("Conv", "p", {f32_arg({1, 5, 7, 7}), f32_arg({3, 5, 1, 1}), f32_arg({3})});
-  EXPECT_EQ(block_shapes(n.func),
-            (vector<std::string>{"p: S S S R", "p_tail_input: S S S", "p_tail: S S S R", "out0: S S S"}));
+  EXPECT_EQ(block_shapes(n.func), (vector<std::string>{"p: S S S R", "p_tail_input: S S S", "p_tail: S S S R",
+                                                       "out0: S S S", "out0_tail: S S S"}));
+  EXPECT_NE(n.text().find("block out0(v0_3: spatial[1] = i0_3, v1_3: spatial[3] = i1_3, v2_3: spatial[48]"),
+            std::string::npos)
+      << n.text();
+  EXPECT_NE(n.text().find("reads p[v0_3, v1_3, v2_3], in2[v1_3]\n"), std::string::npos) << n.text();
   EXPECT_NE(n.text().find("alloc p_tail_input: f32[1, 1, 5]"), std::string::npos) << n.text();
   std::string text = n.text();
   EXPECT_NE(text.find("alloc p: f32[1, 3, 48]"), std::string::npos) << text;
@@ -110,7 +139,7 @@ TEST(LowerNnConv, ShortPointwiseRowsAreAFlatMatmulAndATail) {
                                  attrs(kv("strides", ints({2, 2}))));
   EXPECT_EQ(block_shapes(strided.func),
             (vector<std::string>{"s_subsample: S S S S", "s: S S S R", "s_tail_input: S S S",
-                                 "s_tail: S S S R", "out0: S S S"}));
+                                 "s_tail: S S S R", "out0: S S S", "out0_tail: S S S"}));
   EXPECT_NE(strided.text().find("alloc s_subsample: f32[1, 2, 4, 7]"), std::string::npos) << strided.text();
   LoweredNode padded = check_op("Conv", "q", {f32_arg({1, 2, 8, 14}), f32_arg({3, 2, 1, 1})},
                                 attrs(kv("pads", ints({1, 1, 1, 1}))));

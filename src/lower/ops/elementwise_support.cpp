@@ -29,12 +29,17 @@ TensorExpr materialize(LowerContext& ctx, const graph::Node& node, const TensorE
 }
 
 // An elementwise or broadcast op keeps the flat iteration of an operand of
-// its own shape (TensorExpr::flat_tail); data movement does not.
-int inherited_flat_tail(const graph::Node& node, const std::vector<TensorExpr>& inputs, const TensorExpr& out) {
-  if (graph::pattern_of(node) > graph::OpPattern::kBroadcast) return 0;
+// its own shape (TensorExpr::flat_tail, flat_head); data movement does not.
+void inherit_flat_iteration(const graph::Node& node, const std::vector<TensorExpr>& inputs, TensorExpr& out) {
+  out.flat_tail = 0;
+  out.flat_head = 0;
+  if (graph::pattern_of(node) > graph::OpPattern::kBroadcast) return;
   for (const TensorExpr& in : inputs)
-    if (in.at && in.flat_tail && in.shape == out.shape) return in.flat_tail;
-  return 0;
+    if (in.at && in.flat_tail && in.shape == out.shape) {
+      out.flat_tail = in.flat_tail;
+      out.flat_head = in.flat_head;
+      return;
+    }
 }
 
 }  // namespace
@@ -56,7 +61,7 @@ void add_injective(LoweringRegistry& r, const std::string& op, LowerFn fn) {
     std::vector<TensorExpr> outs = fn(ctx, node, inputs);
     for (TensorExpr& t : outs) {
       if (t.buffer.defined()) continue;
-      t.flat_tail = inherited_flat_tail(node, inputs, t);
+      inherit_flat_iteration(node, inputs, t);
       if (expr_size(t) > kMaxInlineNodes) t = materialize(ctx, node, t);
     }
     return outs;

@@ -224,6 +224,7 @@ std::vector<TensorExpr> lower_flat_pointwise(LowerContext& ctx, const graph::Nod
   y.shape = out;
   y.dtype = t;
   y.flat_tail = 2;  // its consumers iterate the flat plane too, and can join the matmul's tile
+  if (tail) y.flat_head = main;
   y.at = [=](const std::vector<Expr>& i) {
     Expr j = i[2] * width + i[3];
     if (!tail) return head.at({i[0], i[1], j});
