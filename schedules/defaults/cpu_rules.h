@@ -95,6 +95,10 @@ void parallelize_prefix(Context& ctx, std::vector<LoopRV> outer, size_t loops);
 // moved under the first loop of `outward` (innermost first) that takes it.
 void attach_epilogues(Context& ctx, const std::vector<BlockInfo>& blocks, size_t anchor,
                       const std::vector<LoopRV>& outward, std::set<std::string>& done);
+// Whether some block reading blocks[index]'s result cannot join the tile
+// loop of `shape` (then the tile accumulates in a local buffer).
+bool epilogue_stays_outside(const Schedule& sch, const std::vector<BlockInfo>& blocks, size_t index,
+                            const TileShape& shape);
 
 // The loop among `loops` (the last: the vector loop) whose iterations are the
 // phases of a strided read along the vector loop in block `name`, or -1.
