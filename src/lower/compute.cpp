@@ -199,11 +199,11 @@ void LowerContext::output(const std::string& name, const TensorExpr& t) {
     outputs_.push_back(out);
     return;
   }
-  size_t lead = t.shape.size() - size_t(t.flat_tail);
   if (t.flat_tail < 2 || t.flat_head <= 0 || size_t(t.flat_tail) > t.shape.size()) {
     output(name, compute(name, t.shape, t.dtype, t.at, t.flat_tail));
     return;
   }
+  size_t lead = t.shape.size() - size_t(t.flat_tail);
   // A value whose flat positions from flat_head on read a tail: two blocks,
   // the head's positions (which can join the head's register tiles) and the
   // tail's, writing one output.
