@@ -110,10 +110,11 @@ bool schedule_row_reduction(Context& ctx, const BlockInfo& info) {
   tir::Stmt block_stmt = find_block(ctx.sch.func(), info.name);
   if (!reads_reduction_in_rows(*block_stmt.as<tir::BlockNode>(), info.extents, count)) return false;
   const auto& block = *block_stmt.as<tir::BlockNode>();
-  size_t last_spatial = info.extents.size() - count;  // the innermost spatial loop of extent > 1
-  while (last_spatial > 0 && info.extents[last_spatial - 1] == 1) --last_spatial;
+  size_t spatial_end = info.extents.size() - count;  // past the innermost spatial loop of extent > 1
+  while (spatial_end > 0 && info.extents[spatial_end - 1] == 1) --spatial_end;
+  size_t last_spatial = spatial_end > 0 ? spatial_end - 1 : 0;
   int64_t rows = 1;
-  if (last_spatial-- > 0 && shares_a_row_across(block, last_spatial, count)) {
+  if (spatial_end > 0 && shares_a_row_across(block, last_spatial, count)) {
     int64_t spatial = info.extents[last_spatial];
     rows = choose(ctx, ctx.sch, info.name + ".shared_rows", {1, shared_rows(spatial)}, shared_rows(spatial));
   }
