@@ -110,6 +110,14 @@ std::vector<Expr> vars_of(const std::vector<IterVar>& ivs, size_t begin, size_t 
 
 TensorExpr LowerContext::compute(const std::string& name, const std::vector<int64_t>& shape, DType dtype,
                                  const IndexFn& value, int flat_tail) {
+  return compute_in_parts(name, shape, dtype, value, flat_tail, 0);
+}
+
+// compute, its flat positions from flat_head on (when that is inside the
+// flat dimensions) in a block of their own.
+TensorExpr LowerContext::compute_in_parts(const std::string& name, const std::vector<int64_t>& shape,
+                                          DType dtype, const IndexFn& value, int flat_tail,
+                                          int64_t flat_head) {
   std::string block = unique_block_name(name);
   Buffer out = make_buffer(block, dtype, shape);
   intermediates_.push_back(out);
@@ -124,7 +132,12 @@ TensorExpr LowerContext::compute(const std::string& name, const std::vector<int6
   }
   int64_t flat = 1;
   for (size_t d = lead; d < shape.size(); ++d) flat *= shape[d];
-  add_flat_block(block, out, lead, 0, flat, value);
+  if (flat_head <= 0 || flat_head >= flat) {
+    add_flat_block(block, out, lead, 0, flat, value);
+  } else {
+    add_flat_block(block, out, lead, 0, flat_head, value);
+    add_flat_block(unique_block_name(name + "_tail"), out, lead, flat_head, flat - flat_head, value);
+  }
   return from_buffer(out);
 }
 
@@ -199,22 +212,10 @@ void LowerContext::output(const std::string& name, const TensorExpr& t) {
     outputs_.push_back(out);
     return;
   }
-  if (t.flat_tail < 2 || t.flat_head <= 0 || size_t(t.flat_tail) > t.shape.size()) {
-    output(name, compute(name, t.shape, t.dtype, t.at, t.flat_tail));
-    return;
-  }
-  size_t lead = t.shape.size() - size_t(t.flat_tail);
   // A value whose flat positions from flat_head on read a tail: two blocks,
   // the head's positions (which can join the head's register tiles) and the
   // tail's, writing one output.
-  std::string block = unique_block_name(name);
-  Buffer out = make_buffer(block, t.dtype, t.shape);
-  intermediates_.push_back(out);
-  int64_t flat = 1;
-  for (size_t d = lead; d < t.shape.size(); ++d) flat *= t.shape[d];
-  add_flat_block(block, out, lead, 0, t.flat_head, t.at);
-  add_flat_block(unique_block_name(name + "_tail"), out, lead, t.flat_head, flat - t.flat_head, t.at);
-  output(name, from_buffer(out));
+  output(name, compute_in_parts(name, t.shape, t.dtype, t.at, t.flat_tail, t.flat_head));
 }
 
 PrimFunc LowerContext::finish() {

@@ -90,6 +90,8 @@ class LowerContext {
   std::string unique_block_name(const std::string& base);
 
  private:
+  TensorExpr compute_in_parts(const std::string& name, const std::vector<int64_t>& shape, DType dtype,
+                              const IndexFn& value, int flat_tail, int64_t flat_head);
   void add_flat_block(const std::string& block, const tir::Buffer& out, size_t lead, int64_t first,
                       int64_t count, const IndexFn& value);
   std::string name_;
