@@ -105,22 +105,26 @@ int64_t contraction_tile_columns(int64_t rows, int64_t columns, int64_t lanes) {
 // order: its tile is every column (up to kMatrixVectorColumns, in L1), and the
 // tile walks the weight's rows from first to last. In tiles of a few vectors,
 // each tile read a short run of every row, a row apart, at half the memory's
-// speed.
-int64_t matrix_vector_columns(int64_t columns, int64_t lanes) {
-  if (columns <= kMatrixVectorColumns) return columns;
-  for (int64_t d = kMatrixVectorColumns; d >= kMatrixVectorColumns / 4; --d)
+// speed. On several threads, the tile is the widest divisor of the columns
+// that gives each thread a tile (each streams its part of every row): one
+// core alone does not reach the bandwidth the cores reach together.
+int64_t matrix_vector_columns(int64_t columns, int64_t lanes, int threads) {
+  int64_t widest = std::min(kMatrixVectorColumns, columns / std::max(threads, 1));
+  if (widest >= lanes && columns % widest == 0) return widest;
+  for (int64_t d = widest; d >= widest / 4 && d >= lanes; --d)
     if (columns % d == 0) return d;
+  if (columns <= kMatrixVectorColumns) return columns;
   return vector_factor(columns, lanes);
 }
 
 // A matmul's as matmul_panel_columns (the width its packed weight's panels
 // were given), a convolution's (output channels x flat positions) as
 // contraction_tile_columns, else as vector_factor.
-int64_t tile_vector_factor(const BlockInfo& info, int64_t lanes) {
+int64_t tile_vector_factor(const BlockInfo& info, int64_t lanes, int threads) {
   int64_t extent = info.extents[info.vector_loop];
   if (info.kind == BlockKind::kMatmul) {
     int64_t rows = info.unroll_loop < 0 ? 1 : info.extents[size_t(info.unroll_loop)];
-    if (int64_t columns = matmul_panel_columns(rows, extent, lanes)) return columns;
+    if (int64_t columns = matmul_panel_columns(rows, extent, lanes, threads)) return columns;
     return vector_factor(extent, lanes);
   }
   if (info.kind == BlockKind::kConv && info.unroll_loop >= 0)
@@ -215,7 +219,7 @@ TileShape tile_shape(Context& ctx, const std::vector<BlockInfo>& blocks, size_t 
   int64_t lanes = lanes_for(info, ctx.options);
   TileShape shape;
   if (info.vector_loop >= 0) {
-    shape.vec = tile_vector_factor(info, lanes);
+    shape.vec = tile_vector_factor(info, lanes, ctx.options.num_threads);
     std::vector<int64_t> widths = vector_widths(info.extents[size_t(info.vector_loop)], lanes, 4, shape.vec);
     if (int64_t panel = read_panel_width(ctx.sch, info))
       std::erase_if(widths, [panel](int64_t w) { return panel % w != 0; });
@@ -292,8 +296,8 @@ int64_t matmul_tile_columns(int64_t rows, int64_t columns, int64_t lanes) {
   return 0;
 }
 
-int64_t matmul_panel_columns(int64_t rows, int64_t columns, int64_t lanes) {
-  return rows == 1 ? cpu_rules::matrix_vector_columns(columns, lanes)
+int64_t matmul_panel_columns(int64_t rows, int64_t columns, int64_t lanes, int threads) {
+  return rows == 1 ? cpu_rules::matrix_vector_columns(columns, lanes, threads)
                    : matmul_tile_columns(rows, columns, lanes);
 }
 

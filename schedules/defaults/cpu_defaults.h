@@ -37,9 +37,10 @@ int64_t matmul_tile_columns(int64_t rows, int64_t columns, int64_t lanes);
 
 // The columns of the tile the default schedule gives a rows x columns
 // matmul: matmul_tile_columns, or for one row (a matrix-vector product) its
-// whole width (cpu_rules::matrix_vector_columns). Graph passes that lay
-// constant weights out in column panels ask for this width, so that the tile
-// reads its panel's rows in order.
-int64_t matmul_panel_columns(int64_t rows, int64_t columns, int64_t lanes);
+// whole width, or a part per thread on `threads` cores
+// (cpu_rules::matrix_vector_columns). Graph passes that lay constant weights
+// out in column panels ask for this width, so that the tile reads its
+// panel's rows in order.
+int64_t matmul_panel_columns(int64_t rows, int64_t columns, int64_t lanes, int threads);
 
 }  // namespace tessel::sched

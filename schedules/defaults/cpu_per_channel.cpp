@@ -29,8 +29,8 @@ void schedule_private_stage(Schedule& sch, const std::string& name, size_t plane
 constexpr int64_t kTileVectors = 4;
 constexpr int64_t kMostUnrolledTaps = 49;  // a 7x7 window
 
-int64_t per_channel_vector(const BlockInfo& info, int64_t lanes) {
-  int64_t vec = tile_vector_factor(info, lanes), extent = info.extents[size_t(info.vector_loop)];
+int64_t per_channel_vector(const BlockInfo& info, int64_t lanes, int threads) {
+  int64_t vec = tile_vector_factor(info, lanes, threads), extent = info.extents[size_t(info.vector_loop)];
   for (int64_t wide = kTileVectors * lanes; wide > vec; wide -= lanes)
     if (extent % wide == 0) return wide;
   return vec;
@@ -69,7 +69,7 @@ bool schedule_per_channel(Context& ctx, const std::vector<BlockInfo>& blocks, si
   int64_t lanes = lanes_for(info, ctx.options);
   int64_t vec = 1;
   if (info.vector_loop >= 0) {
-    vec = per_channel_vector(info, lanes);
+    vec = per_channel_vector(info, lanes, ctx.options.num_threads);
     int64_t extent = info.extents[size_t(info.vector_loop)];
     vec = choose(ctx, ctx.sch, info.name + ".cols", vector_widths(extent, lanes, kTileVectors, vec), vec);
   }

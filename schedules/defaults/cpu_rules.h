@@ -47,11 +47,11 @@ int64_t extent_of(const Schedule& sch, LoopRV loop);
 // The vector part of a contraction's register tile of `rows` x `columns`:
 // matmul_tile_columns, else vector_factor.
 int64_t contraction_tile_columns(int64_t rows, int64_t columns, int64_t lanes);
-// The columns of a matrix-vector product's tile (one row).
+// The columns of a matrix-vector product's tile (one row), on `threads` cores.
 constexpr int64_t kMatrixVectorColumns = 4096;
-int64_t matrix_vector_columns(int64_t columns, int64_t lanes);
+int64_t matrix_vector_columns(int64_t columns, int64_t lanes, int threads);
 // The vector part of a block's register tile.
-int64_t tile_vector_factor(const BlockInfo& info, int64_t lanes);
+int64_t tile_vector_factor(const BlockInfo& info, int64_t lanes, int threads);
 // The width P of the panels a block reads along its vector loop (a constant
 // packed as W[j // P, ..., j % P]), or 0 when it reads none. A tile whose
 // vector part does not divide P reads across panels by division: gathers.

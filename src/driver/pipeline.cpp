@@ -215,9 +215,10 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
                          options.fusion != passes::FusionPolicy::kInjective;
   if (cpu && joins_producers) {
     StageTimer t("pack_matmul_weights", o);
-    passes::pack_matmul_weights(g, [lanes = cpu->vector_lanes](int64_t rows, int64_t columns) {
-      return sched::matmul_panel_columns(rows, columns, lanes);
-    });
+    passes::pack_matmul_weights(
+        g, [lanes = cpu->vector_lanes, threads = cpu->num_threads](int64_t rows, int64_t columns) {
+          return sched::matmul_panel_columns(rows, columns, lanes, threads);
+        });
   }
   after_graph_stage("pack_matmul_weights", g, o);
   if (cpu && joins_producers) {

@@ -174,24 +174,33 @@ TEST(PackMatmulWeights, ATunersTileWidthsDivideThePanel) {
 
 // A matrix-vector product (one row) keeps its weight in place: its tile is
 // every column and walks the weight's rows in order, which panels of a few
-// vectors would turn into a gather across panels.
-TEST(PackMatmulWeights, AMatrixVectorProductReadsItsWeightInPlace) {
+// vectors would turn into a gather across panels. On two cores, the weight is
+// two panels of half the columns, one per thread, each walked in order.
+TEST(PackMatmulWeights, AMatrixVectorProductReadsItsWeightInPlaceOrInAPanelPerThread) {
   int64_t lanes = codegen::host_target().cpu.vector_bits / 32;
   int64_t columns = 12 * lanes, depth = 40;
   ASSERT_GT(sched::matmul_tile_columns(1, columns, lanes), 0) << "a width panels would take";
-  EXPECT_EQ(sched::matmul_panel_columns(1, columns, lanes), columns);
-  graph::Graph g = matmul_graph(1, depth, columns);
-  driver::JitModel model(driver::compile_graph(g, {}));
-  ASSERT_EQ(model.compiled_kernels().size(), 1u);
-  const tir::PrimFunc& f = model.compiled_kernels()[0].flat;
-  bool reads_in_place = false;
-  for (const tir::Buffer& param : f->params())
-    reads_in_place = reads_in_place || param->shape == std::vector<int64_t>{depth, columns};
-  EXPECT_TRUE(reads_in_place) << tir::to_string(f);
-  std::string text = tir::to_string(f);
-  EXPECT_NE(text.find("in 0.." + std::to_string(columns) + " vectorized"), std::string::npos) << text;
-  std::vector<Tensor> inputs = driver::random_inputs(g, 5);
-  EXPECT_LE(driver::error_stats(model.run(inputs)[0], reference::Executor(g).run(inputs)[0]).max_rel, 1e-5);
+  for (int cores : {1, 2}) {
+    SCOPED_TRACE(testing::Message() << cores << " cores");
+    int64_t width = columns / cores;
+    EXPECT_EQ(sched::matmul_panel_columns(1, columns, lanes, cores), width);
+    graph::Graph g = matmul_graph(1, depth, columns);
+    driver::CompileOptions options;
+    options.target.cpu.cores = cores;
+    driver::JitModel model(driver::compile_graph(g, options));
+    ASSERT_EQ(model.compiled_kernels().size(), 1u);
+    const tir::PrimFunc& f = model.compiled_kernels()[0].flat;
+    std::vector<int64_t> weight = cores == 1 ? std::vector<int64_t>{depth, columns}
+                                             : std::vector<int64_t>{int64_t(cores), depth, width};
+    bool read_whole = false;
+    for (const tir::Buffer& param : f->params()) read_whole = read_whole || param->shape == weight;
+    EXPECT_TRUE(read_whole) << tir::to_string(f);
+    std::string text = tir::to_string(f);
+    EXPECT_NE(text.find("in 0.." + std::to_string(width) + " vectorized"), std::string::npos) << text;
+    EXPECT_EQ(text.find(" parallel") != std::string::npos, cores > 1) << text;
+    std::vector<Tensor> inputs = driver::random_inputs(g, 5);
+    EXPECT_LE(driver::error_stats(model.run(inputs)[0], reference::Executor(g).run(inputs)[0]).max_rel, 1e-5);
+  }
 }
 
 // A 1x1 conv over a 28 x 28 plane is a matmul whose B is the input read as a

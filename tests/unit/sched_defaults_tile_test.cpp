@@ -87,23 +87,38 @@ TEST(SchedDefaultsTile, AOneByOneConvOverFewChannelsIsNoStem) {
 
 // A matrix-vector product (one row) reads each weight once: its tile is all
 // of its columns, so that it walks the weight's rows in order; past
-// kMatrixVectorColumns, the largest divisor of the columns up to that.
-TEST(SchedDefaultsTile, AMatrixVectorProductsTileIsEveryColumn) {
-  for (auto [columns, tile] :
-       {std::pair<int64_t, int64_t>{1000, 1000}, std::pair<int64_t, int64_t>{8200, 2050}}) {
-    SCOPED_TRACE(columns);
+// kMatrixVectorColumns, the largest divisor of the columns up to that. On
+// several threads, each thread takes a part of the columns (a parallel loop
+// over the column tiles), as wide as divides them.
+TEST(SchedDefaultsTile, AMatrixVectorProductsTileIsEveryColumnOrAPartPerThread) {
+  struct Case {
+    int threads;
+    int64_t columns, tile;
+  };
+  for (Case c : {Case{1, 1000, 1000}, Case{1, 8200, 2050}, Case{2, 1000, 500}, Case{2, 8200, 2050},
+                 Case{4, 1000, 250}, Case{2, 24, 24}}) {
+    SCOPED_TRACE(testing::Message() << c.columns << " columns on " << c.threads << " threads");
     Shapes s;
     s.M = 1;
     s.K = 40;
-    s.N = columns;
+    s.N = c.columns;
     tir::PrimFunc f = lower_workload(Workload::kMatmul, s);
     Schedule sch(f);
-    apply_default_cpu_schedule(sch, CpuScheduleOptions{});
+    CpuScheduleOptions options;
+    options.num_threads = c.threads;
+    apply_default_cpu_schedule(sch, options);
     std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "mm");
     ASSERT_FALSE(loops.empty());
     EXPECT_EQ(loops.back()->for_kind, tir::ForKind::kVectorized) << sch.func();
-    EXPECT_EQ(extent(loops.back()), tile) << sch.func();
+    EXPECT_EQ(extent(loops.back()), c.tile) << sch.func();
     EXPECT_EQ(extent(loops[loops.size() - 2]), 40) << "the reduction just outside: " << sch.func();
+    if (c.threads > 1 && c.tile < c.columns) {  // the column tiles run in parallel
+      bool parallel_tiles = false;
+      for (const tir::ForNode* l : loops)
+        parallel_tiles =
+            parallel_tiles || (l->for_kind == tir::ForKind::kParallel && extent(l) == c.columns / c.tile);
+      EXPECT_TRUE(parallel_tiles) << sch.func();
+    }
     EXPECT_EQ(check_against(reference_of(f), sch.func(), false), "");
   }
 }
