@@ -25,14 +25,31 @@ tir::VarMap block_bindings(const tir::BlockNode& block) {
   return bind;
 }
 
+// An index without the clamp of a guarded read, max(min(i, hi), lo) -> i:
+// inside the guard, where it is read, the clamp is the identity.
+tir::Expr unclamped(tir::Expr e) {
+  while (e->kind == tir::ExprKind::kMax || e->kind == tir::ExprKind::kMin) {
+    const tir::Expr &a = tir::binary_a(*e), &b = tir::binary_b(*e);
+    if (b->kind == tir::ExprKind::kIntImm)
+      e = a;
+    else if (a->kind == tir::ExprKind::kIntImm)
+      e = b;
+    else
+      break;
+  }
+  return e;
+}
+
 }  // namespace
 
 // The loop among `loops` (the last one: the vector loop) whose iterations
 // are the phases of a strided read along the vector loop: some load's last
 // index is v * s + p (+ a constant), v the vector loop's variable, p the
 // phase loop's, of extent s. -1 for none. (A conv input split into stride
-// phases: Xs[.., p, .., q] = X[.., q * s + p].) Block bindings are
-// substituted, so the block may sit under loops compute_at made.
+// phases: Xs[.., p, .., q] = X[.., q * s + p], or its guarded read
+// X[.., max(min(q * s + p - 1, W - 1), 0)] where the padding joined it.)
+// Block bindings are substituted, so the block may sit under loops
+// compute_at made.
 int phase_loop(const Schedule& sch, const std::string& name, const std::vector<LoopRV>& loops) {
   tir::Stmt block_stmt = find_block(sch.func(), name);
   const auto* block = block_stmt.as<tir::BlockNode>();
@@ -43,7 +60,7 @@ int phase_loop(const Schedule& sch, const std::string& name, const std::vector<L
   tir::walk_exprs(block->body, [&](const tir::Expr& e) {
     const auto* load = e.as<tir::LoadNode>();
     if (found >= 0 || !load || load->indices.empty()) return;
-    tir::Expr index = tir::substitute(load->indices.back(), bind);
+    tir::Expr index = tir::substitute(unclamped(load->indices.back()), bind);
     for (size_t l = 0; l + 1 < loops.size() && found < 0; ++l) {
       const tir::ForNode& f = sch.loop(loops[l]);
       const auto* s = f.extent.as<tir::IntImmNode>();

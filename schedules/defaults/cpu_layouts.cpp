@@ -138,7 +138,8 @@ int64_t channels_last_panel(const lower::ConvShape& conv, const lower::ConvLayou
 }
 
 lower::LayoutChoices default_cpu_layouts(const CpuScheduleOptions& options) {
-  return {[options](const lower::ConvShape& conv) { return default_cpu_conv_layout(conv, options); }};
+  return {[options](const lower::ConvShape& conv) { return default_cpu_conv_layout(conv, options); },
+          options.vector_lanes};
 }
 
 lower::LayoutChoices searched_cpu_layouts(const CpuScheduleOptions& options,
@@ -155,7 +156,7 @@ lower::LayoutChoices searched_cpu_layouts(const CpuScheduleOptions& options,
       return default_cpu_conv_layout(conv, options);
     return chosen;
   };
-  return {choose};
+  return {choose, options.vector_lanes};
 }
 
 }  // namespace tessel::sched

@@ -108,13 +108,15 @@ std::vector<CompiledKernel> lower_groups(const graph::Graph& g, const std::vecto
     TESSEL_ICHECK(passes::is_convex(g, groups[i])) << "group " << groups[i].name << " is not convex";
     CompiledKernel k;
     k.symbol = kernel_symbol(i, groups[i].name);
-    lower::LayoutChoices recording{[&layouts, &k](const lower::ConvShape& conv) {
-      lower::ConvLayout layout = layouts.conv_layout(conv);
-      std::pair<std::string, lower::ConvLayout> entry{lower::conv_key(conv), layout};
-      if (std::find(k.conv_layouts.begin(), k.conv_layouts.end(), entry) == k.conv_layouts.end())
-        k.conv_layouts.push_back(std::move(entry));
-      return layout;
-    }};
+    lower::LayoutChoices recording{
+        [&layouts, &k](const lower::ConvShape& conv) {
+          lower::ConvLayout layout = layouts.conv_layout(conv);
+          std::pair<std::string, lower::ConvLayout> entry{lower::conv_key(conv), layout};
+          if (std::find(k.conv_layouts.begin(), k.conv_layouts.end(), entry) == k.conv_layouts.end())
+            k.conv_layouts.push_back(std::move(entry));
+          return layout;
+        },
+        layouts.vector_lanes};
     k.group = lower::lower_group_with_bindings(g, groups[i], recording);
     for (const graph::Node* n : groups[i].nodes) k.flops += double(graph::node_flops(*n));
     kernels.push_back(std::move(k));

@@ -76,6 +76,11 @@ std::optional<ConvForm> conv_form_named(const std::string& name);
 // The choices for one lowering; an empty function chooses the direct form.
 struct LayoutChoices {
   std::function<ConvLayout(const ConvShape&)> conv;
+  // The target's f32 vector lanes (0: not known). A strided window with
+  // padding whose output rows are longer than a vector copies its input into
+  // stride phases in one stage, the padding read as guards that
+  // partition_vector_loops splits off (window_input).
+  int64_t vector_lanes = 0;
 
   // The choice for c, checked: a flat form is for 2-D convs only, the
   // pointwise one for pointwise convs, channels-last for a packed weight and

@@ -21,25 +21,47 @@ TEST(LowerNnConv, PlainConvIsOneReductionBlockAndBiasComposes) {
   EXPECT_EQ(n.text().find("select"), std::string::npos) << "no padding, no bounds check:\n" << n.text();
 }
 
-// Padding and strides re-lay out the input in two stages: the zero border,
-// guarded, then each strided dimension split into its phases ([n, c, phase h,
-// phase w, h, w]) from the padded copy, unguarded; the reduction reads without
-// a guard and with unit stride along the output row.
+// Padding and strides re-lay out the input into its stride phases ([n, c,
+// phase h, phase w, h, w]); the reduction reads them without a guard and with
+// unit stride along the output row. Output rows longer than a vector copy
+// them in one stage, the border guarded (partition_vector_loops splits the
+// guards off each row); shorter ones in two: the zero border, guarded, then
+// the phases from the padded copy, unguarded (a row's middle would be
+// shorter than a vector, and scalar).
 TEST(LowerNnConv, StridedAndPaddedReadARelaidInput) {
-  LoweredNode n = check_op("Conv", "conv1", {f32_arg({1, 2, 6, 64}), f32_arg({2, 2, 3, 3})},
-                           attrs(kv("strides", ints({2, 2})), kv("pads", ints({1, 1, 1, 1}))));
-  EXPECT_EQ(block_shapes(n.func),
-            (vector<std::string>{"conv1_pad_1: S S S S", "conv1_phases_1: S S S S S S", "conv1: S S S S R R R"}));
-  std::string text = n.text();
-  size_t phases = text.find("block conv1_phases_1("), conv = text.find("block conv1(");
-  ASSERT_NE(phases, std::string::npos) << text;
+  LoweredNode wide = check_op("Conv", "conv1", {f32_arg({1, 2, 6, 64}), f32_arg({2, 2, 3, 3})},
+                              attrs(kv("strides", ints({2, 2})), kv("pads", ints({1, 1, 1, 1}))));
+  EXPECT_EQ(block_shapes(wide.func),
+            (vector<std::string>{"conv1_phases_1: S S S S S S", "conv1: S S S S R R R"}));
+  std::string text = wide.text();
+  size_t conv = text.find("block conv1(");
   ASSERT_NE(conv, std::string::npos) << text;
+  EXPECT_NE(
+      text.find(
+          "v5 * 2 + v3 - 1 < 64, in0[max(min(v0, 0), 0), max(min(v1, 1), 0), max(min(v4 * 2 + v2 - 1, 5), "
+          "0), max(min(v5 * 2 + v3 - 1, 63), 0)]"),
+      std::string::npos)
+      << "each phase reads every other element of the input, guarded:\n"
+      << text;
+  EXPECT_EQ(text.find("select", conv), std::string::npos) << "the reduction reads unguarded:\n" << text;
+  EXPECT_NE(text.find("conv1_phases_1[v0_1, r0, r1 % 2, r2 % 2, v2_1 + r1 // 2, v3_1 + r2 // 2]", conv),
+            std::string::npos)
+      << "the phase of the tap:\n"
+      << text;
+
+  LoweredNode narrow = check_op("Conv", "conv1", {f32_arg({1, 2, 6, 24}), f32_arg({2, 2, 3, 3})},
+                                attrs(kv("strides", ints({2, 2})), kv("pads", ints({1, 1, 1, 1}))));
+  EXPECT_EQ(block_shapes(narrow.func),
+            (vector<std::string>{"conv1_pad_1: S S S S", "conv1_phases_1: S S S S S S", "conv1: S S S R R R",
+                                 "out0: S S S S"}));
+  text = narrow.text();
+  size_t phases = text.find("block conv1_phases_1(");
+  ASSERT_NE(phases, std::string::npos) << text;
   EXPECT_NE(text.substr(0, phases).find("select"), std::string::npos) << "the border is guarded:\n" << text;
   EXPECT_EQ(text.find("select", phases), std::string::npos) << "phases and reduction read unguarded:\n" << text;
   EXPECT_NE(text.find("conv1_pad_1[v0_1, v1_1, v4 * 2 + v2_1, v5 * 2 + v3_1]", phases), std::string::npos)
       << "each phase reads every other element of the padded copy:\n" << text;
-  EXPECT_NE(text.find("conv1_phases_1[v0_2, r0, r1 % 2, r2 % 2, v2_2 + r1 // 2, v3_2 + r2 // 2]", conv),
-            std::string::npos) << "the phase of the tap:\n" << text;
+  EXPECT_NE(text.find("block conv1("), std::string::npos) << text;
 }
 
 // Strides without padding (a 2x2 patchify conv) need no border: one phase stage.

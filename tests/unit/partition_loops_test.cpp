@@ -102,5 +102,30 @@ TEST(PartitionVectorLoops, ASerialLoopSplitsWhereAVectorLoopInsideTestsIt) {
   for (int i = 0; i < 8; ++i) EXPECT_EQ(got.data<float>()[i], want.data<float>()[i]) << i;
 }
 
+// The stride-phase copy of a padded row, P[p, i] = X[2 * i + p - 1] (zero
+// outside X), the phase p a loop around the vector loop: the tests hold for
+// every phase where 1 <= i < 8, so that is the middle, read unguarded.
+TEST(PartitionVectorLoops, AStridedGuardSplitsWhereItHoldsForEveryValueOfTheLoopsAround) {
+  const int64_t width = 16;
+  Buffer x = make_buffer("X", DType::kF32, {width});
+  Buffer p = make_buffer("P", DType::kF32, {2, width / 2 + 1});
+  Var ph = var("p"), i = var("i");
+  Expr at = i * 2 + ph - 1;
+  Expr read = load(x, {max(min(at, int_imm(width - 1)), int_imm(0))});
+  Expr value = select(logical_and(at >= int_imm(0), at < int_imm(width)), read, float_imm(0.0));
+  Stmt body = make_for(
+      ph, int_imm(0), int_imm(2), ForKind::kSerial,
+      make_for(i, int_imm(0), int_imm(width / 2 + 1), ForKind::kVectorized, make_store(p, value, {ph, i})));
+  PrimFunc f = make_prim_func("phases", {x}, {p}, body);
+  PrimFunc split = tir_passes::partition_vector_loops(f);
+  std::string text = to_string(split);
+  EXPECT_NE(text.find("for i in 1..8 vectorized:\n      P[p, i] = X[i * 2 + p - 1]"), std::string::npos)
+      << text;
+  Tensor in(DType::kF32, {width});
+  for (int k = 0; k < width; ++k) in.data<float>()[k] = float(k) + 0.25f;
+  Tensor want = interpret(f, {in})[0], got = interpret(split, {in})[0];
+  for (int64_t k = 0; k < want.numel(); ++k) EXPECT_EQ(got.data<float>()[k], want.data<float>()[k]) << k;
+}
+
 }  // namespace
 }  // namespace tessel

@@ -87,11 +87,12 @@ std::vector<int64_t> relaid_positions(const WindowGeometry& g, const std::vector
 // the reads of a flat convolution past its last output row); forces the stage.
 // Without `phases`, a strided dim stays one dim of the padded input (for a
 // reader that loads one element at a time, where a stride costs nothing).
-// A strided input that also needs zeros is re-laid out in two stages: the
-// zeros first, then the phases, read without a guard. In one stage, the
-// guard's clamped indices make every strided read a gather (a stride-2
-// depthwise conv spent 3/4 of its time there); apart, the padding reads
-// rows in order and the phase split reads every other element.
+// A strided input that also needs zeros is re-laid out in one stage where
+// its output rows are longer than a vector (LayoutChoices::vector_lanes):
+// partition_vector_loops splits each phase row's guarded edges off, and its
+// middle reads every other element unguarded. Where a row's middle is
+// shorter than a vector, it would run scalar: there the zeros come first, in
+// a stage of their own, and the phases are read from it without a guard.
 WindowInput window_input(LowerContext& ctx, const std::string& name, const TensorExpr& x,
                          const WindowGeometry& g, const std::vector<int64_t>& out, int64_t extra_rows,
                          const Expr& pad_value, bool phases) {
@@ -114,7 +115,9 @@ WindowInput window_input(LowerContext& ctx, const std::string& name, const Tenso
     zeros = zeros || pad[u] > 0 || padded[u] - pad[u] > g.in[u];
   }
   TensorExpr source = x;
-  if (any_phased && zeros) {
+  int64_t lanes = ctx.layouts().vector_lanes;
+  bool one_stage = lanes > 0 && out.back() > lanes;
+  if (any_phased && zeros && !one_stage) {
     source = relayout_stage(ctx, name + "_pad", x, g, padded, std::vector<bool>(dims, false), pad, source_extents,
                             pad_value);
     source_extents = padded;
