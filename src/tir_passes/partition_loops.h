@@ -18,9 +18,13 @@
 // the vectorized loops it holds: the reduction over an inlined Concat's
 // channels (select(k < 256, A[k], B[k - 256])) becomes one loop per input.
 //
-// Only tests of the form (i + c) op (constant), op one of < <= > >=, in
-// select and if conditions (conjunctions split), are used; a loop whose
-// middle would be shorter than min_middle iterations is left whole.
+// Tests of the form (a * i + rest) op (constant), a a nonzero constant, op
+// one of < <= > >=, in select and if conditions (conjunctions split), are
+// used, rest an expression of the loops around i and inside it: the middle
+// is where the test holds for every value rest takes (a stride phase's
+// guard, 0 <= 2 * i + p - 1 < 56 for p in [0, 2), holds for i in [1, 28)).
+// The parts are simplified with every enclosing loop's range known. A loop
+// whose middle would be shorter than min_middle iterations is left whole.
 // Guarantees: the same stores in the same order.
 #pragma once
 
