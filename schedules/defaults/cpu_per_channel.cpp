@@ -24,14 +24,21 @@ void schedule_private_stage(Schedule& sch, const std::string& name, size_t plane
 
 // A per-channel block has no rows of output channels to unroll: each tap is
 // one FMA per vector of its tile, and a tile of one vector is a chain of
-// dependent FMAs (25 for a 5x5 window). Up to kTileVectors whole vectors
-// dividing the row give that many independent accumulators.
+// dependent FMAs (25 for a 5x5 window). Whole vectors dividing the row give
+// that many independent accumulators: as many as the vector registers hold
+// beside the window's weights (each tap's broadcast stays in a register
+// across the tile loop), at least kTileVectors, at most kMostTileVectors.
 constexpr int64_t kTileVectors = 4;
+constexpr int64_t kMostTileVectors = 8;
 constexpr int64_t kMostUnrolledTaps = 49;  // a 7x7 window
 
-int64_t per_channel_vector(const BlockInfo& info, int64_t lanes, int threads) {
-  int64_t vec = tile_vector_factor(info, lanes, threads), extent = info.extents[size_t(info.vector_loop)];
-  for (int64_t wide = kTileVectors * lanes; wide > vec; wide -= lanes)
+int64_t per_channel_vector(const BlockInfo& info, int64_t lanes, int64_t taps,
+                           const CpuScheduleOptions& options) {
+  int64_t vec = tile_vector_factor(info, lanes, options.num_threads),
+          extent = info.extents[size_t(info.vector_loop)];
+  int64_t registers = options.vector_lanes >= 16 ? 32 : 16;  // AVX-512 has 32, AVX2 16
+  int64_t most = std::clamp<int64_t>(registers - taps - 2, kTileVectors, kMostTileVectors);
+  for (int64_t wide = most * lanes; wide > vec; wide -= lanes)
     if (extent % wide == 0) return wide;
   return vec;
 }
@@ -67,16 +74,16 @@ bool schedule_per_channel(Context& ctx, const std::vector<BlockInfo>& blocks, si
   const BlockInfo& info = blocks[index];
   if (stages.empty() || info.spatial.size() < 3) return false;
   int64_t lanes = lanes_for(info, ctx.options);
+  int64_t taps = 1;
+  for (int p : info.reduce) taps *= info.extents[size_t(p)];
   int64_t vec = 1;
   if (info.vector_loop >= 0) {
-    vec = per_channel_vector(info, lanes, ctx.options.num_threads);
+    vec = per_channel_vector(info, lanes, taps, ctx.options);
     int64_t extent = info.extents[size_t(info.vector_loop)];
-    vec = choose(ctx, ctx.sch, info.name + ".cols", vector_widths(extent, lanes, kTileVectors, vec), vec);
+    vec = choose(ctx, ctx.sch, info.name + ".cols", vector_widths(extent, lanes, kMostTileVectors, vec), vec);
   }
   // The taps inside the vector loop: a knob (measured either way on pools and
   // depthwise convs, neither won everywhere), for windows small enough to unroll.
-  int64_t taps = 1;
-  for (int p : info.reduce) taps *= info.extents[size_t(p)];
   bool taps_inside = false;
   if (info.vector_loop >= 0 && taps > 1 && taps <= kMostUnrolledTaps)
     taps_inside = choose(ctx, ctx.sch, info.name + ".taps_inside", {0, 1}, 0);

@@ -134,6 +134,22 @@ TEST(SchedDefaultsOrder, ADepthwiseTileIsSeveralVectorsInALocalBuffer) {
   loops = loops_of(row.func(), "dw");
   ASSERT_GE(loops.size(), 2u) << row.func();
   EXPECT_EQ(extent(loops.back()), 40) << row.func();
+  // Rows of 112 (seven vectors): with 32 vector registers, the nine taps'
+  // weights and seven accumulators fit, so the tile is the whole row; with
+  // 16 registers, one vector (no wider part of at most five divides 112).
+  Shapes seven;
+  seven.W = 112;
+  for (auto [lanes, tile] : {std::pair<int, int64_t>{16, 112}, std::pair<int, int64_t>{8, 16}}) {
+    tir::PrimFunc g = lower_workload(Workload::kDepthwise, seven);
+    Schedule sch7(g);
+    CpuScheduleOptions options;
+    options.vector_lanes = lanes;
+    apply_default_cpu_schedule(sch7, options);
+    loops = loops_of(sch7.func(), "dw");
+    ASSERT_GE(loops.size(), 2u) << sch7.func();
+    EXPECT_EQ(extent(loops.back()), tile) << lanes << " lanes: " << sch7.func();
+    EXPECT_EQ(check_against(reference_of(g), sch7.func(), false), "");
+  }
 }
 
 // A pointwise conv over a flat plane of 169 positions: a head of 168 (whole
