@@ -126,18 +126,36 @@ const Expr* floor_operand(const Expr& e, ExprKind kind, int64_t* c) {
   return &binary_a(*e);
 }
 
+// x // c as (y, d) with x // c == y // d: nested divisions by positive
+// constants peeled ((f // 7) // 7 is f // 49); null where d would overflow.
+const Expr* peeled_division(const Expr* x, int64_t* c) {
+  int64_t d = 0;
+  while (const Expr* inner = floor_operand(*x, ExprKind::kFloorDiv, &d)) {
+    if (*c > (int64_t(1) << 31) || d > (int64_t(1) << 31)) return nullptr;
+    *c *= d;
+    x = inner;
+  }
+  return x;
+}
+
+// k * c * (x // c) + k * (x % c) -> k * x; the division may be written
+// through x's own divisions: 49 * (f // 49) + 7 * ((f // 7) % 7) is 7 * (f // 7)
+// (a flat index split into three dimensions, read back as one).
 bool merge_one_floor_pair(Affine* form) {
   for (size_t i = 0; i < form->terms.size(); ++i) {
     int64_t c = 0;
     const Expr* x = floor_operand(form->terms[i].atom, ExprKind::kFloorDiv, &c);
-    if (!x) continue;
+    if (!x || !(x = peeled_division(x, &c))) continue;
     for (size_t j = 0; j < form->terms.size(); ++j) {
       int64_t c2 = 0;
       const Expr* x2 = floor_operand(form->terms[j].atom, ExprKind::kFloorMod, &c2);
-      if (!x2 || c2 != c || !expr_equal(*x, *x2)) continue;
+      if (!x2) continue;
+      int64_t divisor = c2;
+      const Expr* base = peeled_division(x2, &divisor);
+      if (!base || divisor != c || !expr_equal(*x, *base)) continue;
       int64_t k = form->terms[j].coeff;
-      if (form->terms[i].coeff != wrapping_mul(k, c)) continue;
-      Expr operand = *x;  // keep it alive: erasing the terms may release it
+      if (form->terms[i].coeff != wrapping_mul(k, c2)) continue;
+      Expr operand = *x2;  // keep it alive: erasing the terms may release it
       form->terms.erase(form->terms.begin() + long(std::max(i, j)));
       form->terms.erase(form->terms.begin() + long(std::min(i, j)));
       accumulate(operand, k, form);

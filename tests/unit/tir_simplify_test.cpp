@@ -119,6 +119,12 @@ TEST(TirSimplifyAffine, SplitThenFuseRecombines) {
   Var f = var("f");
   EXPECT_TRUE(simplifies_to(floordiv(f, 16) * 16 + floormod(f, 16), f));
   EXPECT_TRUE(simplifies_to((floordiv(f, 4) * 4 + floormod(f, 4)) * 2 + 1, f * 2 + 1));
+  // A flat index split into [c, 7, 7] and read back as one offset.
+  EXPECT_TRUE(simplifies_to(floordiv(f, 49) * 49 + floormod(floordiv(f, 7), 7) * 7 + floormod(f, 7), f));
+  EXPECT_TRUE(simplifies_to(floordiv(f, 49) * 49 + floormod(floordiv(f, 7), 7) * 7, floordiv(f, 7) * 7));
+  // Divisors that do not compose stay.
+  Expr mixed = floordiv(f, 48) * 49 + floormod(floordiv(f, 7), 7) * 7;
+  EXPECT_FALSE(simplifies_to(mixed, floordiv(f, 7) * 7));
 }
 
 TEST(TirSimplifyFloorDiv, SplitIndicesUnderBounds) {
