@@ -110,18 +110,29 @@ std::vector<Expr> vars_of(const std::vector<IterVar>& ivs, size_t begin, size_t 
 
 TensorExpr LowerContext::compute(const std::string& name, const std::vector<int64_t>& shape, DType dtype,
                                  const IndexFn& value, int flat_tail) {
-  return compute_in_parts(name, shape, dtype, value, flat_tail, 0);
+  return compute_in_parts(name, shape, dtype, value, flat_tail, 0, {});
+}
+
+TensorExpr LowerContext::materialize(const std::string& name, const TensorExpr& t) {
+  return compute_in_parts(name, t.shape, t.dtype, t.at, t.flat_tail, t.flat_head, t.parts);
 }
 
 // compute, its flat positions from flat_head on (when that is inside the
-// flat dimensions) in a block of their own.
+// flat dimensions) in a block of their own, or (not flat) a block per part.
 TensorExpr LowerContext::compute_in_parts(const std::string& name, const std::vector<int64_t>& shape,
-                                          DType dtype, const IndexFn& value, int flat_tail,
-                                          int64_t flat_head) {
+                                          DType dtype, const IndexFn& value, int flat_tail, int64_t flat_head,
+                                          const AxisParts& parts) {
   std::string block = unique_block_name(name);
   Buffer out = make_buffer(block, dtype, shape);
   intermediates_.push_back(out);
   size_t lead = flat_tail >= 2 && size_t(flat_tail) <= shape.size() ? shape.size() - size_t(flat_tail) : shape.size();
+  bool parted =
+      parts.split() && size_t(parts.axis) < shape.size() && parts.ends.back() == shape[size_t(parts.axis)];
+  if (lead == shape.size() && parted) {
+    for (size_t k = 0; k < parts.ends.size(); ++k)
+      add_part_block(k == 0 ? block : unique_block_name(name + "_part"), out, parts, k, value);
+    return from_buffer(out);
+  }
   if (lead == shape.size()) {
     std::vector<IterVar> ivs = make_iter_vars(shape, IterKind::kSpatial, "v");
     std::vector<Expr> idx = vars_of(ivs, 0, lead);
@@ -139,6 +150,24 @@ TensorExpr LowerContext::compute_in_parts(const std::string& name, const std::ve
     add_flat_block(unique_block_name(name + "_tail"), out, lead, flat_head, flat - flat_head, value);
   }
   return from_buffer(out);
+}
+
+// A block writing part k of out (AxisParts), its value simplified knowing
+// the part's range along the axis.
+void LowerContext::add_part_block(const std::string& block, const Buffer& out, const AxisParts& parts,
+                                  size_t k, const IndexFn& value) {
+  size_t axis = size_t(parts.axis);
+  int64_t start = k == 0 ? 0 : parts.ends[k - 1];
+  std::vector<int64_t> domain = out->shape;
+  domain[axis] = parts.ends[k] - start;
+  std::vector<IterVar> ivs = make_iter_vars(domain, IterKind::kSpatial, "v");
+  Analyzer analyzer;
+  for (const IterVar& iv : ivs) analyzer.bind(iv.var, iv.dom);
+  std::vector<Expr> idx = vars_of(ivs, 0, ivs.size());
+  if (start != 0) idx[axis] = idx[axis] + start;
+  Expr v = analyzer.simplify(value(idx));
+  TESSEL_ICHECK(v->dtype == out->dtype) << "compute " << block << ": value is " << dtype_name(v->dtype);
+  stages_.push_back(nest_block(block, std::move(ivs), Stmt{}, make_store(out, v, idx)));
 }
 
 // A block writing out's flat positions [first, first + count) of its trailing
@@ -214,8 +243,8 @@ void LowerContext::output(const std::string& name, const TensorExpr& t) {
   }
   // A value whose flat positions from flat_head on read a tail: two blocks,
   // the head's positions (which can join the head's register tiles) and the
-  // tail's, writing one output.
-  output(name, compute_in_parts(name, t.shape, t.dtype, t.at, t.flat_tail, t.flat_head));
+  // tail's, writing one output; a value in parts: a block per part.
+  output(name, materialize(name, t));
 }
 
 PrimFunc LowerContext::finish() {

@@ -16,6 +16,17 @@ namespace tessel::lower {
 
 using IndexFn = std::function<tir::Expr(const std::vector<tir::Expr>& indices)>;
 
+// A value that reads a different operand per range of one axis (a Concat):
+// along `axis`, the positions [ends[k - 1], ends[k]) (from 0 for k = 0) read
+// only operand k. A block materialising it is one block per range, its value
+// simplified on that range, so that no element evaluates the others' branches.
+struct AxisParts {
+  int axis = -1;  // -1: one part
+  std::vector<int64_t> ends;
+
+  bool split() const { return axis >= 0 && ends.size() > 1; }
+};
+
 struct TensorExpr {
   std::vector<int64_t> shape;
   DType dtype = DType::kF32;
@@ -31,6 +42,7 @@ struct TensorExpr {
   // kernel output materialising the value is then written by two blocks, so
   // that the first can join the head's register tiles. 0: no tail.
   int64_t flat_head = 0;
+  AxisParts parts;
 
   int rank() const { return int(shape.size()); }
 };
@@ -80,6 +92,10 @@ class LowerContext {
   using CheckFn = std::function<std::vector<Assertion>(const std::vector<tir::Expr>& indices)>;
   void check(const std::string& name, const std::vector<int64_t>& extents, const CheckFn& check);
 
+  // A new buffer holding t: compute with t's flat iteration, in the blocks
+  // its flat tail (flat_head) and its parts ask for.
+  TensorExpr materialize(const std::string& name, const TensorExpr& t);
+
   // Materialises t as an output parameter named `name`. A buffer this context
   // created is renamed into the output (no copy); anything else gets a copy block.
   void output(const std::string& name, const TensorExpr& t);
@@ -91,7 +107,9 @@ class LowerContext {
 
  private:
   TensorExpr compute_in_parts(const std::string& name, const std::vector<int64_t>& shape, DType dtype,
-                              const IndexFn& value, int flat_tail, int64_t flat_head);
+                              const IndexFn& value, int flat_tail, int64_t flat_head, const AxisParts& parts);
+  void add_part_block(const std::string& block, const tir::Buffer& out, const AxisParts& parts, size_t k,
+                      const IndexFn& value);
   void add_flat_block(const std::string& block, const tir::Buffer& out, size_t lead, int64_t first,
                       int64_t count, const IndexFn& value);
   std::string name_;

@@ -98,7 +98,7 @@ bool is_stage(const Node& n) { return pattern_of(n) > graph::OpPattern::kInjecti
 // stage instead, the tail would be recomputed there per element read, in
 // the stage's loops (scalar where it reduces).
 TensorExpr materialize_epilogue(LowerContext& ctx, const Value& v, const TensorExpr& t) {
-  return ctx.compute(identifier_of(v.name), t.shape, t.dtype, t.at, t.flat_tail);
+  return ctx.materialize(identifier_of(v.name), t);
 }
 
 }  // namespace
@@ -163,7 +163,7 @@ LoweredGroup lower_group_with_bindings(const graph::Graph& g, const NodeGroup& g
     TensorExpr t = it->second;
     const tir::BufferNode* backing = t.buffer.get();
     if (backing && std::find(taken.begin(), taken.end(), backing) != taken.end())
-      t = ctx.compute(out_names[i] + "_copy", t.shape, t.dtype, t.at, t.flat_tail);
+      t = ctx.materialize(out_names[i] + "_copy", t);
     taken.push_back(backing);
     results.push_back(std::move(t));
   }

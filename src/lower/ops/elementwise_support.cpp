@@ -6,6 +6,7 @@
 #include "ir/graph/op_registry.h"
 #include "ir/graph/ops/shape_helpers.h"
 #include "ir/tensor/functor.h"
+#include "ir/tensor/simplify.h"
 #include "src/lower/ops/elem_lowerings.h"
 
 namespace tessel::lower {
@@ -25,15 +26,22 @@ Index fresh_index(int rank) {
 }
 
 TensorExpr materialize(LowerContext& ctx, const graph::Node& node, const TensorExpr& t) {
-  return ctx.compute(node.name.empty() ? node.op : node.name, t.shape, t.dtype, t.at, t.flat_tail);
+  return ctx.materialize(node.name.empty() ? node.op : node.name, t);
 }
 
-// An elementwise or broadcast op keeps the flat iteration of an operand of
-// its own shape (TensorExpr::flat_tail, flat_head); data movement does not.
+// An elementwise or broadcast op keeps the flat iteration and the parts of
+// an operand of its own shape (TensorExpr::flat_tail, flat_head, parts);
+// data movement does not (a Concat sets its own parts).
 void inherit_flat_iteration(const graph::Node& node, const std::vector<TensorExpr>& inputs, TensorExpr& out) {
   out.flat_tail = 0;
   out.flat_head = 0;
   if (graph::pattern_of(node) > graph::OpPattern::kBroadcast) return;
+  out.parts = {};
+  for (const TensorExpr& in : inputs)
+    if (in.at && in.parts.split() && in.shape == out.shape) {
+      out.parts = in.parts;
+      break;
+    }
   for (const TensorExpr& in : inputs)
     if (in.at && in.flat_tail && in.shape == out.shape) {
       out.flat_tail = in.flat_tail;
@@ -44,10 +52,27 @@ void inherit_flat_iteration(const graph::Node& node, const std::vector<TensorExp
 
 }  // namespace
 
+// A value in parts: the largest part's, each simplified on its range (a
+// block materialising it evaluates one part per element).
 int expr_size(const TensorExpr& t) {
-  int n = 0;
-  walk_exprs(t.at(fresh_index(t.rank())), [&n](const Expr&) { ++n; });
-  return n;
+  auto count = [](const Expr& e) {
+    int n = 0;
+    walk_exprs(e, [&n](const Expr&) { ++n; });
+    return n;
+  };
+  Index idx = fresh_index(t.rank());
+  if (!t.parts.split() || t.parts.axis >= t.rank()) return count(t.at(idx));
+  Var along = var("part");
+  idx[size_t(t.parts.axis)] = along;
+  int most = 0;
+  int64_t start = 0;
+  for (int64_t end : t.parts.ends) {
+    Analyzer analyzer;
+    analyzer.bind(along, start, end - start);
+    most = std::max(most, count(analyzer.simplify(t.at(idx))));
+    start = end;
+  }
+  return most;
 }
 
 TensorExpr share(LowerContext& ctx, const graph::Node& node, const TensorExpr& t, int uses) {

@@ -35,7 +35,9 @@ Index with_axis(Index idx, int axis, Expr e) {
 }
 
 // A Select chain over the inputs' ranges along the axis; each branch's index
-// is clamped into its input so that no branch reads outside its buffer.
+// is clamped into its input so that no branch reads outside its buffer. Its
+// parts (TensorExpr::parts) are the inputs' ranges: materialised, it is a
+// block per input.
 std::vector<TensorExpr> lower_concat(LowerContext&, const graph::Node& node,
                                      const std::vector<TensorExpr>& in) {
   std::vector<int64_t> shape = output_shape(node);
@@ -52,7 +54,7 @@ std::vector<TensorExpr> lower_concat(LowerContext&, const graph::Node& node,
   }
   DType dtype = output_dtype(node);  // an empty output still needs an element expression
   if (parts.empty()) return {index_map(node, 0, [dtype](const Index&) { return const_of(dtype, 0); })};
-  return {index_map(node, 0, [parts, offsets, axis](const Index& idx) {
+  TensorExpr out = index_map(node, 0, [parts, offsets, axis](const Index& idx) {
     auto branch = [&](size_t k) {
       int64_t n = parts[k].shape[size_t(axis)];
       Expr local = offsets[k] == 0 ? idx[size_t(axis)] : idx[size_t(axis)] - offsets[k];
@@ -64,7 +66,11 @@ std::vector<TensorExpr> lower_concat(LowerContext&, const graph::Node& node,
       e = select(lt(idx[size_t(axis)], end), branch(k), e);
     }
     return e;
-  })};
+  });
+  out.parts.axis = axis;
+  for (size_t k = 0; k < parts.size(); ++k)
+    out.parts.ends.push_back(offsets[k] + parts[k].shape[size_t(axis)]);
+  return {out};
 }
 
 std::vector<TensorExpr> lower_split(LowerContext&, const graph::Node& node,

@@ -27,14 +27,20 @@ std::vector<TensorExpr> lower_batch_norm(LowerContext&, const graph::Node& node,
                                          const std::vector<TensorExpr>& in) {
   const TensorExpr &x = in[0], &scale = in[1], &bias = in[2], &mean = in[3], &var = in[4];
   double eps = node.attrs.get_float("epsilon");
-  return {mapped(x.shape, x.dtype, [=](const std::vector<Expr>& idx) {
+  TensorExpr y = mapped(x.shape, x.dtype, [=](const std::vector<Expr>& idx) {
     DType t = accum_dtype(x.dtype);
     std::vector<Expr> c = {idx[1]};
     Expr inv_std = div(const_of(t, 1), call(Intrinsic::k_sqrt, {cast(t, var.at(c)) + const_of(t, eps)}));
     Expr y =
         (cast(t, x.at(idx)) - cast(t, mean.at(c))) * inv_std * cast(t, scale.at(c)) + cast(t, bias.at(c));
     return cast(x.dtype, y);
-  })};
+  });
+  // Elementwise in x: materialised, it iterates as x would (a concatenation
+  // of inputs in its parts, a flat plane flat).
+  y.parts = x.parts;
+  y.flat_tail = x.flat_tail;
+  y.flat_head = x.flat_head;
+  return {y};
 }
 
 // How a normalisation groups the elements of x: statistics per index g of
