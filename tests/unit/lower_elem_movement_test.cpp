@@ -2,6 +2,7 @@
 // the reference executor by interpreting the lowered function: negative axes
 // and steps, every Pad mode, negative gather indices, scatters with repeated
 // indices, and dtypes other than f32 (the maps move elements unchanged).
+#include "ir/tensor/printer.h"
 #include "tests/unit/lower_elem_test_util.h"
 
 namespace tessel::lower_elem_test {
@@ -28,6 +29,35 @@ TEST(LowerElemMovement, TransposeConcatSplit) {
   check_op("Split", {in(s)}, attrs_of({{"axis", int64_t(0)}, {"num_outputs", int64_t(2)}}), 0, 2);
   check_op("Split", {in(s), constant(ints({1, 0, 4}))}, attrs_of({{"axis", int64_t(-2)}}), 0, 3);
   check_op("Split", {in(s)}, attrs_of({{"axis", int64_t(1)}}), 0, 2);
+}
+
+// A Concat written into a buffer (here the output, through a ReLU and a
+// BatchNormalization) is one block per input, each simplified on its range
+// of channels: it reads its own input, with no select among the others.
+TEST(LowerElemMovement, AMaterialisedConcatIsABlockPerInput) {
+  graph::Graph g;
+  std::vector<Tensor> inputs;
+  std::vector<graph::Value*> parts;
+  for (int64_t c : {3, 2, 4}) {
+    inputs.push_back(random_tensor(DType::kF32, {1, c, 2, 5}));
+    parts.push_back(g.add_input("x" + std::to_string(c), graph::TensorType(DType::kF32, {1, c, 2, 5})));
+  }
+  graph::Node* cat = g.add_node("Concat", "cat", parts, {"c"}, attrs_of({{"axis", int64_t(1)}}));
+  graph::infer_node(*cat);
+  std::vector<graph::Value*> bn_in = {cat->outputs[0]};
+  for (const char* name : {"scale", "bias", "mean", "var"})
+    bn_in.push_back(g.add_constant(name, random_tensor(DType::kF32, {9}, 0.5, 1.5)));
+  graph::Node* bn = g.add_node("BatchNormalization", "bn", bn_in, {"b"}, attrs_of({{"epsilon", 1e-5}}));
+  graph::infer_node(*bn);
+  graph::Node* relu = g.add_node("Relu", "relu", {bn->outputs[0]}, {"y"});
+  graph::infer_node(*relu);
+  g.set_outputs(relu->outputs);
+  check_graph(g, inputs, 1e-6, "Concat, BatchNormalization, Relu");
+  std::string text = tir::to_string(lower_graph(g, inputs).func);
+  EXPECT_EQ(text.find("select(v1 <"), std::string::npos) << "no select among the inputs:\n" << text;
+  int blocks = 0;
+  for (size_t at = text.find("block "); at != std::string::npos; at = text.find("block ", at + 1)) ++blocks;
+  EXPECT_EQ(blocks, 3) << text;
 }
 
 TEST(LowerElemMovement, SliceWithNegativeStepsAndAxes) {
