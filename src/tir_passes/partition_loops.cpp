@@ -118,19 +118,35 @@ class VectorLoopPartitioner : public StmtMutator {
     const auto* loop = inner.as<ForNode>();
     bool vectorized = node.for_kind == ForKind::kVectorized;
     if (!loop || !(vectorized || node.for_kind == ForKind::kSerial) || !min || !extent) return inner;
+    return split(*loop, *min, *extent, 0);
+  }
+
+ private:
+  // The loop cut where its tests change: before, where every test that
+  // changes inside it holds, after; each of those cut again where the tests
+  // still changing there change (a Concat of four inputs read along the loop
+  // gives four loops), at most kMostCuts deep.
+  Stmt split(const ForNode& loop, int64_t min, int64_t extent, int depth) {
+    constexpr int kMostCuts = 16;
     Analyzer known;
     for (const Enclosing& e : enclosing_) known.bind(e.var, e.min, e.extent);
-    bind_inner_loops(loop->body, known);
-    Window w{*min, *min + *extent};
-    for (const Expr& atom : guard_atoms(loop->body, !vectorized)) narrow(atom, loop->var, known, w);
-    if ((w.lo == *min && w.hi == *min + *extent) || w.hi - w.lo < min_middle_) return inner;
+    bind_inner_loops(loop.body, known);
+    Window w{min, min + extent};
+    for (const Expr& atom : guard_atoms(loop.body, loop.for_kind != ForKind::kVectorized)) {
+      Window own{min, min + extent};
+      narrow(atom, loop.var, known, own);
+      bool decided = own.hi <= own.lo || (own.lo == min && own.hi == min + extent);
+      if (!decided) w = {std::max(w.lo, own.lo), std::min(w.hi, own.hi)};
+    }
+    if ((w.lo == min && w.hi == min + extent) || w.hi - w.lo < min_middle_) return Stmt(&loop);
     std::vector<Stmt> parts;
-    for (auto [lo, hi] : {std::pair{*min, w.lo}, std::pair{w.lo, w.hi}, std::pair{w.hi, *min + *extent}}) {
+    for (auto [lo, hi] : {std::pair{min, w.lo}, std::pair{w.lo, w.hi}, std::pair{w.hi, min + extent}}) {
       if (hi <= lo) continue;
-      Var v = var(loop->var->name, loop->var->dtype);  // each copy defines its own variable
-      Stmt body = substitute(loop->body, VarMap{{loop->var.get(), v}});
-      parts.push_back(make_for(v, int_imm(lo), int_imm(hi - lo), loop->for_kind, body, loop->thread_tag,
-                               loop->annotations));
+      Var v = var(loop.var->name, loop.var->dtype);  // each copy defines its own variable
+      Stmt body = substitute(loop.body, VarMap{{loop.var.get(), v}});
+      Stmt part =
+          make_for(v, int_imm(lo), int_imm(hi - lo), loop.for_kind, body, loop.thread_tag, loop.annotations);
+      parts.push_back(depth < kMostCuts ? split(*part.as<ForNode>(), lo, hi - lo, depth + 1) : part);
     }
     return make_seq(std::move(parts));
   }

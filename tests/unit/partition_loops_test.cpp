@@ -102,6 +102,43 @@ TEST(PartitionVectorLoops, ASerialLoopSplitsWhereAVectorLoopInsideTestsIt) {
   for (int i = 0; i < 8; ++i) EXPECT_EQ(got.data<float>()[i], want.data<float>()[i]) << i;
 }
 
+// acc[j] += the k-th row of a Concat of four inputs (a select chain on k),
+// k in 0..10: the k loop is cut at every input's end, four loops each
+// reading one input without a select.
+TEST(PartitionVectorLoops, ASerialLoopOverAConcatOfFourIsCutAtEveryInput) {
+  const int64_t ends[] = {3, 5, 8, 10};
+  std::vector<Buffer> in;
+  for (int p = 0; p < 4; ++p)
+    in.push_back(make_buffer("I" + std::to_string(p), DType::kF32, {ends[p] - (p ? ends[p - 1] : 0), 8}));
+  Buffer acc = make_buffer("acc", DType::kF32, {8});
+  Var k = var("k"), j = var("j"), j0 = var("j0");
+  auto row = [&](int p) {
+    int64_t start = p ? ends[p - 1] : 0;
+    return load(in[size_t(p)], {max(min(k - start, int_imm(ends[p] - start - 1)), int_imm(0)), j});
+  };
+  Expr read = row(3);
+  for (int p = 2; p >= 0; --p) read = select(k < int_imm(ends[p]), row(p), read);
+  Stmt init =
+      make_for(j0, int_imm(0), int_imm(8), ForKind::kVectorized, make_store(acc, float_imm(0.0), {j0}));
+  Stmt update = make_store(acc, load(acc, {j}) + read, {j});
+  Stmt body = make_seq({init, make_for(k, int_imm(0), int_imm(10), ForKind::kSerial,
+                                       make_for(j, int_imm(0), int_imm(8), ForKind::kVectorized, update))});
+  PrimFunc f = make_prim_func("concat4_sum", in, {acc}, body);
+  PrimFunc split = tir_passes::partition_vector_loops(f, 2);
+  std::string text = to_string(split);
+  EXPECT_EQ(text.find("select"), std::string::npos) << text;
+  for (const char* range : {"in 0..3:", "in 3..5:", "in 5..8:", "in 8..10:"})
+    EXPECT_NE(text.find(range), std::string::npos) << range << "\n" << text;
+  std::vector<Tensor> args;
+  for (int p = 0; p < 4; ++p) {
+    Tensor t(DType::kF32, in[size_t(p)]->shape);
+    for (int64_t e = 0; e < t.numel(); ++e) t.data<float>()[e] = float(p * 100 + e);
+    args.push_back(t);
+  }
+  Tensor want = interpret(f, args)[0], got = interpret(split, args)[0];
+  for (int e = 0; e < 8; ++e) EXPECT_EQ(got.data<float>()[e], want.data<float>()[e]) << e;
+}
+
 // The stride-phase copy of a padded row, P[p, i] = X[2 * i + p - 1] (zero
 // outside X), the phase p a loop around the vector loop: the tests hold for
 // every phase where 1 <= i < 8, so that is the middle, read unguarded.
