@@ -23,8 +23,11 @@
 // used, rest an expression of the loops around i and inside it: the middle
 // is where the test holds for every value rest takes (a stride phase's
 // guard, 0 <= 2 * i + p - 1 < 56 for p in [0, 2), holds for i in [1, 28)).
-// The parts are simplified with every enclosing loop's range known. A loop
-// whose middle would be shorter than min_middle iterations is left whole.
+// A test decided over the whole loop is ignored; each part is cut again
+// where the tests still changing in it change (a Concat of four inputs read
+// along the loop: four loops). The parts are simplified with every
+// enclosing loop's range known. A loop whose middle would be shorter than
+// min_middle iterations is left whole.
 // Guarantees: the same stores in the same order.
 #pragma once
 
