@@ -186,6 +186,31 @@ TEST(CodegenLlvm, AMaskedTailIsMaskedVectors) {
   }
 }
 
+// A serial loop of rows around a vectorized row shorter than a vector (a
+// pool's 14 columns): LLVM unrolls the short row, and must not then vectorize
+// the loop of rows with a gather and a scatter per access.
+TEST(CodegenLlvm, ASerialLoopAroundAVectorLoopIsNotVectorizedByLlvm) {
+  const int64_t rows = 12, cols = 14;
+  tir::Buffer x = tir::make_buffer("X", DType::kF32, {rows + 1, cols});
+  tir::Buffer y = tir::make_buffer("Y", DType::kF32, {rows, cols});
+  tir::Var r = tir::var("r"), c = tir::var("c");
+  tir::Expr v = tir::max(tir::load(x, {r, c}), tir::load(x, {r + 1, c}));
+  tir::Stmt body = tir::make_for(r, tir::int_imm(0), tir::int_imm(rows), tir::ForKind::kSerial,
+                                 tir::make_for(c, tir::int_imm(0), tir::int_imm(cols),
+                                               tir::ForKind::kVectorized, tir::make_store(y, v, {r, c})));
+  tir::PrimFunc f = tir::make_prim_func("rows", {x}, {y}, body);
+  Tensor in(DType::kF32, {rows + 1, cols});
+  for (int64_t k = 0; k < in.numel(); ++k) in.data<float>()[k] = float((k * 37) % 11) - 5;
+  std::string ir;
+  Tensor out = run_compiled(f, {in}, &ir)[0];
+  EXPECT_EQ(ir.find("llvm.masked.gather"), std::string::npos) << ir.substr(0, 6000);
+  EXPECT_EQ(ir.find("llvm.masked.scatter"), std::string::npos) << ir.substr(0, 6000);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      EXPECT_EQ(out.data<float>()[i * cols + j],
+                std::max(in.data<float>()[i * cols + j], in.data<float>()[(i + 1) * cols + j]));
+}
+
 TEST(CodegenLlvm, IntegerSemanticsFollowTheInterpreter) {
   // floor division and modulo of negative numbers, division by zero and by -1, u8 wrap, float to int.
   tir::Buffer a = tir::make_buffer("a", DType::kI32, {6}), b = tir::make_buffer("b", DType::kI32, {6});

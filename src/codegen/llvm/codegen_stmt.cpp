@@ -110,7 +110,8 @@ void CodegenLLVM::emit(const Stmt& s) {
 void CodegenLLVM::emit_for(const ForNode& loop) {
   loop_ranges_.bind(loop.var, Range{loop.min, loop.extent});
   switch (loop.for_kind) {
-    case ForKind::kSerial: return emit_serial_loop(loop, nullptr);
+    case ForKind::kSerial:
+      return emit_serial_loop(loop, vectorizes_inside(loop) ? no_vectorize_hint() : nullptr);
     case ForKind::kThreadBound:
       TESSEL_USER_CHECK(false, Span{}) << "loop " << loop.var->name << " is bound to " << loop.thread_tag
                                        << ": GPU schedules do not compile for a CPU";
@@ -160,6 +161,26 @@ void CodegenLLVM::emit_for(const ForNode& loop) {
       return;
     }
   }
+}
+
+// A serial loop around a loop the schedule vectorized is not vectorized by
+// LLVM: once it has unrolled a short inner vector loop (a pool's row of 14),
+// the serial loop is innermost, and LLVM vectorized it across rows, with a
+// gather or scatter per access.
+bool CodegenLLVM::vectorizes_inside(const ForNode& loop) {
+  bool found = false;
+  walk(loop.body, [&](const Stmt& s) {
+    const auto* f = s.as<ForNode>();
+    found = found || (f && f->for_kind == ForKind::kVectorized);
+    return !found;
+  });
+  return found;
+}
+
+llvm::MDNode* CodegenLLVM::no_vectorize_hint() {
+  llvm::Metadata* disable[] = {llvm::MDString::get(ctx_, "llvm.loop.vectorize.enable"),
+                               llvm::ConstantAsMetadata::get(b_.getFalse())};
+  return llvm::MDNode::get(ctx_, {llvm::MDNode::get(ctx_, disable)});
 }
 
 void CodegenLLVM::emit_serial_loop(const ForNode& loop, llvm::MDNode* loop_metadata) {
