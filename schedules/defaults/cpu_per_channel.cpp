@@ -7,7 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "ir/tensor/functor.h"
+#include "ir/tensor/simplify.h"
 #include "schedules/defaults/cpu_rules.h"
+#include "schedules/tree_query.h"
 
 namespace tessel::sched::cpu_rules {
 
@@ -41,6 +44,26 @@ int64_t per_channel_vector(const BlockInfo& info, int64_t lanes, int64_t taps,
   for (int64_t wide = most * lanes; wide > vec; wide -= lanes)
     if (extent % wide == 0) return wide;
   return vec;
+}
+
+// Whether every load of the block steps by 0 or 1 element along its vector
+// loop (a stride-2 pool's rows[v3 * 2 + k] does not).
+bool unit_stride_along_vector(const Schedule& sch, const BlockInfo& info) {
+  tir::Stmt block_stmt = find_block(sch.func(), info.name);
+  const auto* block = block_stmt.as<tir::BlockNode>();
+  if (!block || info.vector_loop < 0) return false;
+  const tir::Var& v = block->iter_vars[size_t(info.vector_loop)].var;
+  bool unit = true;
+  tir::walk_exprs(block->body, [&](const tir::Expr& e) {
+    const auto* load = e.as<tir::LoadNode>();
+    if (!load || load->indices.empty()) return;
+    const tir::Expr& last = load->indices.back();
+    tir::Expr step = tir::simplify(tir::substitute(last, {{v.get(), tir::int_imm(1)}}) -
+                                   tir::substitute(last, {{v.get(), tir::int_imm(0)}}));
+    const int64_t* c = tir::as_const_int(step);
+    unit = unit && c && (*c == 0 || *c == 1);
+  });
+  return unit;
 }
 
 }  // namespace
@@ -83,10 +106,17 @@ bool schedule_per_channel(Context& ctx, const std::vector<BlockInfo>& blocks, si
     vec = choose(ctx, ctx.sch, info.name + ".cols", vector_widths(extent, lanes, kMostTileVectors, vec), vec);
   }
   // The taps inside the vector loop: a knob (measured either way on pools and
-  // depthwise convs, neither won everywhere), for windows small enough to unroll.
+  // depthwise convs, neither won everywhere), for windows small enough to
+  // unroll; by default for a row shorter than a vector (a pool's 14
+  // columns), which then runs as one masked vector: each output vector is its
+  // taps' maximum or sum, where a tile of narrower vectors and scalars
+  // reloaded its accumulator at every tap. (A row of one vector and a part,
+  // 27 or 28 columns, masked both vectors and lost; so did strided reads.)
   bool taps_inside = false;
+  int64_t columns = info.vector_loop >= 0 ? info.extents[size_t(info.vector_loop)] : 0;
+  bool short_row = vec == columns && columns < lanes && unit_stride_along_vector(ctx.sch, info);
   if (info.vector_loop >= 0 && taps > 1 && taps <= kMostUnrolledTaps)
-    taps_inside = choose(ctx, ctx.sch, info.name + ".taps_inside", {0, 1}, 0);
+    taps_inside = choose(ctx, ctx.sch, info.name + ".taps_inside", {0, 1}, short_row);
   std::vector<LoopRV> outer;
   LoopRV plane;
   bool ok = attempt(ctx.sch, [&](Schedule& s) {
@@ -94,6 +124,7 @@ bool schedule_per_channel(Context& ctx, const std::vector<BlockInfo>& blocks, si
     shape.vec = vec;
     shape.local_tile = true;
     shape.taps_inside = taps_inside;
+    if (taps_inside) shape.mask_short_rows = lanes;  // no accumulator lives across the taps' loop
     outer = tile_reduction(s, info, shape);
     plane = s.fuse({outer[0], outer[1]});
     for (const std::string& stage : stages) s.compute_at(s.get_block(stage), plane);

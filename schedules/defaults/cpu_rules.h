@@ -74,7 +74,15 @@ struct TileShape {
   // innermost outer loop, its blocks of this many iterations inside it (a
   // GEMM's K blocked for cache); the tile then accumulates in the output.
   int64_t reduction_block = 0;
+  // > 0: the target's lanes, and a vector loop shorter than two vectors that
+  // is not whole vectors runs as masked vectors (tir::kMaskedTail). Masked
+  // accesses keep a local accumulator in memory: for tiles whose accumulator
+  // lives within one vector iteration (taps_inside).
+  int64_t mask_short_rows = 0;
 };
+// loop vectorized; with lanes > 0, masked (tir::kMaskedTail) when it is
+// shorter than two vectors and not whole vectors.
+void vectorize_masking_short(Schedule& sch, LoopRV loop, int64_t lanes);
 // A reduction in register-tile form: the spatial loops split at the vector and
 // unroll loops, ordered [outer spatial..., reduction..., unrolled, vectorized],
 // the init hoisted above the reduction. Returns the outer spatial loops under

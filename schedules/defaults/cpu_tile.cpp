@@ -71,6 +71,12 @@ bool columns_first_by_default(const Schedule& sch, const BlockInfo& info, int64_
          info.extents[size_t(info.vector_loop)] > info.extents[size_t(info.unroll_loop)];
 }
 
+void vectorize_masking_short(Schedule& sch, LoopRV loop, int64_t lanes) {
+  sch.vectorize(loop);
+  int64_t extent = extent_of(sch, loop);
+  if (lanes > 0 && extent % lanes != 0 && extent < 2 * lanes) sch.annotate(loop, tir::kMaskedTail, 1);
+}
+
 std::vector<LoopRV> tile_reduction(Schedule& sch, const BlockInfo& info, const TileShape& shape) {
   int64_t vec = shape.vec, unroll = shape.unroll;
   bool blocked = shape.reduction_block > 0;
@@ -129,7 +135,7 @@ std::vector<LoopRV> tile_reduction(Schedule& sch, const BlockInfo& info, const T
     BlockRV copy = sch.cache_write(block, 0, tir::MemScope::kLocal);
     sch.reverse_compute_at(copy, outer.back());
     std::vector<LoopRV> copy_loops = sch.get_loops(copy);
-    sch.vectorize(copy_loops.back());
+    vectorize_masking_short(sch, copy_loops.back(), shape.mask_short_rows);
   }
   BlockRV init = sch.decompose_reduction(block, blocked ? reduction_blocks : reduce.front());
   for (LoopRV l : unrolled) sch.unroll(l);
@@ -137,8 +143,8 @@ std::vector<LoopRV> tile_reduction(Schedule& sch, const BlockInfo& info, const T
   if (shape.taps_inside)
     for (LoopRV l : reduce) sch.unroll(l);
   for (LoopRV l : vectorized) {
-    sch.vectorize(l);
-    if (!shape.taps_inside) sch.vectorize(sch.get_loops(init).back());  // the init's copy of the vector loop
+    vectorize_masking_short(sch, l, shape.mask_short_rows);
+    if (!shape.taps_inside) vectorize_masking_short(sch, sch.get_loops(init).back(), shape.mask_short_rows);
   }
   if (blocked) outer.pop_back();  // inside the blocks, the result is partial
   return outer;
