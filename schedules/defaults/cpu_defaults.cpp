@@ -95,6 +95,10 @@ void parallelize(Context& ctx, std::vector<LoopRV> outer, int64_t work, const st
   parallelize_prefix(ctx, outer, parallel_prefix(ctx, outer, work, block));
 }
 
+int64_t vector_registers(const CpuScheduleOptions& options) {
+  return options.vector_lanes >= 16 ? 32 : 16;  // AVX-512 has 32, AVX2 16
+}
+
 int64_t contraction_tile_columns(int64_t rows, int64_t columns, int64_t lanes) {
   if (int64_t tile = matmul_tile_columns(rows, columns, lanes)) return tile;
   return vector_factor(columns, lanes);
@@ -137,10 +141,6 @@ int64_t tile_vector_factor(const BlockInfo& info, int64_t lanes, int threads) {
 namespace {
 
 using namespace cpu_rules;
-
-int64_t vector_registers(const CpuScheduleOptions& options) {
-  return options.vector_lanes >= 16 ? 32 : 16;  // AVX-512 has 32, AVX2 16
-}
 
 // The unrolled rows of a register tile, so that rows x vector parts of
 // accumulators keep a core with four FMAs in flight busy and fit the 16

@@ -39,8 +39,7 @@ int64_t per_channel_vector(const BlockInfo& info, int64_t lanes, int64_t taps,
                            const CpuScheduleOptions& options) {
   int64_t vec = tile_vector_factor(info, lanes, options.num_threads),
           extent = info.extents[size_t(info.vector_loop)];
-  int64_t registers = options.vector_lanes >= 16 ? 32 : 16;  // AVX-512 has 32, AVX2 16
-  int64_t most = std::clamp<int64_t>(registers - taps - 2, kTileVectors, kMostTileVectors);
+  int64_t most = std::clamp<int64_t>(vector_registers(options) - taps - 2, kTileVectors, kMostTileVectors);
   for (int64_t wide = most * lanes; wide > vec; wide -= lanes)
     if (extent % wide == 0) return wide;
   return vec;

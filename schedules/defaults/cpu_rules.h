@@ -47,6 +47,8 @@ int64_t extent_of(const Schedule& sch, LoopRV loop);
 // The vector part of a contraction's register tile of `rows` x `columns`:
 // matmul_tile_columns, else vector_factor.
 int64_t contraction_tile_columns(int64_t rows, int64_t columns, int64_t lanes);
+// The target's vector registers: 32 with AVX-512, 16 with AVX2.
+int64_t vector_registers(const CpuScheduleOptions& options);
 // The columns of a matrix-vector product's tile (one row), on `threads` cores.
 constexpr int64_t kMatrixVectorColumns = 4096;
 int64_t matrix_vector_columns(int64_t columns, int64_t lanes, int threads);
