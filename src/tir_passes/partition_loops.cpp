@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "ir/tensor/functor.h"
+#include "ir/tensor/scalar_semantics.h"
 #include "ir/tensor/simplify.h"
 
 namespace tessel::tir_passes {
@@ -32,10 +33,6 @@ std::optional<int64_t> constant_of(const Expr& e) {
   Expr s = simplify(e);  // named: imm points into it
   const auto* imm = s.as<IntImmNode>();
   return imm ? std::optional<int64_t>(imm->value) : std::nullopt;
-}
-
-int64_t floor_div(int64_t a, int64_t b) {  // b > 0
-  return a / b - (a % b != 0 && a < 0);
 }
 
 // Narrows w to where atom holds for every value of the other variables in
@@ -151,7 +148,6 @@ class VectorLoopPartitioner : public StmtMutator {
     return make_seq(std::move(parts));
   }
 
- private:
   struct Enclosing {
     Var var;
     int64_t min, extent;

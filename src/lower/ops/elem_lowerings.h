@@ -29,6 +29,11 @@ using Index = std::vector<tir::Expr>;
 inline constexpr int kMaxInlineNodes = 2048;
 void add_injective(LoweringRegistry& r, const std::string& op, LowerFn fn);
 
+// An elementwise or broadcast op's output keeps the flat iteration and the
+// parts of an operand of its own shape (TensorExpr::flat_tail, flat_head,
+// parts); data movement does not (a Concat sets its own parts).
+void inherit_flat_iteration(const graph::Node& node, const std::vector<TensorExpr>& inputs, TensorExpr& out);
+
 // Number of expression nodes of t.at at fresh index variables.
 int expr_size(const TensorExpr& t);
 // t itself, or t materialised in a block when an op is about to read it

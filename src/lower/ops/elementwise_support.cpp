@@ -29,9 +29,8 @@ TensorExpr materialize(LowerContext& ctx, const graph::Node& node, const TensorE
   return ctx.materialize(node.name.empty() ? node.op : node.name, t);
 }
 
-// An elementwise or broadcast op keeps the flat iteration and the parts of
-// an operand of its own shape (TensorExpr::flat_tail, flat_head, parts);
-// data movement does not (a Concat sets its own parts).
+}  // namespace
+
 void inherit_flat_iteration(const graph::Node& node, const std::vector<TensorExpr>& inputs, TensorExpr& out) {
   out.flat_tail = 0;
   out.flat_head = 0;
@@ -49,8 +48,6 @@ void inherit_flat_iteration(const graph::Node& node, const std::vector<TensorExp
       return;
     }
 }
-
-}  // namespace
 
 // A value in parts: the largest part's, each simplified on its range (a
 // block materialising it evaluates one part per element).

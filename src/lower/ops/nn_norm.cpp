@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "ir/graph/ops/shape_helpers.h"
+#include "src/lower/ops/elem_lowerings.h"
 #include "src/lower/ops/nn_lowerings.h"
 
 namespace tessel::lower::nn {
@@ -35,11 +36,7 @@ std::vector<TensorExpr> lower_batch_norm(LowerContext&, const graph::Node& node,
         (cast(t, x.at(idx)) - cast(t, mean.at(c))) * inv_std * cast(t, scale.at(c)) + cast(t, bias.at(c));
     return cast(x.dtype, y);
   });
-  // Elementwise in x: materialised, it iterates as x would (a concatenation
-  // of inputs in its parts, a flat plane flat).
-  y.parts = x.parts;
-  y.flat_tail = x.flat_tail;
-  y.flat_head = x.flat_head;
+  inherit_flat_iteration(node, in, y);  // a broadcast op: materialised, it iterates as x would
   return {y};
 }
 
