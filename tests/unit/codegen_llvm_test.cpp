@@ -211,6 +211,44 @@ TEST(CodegenLlvm, ASerialLoopAroundAVectorLoopIsNotVectorizedByLlvm) {
                 std::max(in.data<float>()[i * cols + j], in.data<float>()[(i + 1) * cols + j]));
 }
 
+// A window's max is one llvm.maximum per tap (no-signed-zeros: a max and a
+// NaN fix-up), not two compares merged into one select: NaN on either side
+// still gives NaN, as the interpreter's float_max does.
+TEST(CodegenLlvm, AFloatMaxIsOneMaximumThatKeepsNaNsFromEitherSide) {
+  const int64_t n = 40;
+  tir::Buffer a = tir::make_buffer("a", DType::kF32, {n}), b = tir::make_buffer("b", DType::kF32, {n});
+  tir::Buffer hi = tir::make_buffer("hi", DType::kF32, {n}), lo = tir::make_buffer("lo", DType::kF32, {n});
+  tir::Var i = tir::var("i");
+  tir::Expr ai = tir::load(a, {i}), bi = tir::load(b, {i});
+  tir::Stmt body = tir::make_for(i, tir::int_imm(0), tir::int_imm(n), tir::ForKind::kVectorized,
+                                 tir::make_seq({tir::make_store(hi, tir::max(ai, bi), {i}),
+                                                tir::make_store(lo, tir::min(ai, bi), {i})}));
+  tir::PrimFunc f = tir::make_prim_func("extremes", {a, b}, {hi, lo}, body);
+  Tensor ta(DType::kF32, {n}), tb(DType::kF32, {n});
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (int64_t k = 0; k < n; ++k) {
+    ta.data<float>()[k] = k % 5 == 1 ? nan : float((k * 7) % 13) - 6;
+    tb.data<float>()[k] = k % 7 == 2 ? nan : float((k * 5) % 11) - 5;
+  }
+  std::string ir;
+  std::vector<Tensor> got = run_compiled(f, {ta, tb}, &ir);
+  for (const char* op : {"x float> @llvm.maximum.v", "x float> @llvm.minimum.v"}) {  // vectorized, any width
+    size_t at = ir.find(op);
+    ASSERT_NE(at, std::string::npos) << op << "\n" << ir.substr(0, 6000);
+    EXPECT_NE(ir.rfind("call nsz <", at), std::string::npos) << op;
+  }
+  EXPECT_EQ(ir.find("fcmp"), std::string::npos) << ir.substr(0, 6000);
+  std::vector<Tensor> want = tir::interpret(f, {ta, tb});
+  for (size_t o = 0; o < 2; ++o)
+    for (int64_t k = 0; k < n; ++k) {
+      float g = got[o].data<float>()[k], w = want[o].data<float>()[k];
+      if (std::isnan(w))
+        EXPECT_TRUE(std::isnan(g)) << "output " << o << " at " << k;
+      else
+        EXPECT_EQ(g, w) << "output " << o << " at " << k;
+    }
+}
+
 TEST(CodegenLlvm, IntegerSemanticsFollowTheInterpreter) {
   // floor division and modulo of negative numbers, division by zero and by -1, u8 wrap, float to int.
   tir::Buffer a = tir::make_buffer("a", DType::kI32, {6}), b = tir::make_buffer("b", DType::kI32, {6});
