@@ -90,7 +90,10 @@ std::vector<std::string> private_stages(Schedule& sch, const std::vector<BlockIn
 // loop, where their planes stay in cache, instead of each streaming the
 // whole input through memory once more. Its tile accumulates in a local
 // buffer (held in registers): accumulated in the output, a store followed
-// every FMA.
+// every FMA. With the taps inside the vector loop each output vector is
+// complete within one iteration and is written straight to the output: a
+// local buffer there was a masked store that the copy out read back as
+// narrower loads, which waited on it (no store forwarding).
 bool schedule_per_channel(Context& ctx, const std::vector<BlockInfo>& blocks, size_t index,
                           const std::vector<std::string>& stages, std::set<std::string>& done) {
   const BlockInfo& info = blocks[index];
@@ -121,7 +124,7 @@ bool schedule_per_channel(Context& ctx, const std::vector<BlockInfo>& blocks, si
   bool ok = attempt(ctx.sch, [&](Schedule& s) {
     TileShape shape;
     shape.vec = vec;
-    shape.local_tile = true;
+    shape.local_tile = !taps_inside;
     shape.taps_inside = taps_inside;
     if (taps_inside) shape.mask_short_rows = lanes;  // no accumulator lives across the taps' loop
     outer = tile_reduction(s, info, shape);

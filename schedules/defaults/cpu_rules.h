@@ -78,7 +78,7 @@ struct TileShape {
   int64_t reduction_block = 0;
   // > 0: the target's lanes, and a vector loop shorter than two vectors that
   // is not whole vectors runs as masked vectors (tir::kMaskedTail). Masked
-  // accesses keep a local accumulator in memory: for tiles whose accumulator
+  // accesses keep an accumulator in memory: for tiles whose accumulator
   // lives within one vector iteration (taps_inside).
   int64_t mask_short_rows = 0;
 };
