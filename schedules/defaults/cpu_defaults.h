@@ -20,6 +20,7 @@ struct CpuScheduleOptions {
   int num_threads = 2;                // cores to fill
   int fmas_in_flight = 4;             // vector FMAs a core overlaps (CpuTarget::fmas_in_flight)
   int64_t min_parallel_work = 16384;  // iterations * operations below which no loop is parallel
+  int64_t l2_bytes = int64_t(1) << 20;  // one core's L2 (CpuTarget::l2_bytes where known)
   KnobChoices* knobs = nullptr;       // the tuner's choices (cpu_knobs.h); none: the default's own
 };
 

@@ -78,6 +78,7 @@ std::optional<sched::CpuScheduleOptions> cpu_schedule_options(const CompileOptio
   cpu.num_threads = std::max(1, options.target.cpu.cores);
   cpu.vector_lanes = options.target.cpu.vector_bits / 32;
   if (options.target.cpu.fmas_in_flight > 0) cpu.fmas_in_flight = options.target.cpu.fmas_in_flight;
+  if (options.target.cpu.l2_bytes > 0) cpu.l2_bytes = options.target.cpu.l2_bytes;
   return cpu;
 }
 

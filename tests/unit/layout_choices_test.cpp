@@ -22,9 +22,10 @@ ConvShape conv2d(int64_t m, int64_t oh, int64_t ow, int64_t k, int64_t group = 1
   return {{1, m, oh, ow}, {k, k}, {1, 1}, {1, 1}, {pad, pad}, {pad, pad}, group, in_per_group, m / group};
 }
 
-std::string cpu_choice(const ConvShape& c, int lanes) {
+std::string cpu_choice(const ConvShape& c, int lanes, int64_t l2_bytes = int64_t(1) << 20) {
   sched::CpuScheduleOptions o;
   o.vector_lanes = lanes;
+  o.l2_bytes = l2_bytes;
   return lower::to_string(sched::default_cpu_conv_layout(c, o));
 }
 
@@ -83,6 +84,30 @@ TEST(CpuLayouts, SmallPlanesWithAPackedWeightAreChannelsLast) {
   ConvShape strided = packed(conv2d(512, 7, 7, 3));
   strided.strides = {2, 2};  // a row of 7 outputs over 8 phase positions
   EXPECT_EQ(cpu_choice(strided, 16), "channels-last align 1");
+}
+
+// A wide plane is channels-last too when its reduction is deep (32 vectors'
+// worth of terms per output) and its channels-last result fits in a core's
+// L2: its transposing epilogue then reads the result back from cache.
+TEST(CpuLayouts, DeepReductionsWhoseResultFitsInL2AreChannelsLast) {
+  auto packed = [](ConvShape c) {
+    c.weight_channels_last = true;
+    return c;
+  };
+  for (int lanes : {8, 16}) {
+    SCOPED_TRACE(lanes);
+    EXPECT_EQ(cpu_choice(packed(conv2d(64, 56, 56, 3, 1, 64)), lanes), "channels-last align 1")
+        << "576 terms, a result of 3136 x 64 floats in 1 MiB";
+    EXPECT_EQ(cpu_choice(packed(conv2d(64, 56, 56, 3, 1, 64)), lanes, 512 << 10), "flat align 48")
+        << "the same result over a 512 KiB L2";
+    EXPECT_EQ(cpu_choice(packed(conv2d(192, 56, 56, 3, 1, 64)), lanes), "flat align 48")
+        << "a result of 2.4 MB";
+    EXPECT_EQ(cpu_choice(conv2d(64, 56, 56, 3, 1, 64), lanes), "flat align 48") << "the weight in place";
+  }
+  EXPECT_EQ(cpu_choice(packed(conv2d(64, 56, 56, 3, 1, 32)), 16), "flat align 48")
+      << "288 terms: 18 vectors of 16";
+  EXPECT_EQ(cpu_choice(packed(conv2d(64, 56, 56, 3, 1, 32)), 8), "channels-last align 1")
+      << "36 vectors of 8";
 }
 
 // A strided conv whose input has at least a vector of channels per group is
