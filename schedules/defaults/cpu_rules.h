@@ -76,10 +76,11 @@ struct TileShape {
   // innermost outer loop, its blocks of this many iterations inside it (a
   // GEMM's K blocked for cache); the tile then accumulates in the output.
   int64_t reduction_block = 0;
-  // > 0: the target's lanes, and a vector loop shorter than two vectors that
-  // is not whole vectors runs as masked vectors (tir::kMaskedTail). Masked
-  // accesses keep an accumulator in memory: for tiles whose accumulator
-  // lives within one vector iteration (taps_inside).
+  // > 0: the target's lanes, and a tile vector loop shorter than two vectors
+  // that is not whole vectors runs as masked vectors (tir::kMaskedTail).
+  // Masked accesses keep an accumulator in memory: for tiles whose
+  // accumulator lives within one vector iteration (taps_inside, which have
+  // neither a local copy nor an init loop of their own).
   int64_t mask_short_rows = 0;
 };
 // loop vectorized; with lanes > 0, masked (tir::kMaskedTail) when it is

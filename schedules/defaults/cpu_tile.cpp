@@ -135,7 +135,7 @@ std::vector<LoopRV> tile_reduction(Schedule& sch, const BlockInfo& info, const T
     BlockRV copy = sch.cache_write(block, 0, tir::MemScope::kLocal);
     sch.reverse_compute_at(copy, outer.back());
     std::vector<LoopRV> copy_loops = sch.get_loops(copy);
-    vectorize_masking_short(sch, copy_loops.back(), shape.mask_short_rows);
+    sch.vectorize(copy_loops.back());
   }
   BlockRV init = sch.decompose_reduction(block, blocked ? reduction_blocks : reduce.front());
   for (LoopRV l : unrolled) sch.unroll(l);
@@ -144,7 +144,7 @@ std::vector<LoopRV> tile_reduction(Schedule& sch, const BlockInfo& info, const T
     for (LoopRV l : reduce) sch.unroll(l);
   for (LoopRV l : vectorized) {
     vectorize_masking_short(sch, l, shape.mask_short_rows);
-    if (!shape.taps_inside) vectorize_masking_short(sch, sch.get_loops(init).back(), shape.mask_short_rows);
+    if (!shape.taps_inside) sch.vectorize(sch.get_loops(init).back());  // the init's copy of the vector loop
   }
   if (blocked) outer.pop_back();  // inside the blocks, the result is partial
   return outer;

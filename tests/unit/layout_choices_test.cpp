@@ -22,6 +22,12 @@ ConvShape conv2d(int64_t m, int64_t oh, int64_t ow, int64_t k, int64_t group = 1
   return {{1, m, oh, ow}, {k, k}, {1, 1}, {1, 1}, {pad, pad}, {pad, pad}, group, in_per_group, m / group};
 }
 
+// c with its weight packed channels-last (pack_conv_weights), the form's precondition.
+ConvShape packed(ConvShape c) {
+  c.weight_channels_last = true;
+  return c;
+}
+
 std::string cpu_choice(const ConvShape& c, int lanes, int64_t l2_bytes = int64_t(1) << 20) {
   sched::CpuScheduleOptions o;
   o.vector_lanes = lanes;
@@ -60,10 +66,6 @@ TEST(CpuLayouts, ConvFormsFollowRowsChannelsAndTaps) {
 // number of vectors of them, is too (its vectors are a group's channels). A
 // wide plane, too few channels or no packed weight keep the other forms.
 TEST(CpuLayouts, SmallPlanesWithAPackedWeightAreChannelsLast) {
-  auto packed = [](ConvShape c) {
-    c.weight_channels_last = true;
-    return c;
-  };
   for (int lanes : {8, 16}) {
     SCOPED_TRACE(lanes);
     EXPECT_EQ(cpu_choice(packed(conv2d(512, 7, 7, 3)), lanes), "channels-last align 1")
@@ -90,10 +92,6 @@ TEST(CpuLayouts, SmallPlanesWithAPackedWeightAreChannelsLast) {
 // worth of terms per output) and its channels-last result fits in a core's
 // L2: its transposing epilogue then reads the result back from cache.
 TEST(CpuLayouts, DeepReductionsWhoseResultFitsInL2AreChannelsLast) {
-  auto packed = [](ConvShape c) {
-    c.weight_channels_last = true;
-    return c;
-  };
   for (int lanes : {8, 16}) {
     SCOPED_TRACE(lanes);
     EXPECT_EQ(cpu_choice(packed(conv2d(64, 56, 56, 3, 1, 64)), lanes), "channels-last align 1")
