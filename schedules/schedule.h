@@ -63,6 +63,7 @@ class Schedule {
   BlockRV rfactor(LoopRV loop, int factor_axis);
   BlockRV decompose_reduction(BlockRV block, LoopRV loop);
   void storage_align(BlockRV block, int buffer_index, int axis, int64_t factor, int64_t offset);
+  void prefetch(BlockRV block, int read_index, LoopRV at);
 
   // ---- Sampling. A given decision is used instead of drawing (replay).
   // n factors whose product is the loop's extent, the innermost at most max_innermost.

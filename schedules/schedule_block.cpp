@@ -83,6 +83,11 @@ void Schedule::storage_align(BlockRV block, int buffer_index, int axis, int64_t 
           {}});
 }
 
+void Schedule::prefetch(BlockRV block, int read_index, LoopRV at) {
+  commit(sched::prefetch(func_, resolve(block), read_index, resolve(at).var.get()),
+         {"prefetch", {operand(block), operand(at)}, {{"read_index", int64_t(read_index)}}, {}, {}});
+}
+
 std::optional<LoopRV> Schedule::sample_compute_location(BlockRV block, std::optional<int64_t> decision) {
   std::vector<const VarNode*> locations = legal_compute_locations(func_, resolve(block));
   int64_t count = int64_t(locations.size());

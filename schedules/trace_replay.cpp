@@ -159,6 +159,10 @@ const std::map<std::string, Step>& steps() {
          r.sch().storage_align(r.block(0), r.int_attr("buffer_index"), r.int_attr("axis"),
                                r.attr<int64_t>("factor"), r.attr<int64_t>("offset"));
        }},
+      {"prefetch",
+       [](Replayer& r) {
+         r.expect_inputs(2), r.sch().prefetch(r.block(0), r.int_attr("read_index"), r.loop(1));
+       }},
       {"sample_compute_location",
        [](Replayer& r) {
          r.expect_inputs(1), r.sch().sample_compute_location(r.block(0), r.single_decision());

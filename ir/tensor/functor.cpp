@@ -61,6 +61,7 @@ void StmtVisitor::visit(const Stmt& s) {
     case StmtKind::kStore: return visit_store(static_cast<const StoreNode&>(*s));
     case StmtKind::kBlock: return visit_block(static_cast<const BlockNode&>(*s));
     case StmtKind::kAllocate: return visit_allocate(static_cast<const AllocateNode&>(*s));
+    case StmtKind::kPrefetch: return visit_prefetch(static_cast<const PrefetchNode&>(*s));
     default: return visit_stmt_children(s);
   }
 }
@@ -74,6 +75,10 @@ void StmtVisitor::visit_for(const ForNode& node) {
 void StmtVisitor::visit_store(const StoreNode& node) {
   visit(node.value);
   for (const Expr& i : node.indices) visit(i);
+}
+
+void StmtVisitor::visit_prefetch(const PrefetchNode& node) {
+  visit(node.offset);
 }
 
 void StmtVisitor::visit_allocate(const AllocateNode& node) {
@@ -123,6 +128,7 @@ void StmtVisitor::visit_stmt_children(const Stmt& s) {
       for (const Expr& v : n.values) visit(v);
       return;
     }
+    case StmtKind::kPrefetch: return visit_prefetch(static_cast<const PrefetchNode&>(*s));
   }
 }
 
@@ -215,6 +221,11 @@ Stmt StmtMutator::mutate_store(const StoreNode& node, const Stmt& self) {
   return make_store(node.buffer, std::move(value), std::move(indices));
 }
 
+Stmt StmtMutator::mutate_prefetch(const PrefetchNode& node, const Stmt& self) {
+  Expr offset = mutate(node.offset);
+  return offset.same_as(node.offset) ? self : make_prefetch(node.buffer, std::move(offset), node.lines);
+}
+
 Stmt StmtMutator::mutate_allocate(const AllocateNode& node, const Stmt& self) {
   Stmt body = mutate(node.body);
   return body.same_as(node.body) ? self : make_allocate(node.buffer, std::move(body));
@@ -278,6 +289,7 @@ Stmt StmtMutator::mutate_stmt_children(const Stmt& s) {
       if (!changed && cond.same_as(n.cond)) return s;
       return make_assert(std::move(cond), n.message, std::move(values));
     }
+    case StmtKind::kPrefetch: return mutate_prefetch(static_cast<const PrefetchNode&>(*s), s);
     default: return mutate(s);
   }
 }
@@ -365,6 +377,12 @@ class BufferSubstituter : public StmtMutator {
     Buffer b = lookup(node.buffer);
     if (!changed && value.same_as(node.value) && b.same_as(node.buffer)) return self;
     return make_store(std::move(b), std::move(value), std::move(indices));
+  }
+  Stmt mutate_prefetch(const PrefetchNode& node, const Stmt& self) override {
+    Expr offset = mutate(node.offset);
+    Buffer b = lookup(node.buffer);
+    if (offset.same_as(node.offset) && b.same_as(node.buffer)) return self;
+    return make_prefetch(std::move(b), std::move(offset), node.lines);
   }
   Stmt mutate_allocate(const AllocateNode& node, const Stmt& self) override {
     Stmt body = mutate(node.body);

@@ -33,6 +33,7 @@ class StmtVisitor : public ExprVisitor {
   virtual void visit_store(const StoreNode& node);
   virtual void visit_block(const BlockNode& node);
   virtual void visit_allocate(const AllocateNode& node);
+  virtual void visit_prefetch(const PrefetchNode& node);
   void visit_stmt_children(const Stmt& s);
   void visit_region(const BufferRegion& region);
 };
@@ -60,6 +61,7 @@ class StmtMutator : public ExprMutator {
   virtual Stmt mutate_store(const StoreNode& node, const Stmt& self);
   virtual Stmt mutate_block(const BlockNode& node, const Stmt& self);
   virtual Stmt mutate_allocate(const AllocateNode& node, const Stmt& self);
+  virtual Stmt mutate_prefetch(const PrefetchNode& node, const Stmt& self);
   Stmt mutate_stmt_children(const Stmt& s);
   Range mutate_range(const Range& r, bool* changed);
   BufferRegion mutate_region(const BufferRegion& r, bool* changed);

@@ -111,6 +111,7 @@ void Executor::run(int32_t id, Env& env) {
     case StmtKind::kBlock: return run_block(s, env);
     case StmtKind::kAllocate: return run_allocate(s, env);
     case StmtKind::kAssert: return run_assert(s, env);
+    case StmtKind::kPrefetch: return;  // compiled as an empty sequence
   }
 }
 

@@ -214,6 +214,7 @@ int32_t Compiler::stmt(const Stmt& s) {
       }
       break;
     case StmtKind::kBarrier: n.has_barrier = true; break;
+    case StmtKind::kPrefetch: n.kind = StmtKind::kSeq; break;  // a hint only: runs as nothing
     case StmtKind::kAssert: {
       const AssertNode* a = s.as<AssertNode>();
       n.cond = expr(a->cond);

@@ -158,7 +158,8 @@ void Executor::run_simt(int32_t id, std::vector<Env>& threads) {
     case StmtKind::kBlock: return simt_block(s, threads);
     case StmtKind::kAllocate: return simt_allocate(s, threads);
     case StmtKind::kStore:
-    case StmtKind::kAssert: break;
+    case StmtKind::kAssert:
+    case StmtKind::kPrefetch: break;
   }
   TESSEL_ICHECK(false) << "a " << stmt_kind_name(s.kind) << " cannot contain a barrier";
 }

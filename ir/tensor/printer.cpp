@@ -200,6 +200,12 @@ class Printer {
         line(indent) << text << ")\n";
         return;
       }
+      case StmtKind::kPrefetch: {
+        const auto& p = static_cast<const PrefetchNode&>(*s);
+        line(indent) << "prefetch(" << buffer_name(p.buffer) << ", " << expr(p.offset) << ", " << p.lines
+                     << (p.lines == 1 ? " line)\n" : " lines)\n");
+        return;
+      }
     }
   }
 

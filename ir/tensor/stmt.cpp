@@ -15,6 +15,7 @@ std::string_view stmt_kind_name(StmtKind kind) {
     case StmtKind::kBarrier: return "Barrier";
     case StmtKind::kBlock: return "Block";
     case StmtKind::kAssert: return "Assert";
+    case StmtKind::kPrefetch: return "Prefetch";
   }
   return "?";
 }
@@ -106,6 +107,13 @@ Stmt make_assert(Expr cond, std::string message, std::vector<Expr> values) {
   for (const Expr& v : values)
     TESSEL_ICHECK(v.defined() && is_integer(v->dtype)) << "assert values are integers: " << message;
   return make_ref<AssertNode>(std::move(cond), std::move(message), std::move(values));
+}
+
+Stmt make_prefetch(Buffer buffer, Expr offset, int64_t lines) {
+  TESSEL_ICHECK(buffer.defined() && offset.defined() && offset->dtype == kIndexType)
+      << "prefetch needs a buffer and an index offset";
+  TESSEL_ICHECK(lines > 0) << "prefetch of " << lines << " lines";
+  return make_ref<PrefetchNode>(std::move(buffer), std::move(offset), lines);
 }
 
 std::string format_assert_message(std::string_view message, const std::vector<int64_t>& values) {

@@ -13,7 +13,17 @@
 
 namespace tessel::tir {
 
-enum class StmtKind : uint8_t { kFor, kStore, kAllocate, kIfThenElse, kSeq, kBarrier, kBlock, kAssert };
+enum class StmtKind : uint8_t {
+  kFor,
+  kStore,
+  kAllocate,
+  kIfThenElse,
+  kSeq,
+  kBarrier,
+  kBlock,
+  kAssert,
+  kPrefetch
+};
 std::string_view stmt_kind_name(StmtKind kind);
 
 struct StmtNode : RefCounted {
@@ -116,6 +126,21 @@ struct AssertNode : StmtNode {
   const std::vector<Expr> values;
 };
 
+// A hint that `lines` cache lines of `buffer`, from the element `offset`
+// elements past its first one in memory, are read soon: a CPU backend asks
+// the cache for them, the interpreter ignores it. Never a read in the IR's
+// sense (no dependence, no region), and an address outside the buffer is
+// harmless (a prefetch cannot fault). Printed `prefetch(buffer, offset, N lines)`.
+struct PrefetchNode : StmtNode {
+  static constexpr StmtKind kKind = StmtKind::kPrefetch;
+  static constexpr int64_t kLineBytes = 64;
+  PrefetchNode(Buffer buffer, Expr offset, int64_t lines)
+      : StmtNode(kKind), buffer(std::move(buffer)), offset(std::move(offset)), lines(lines) {}
+  const Buffer buffer;
+  const Expr offset;
+  const int64_t lines;
+};
+
 // The message of a failed assert: `message` with its "{}"s replaced by `values`.
 std::string format_assert_message(std::string_view message, const std::vector<int64_t>& values);
 
@@ -186,6 +211,7 @@ Stmt make_if(Expr cond, Stmt then_case, Stmt else_case = {});
 Stmt make_seq(std::vector<Stmt> stmts);
 Stmt make_barrier();
 Stmt make_assert(Expr cond, std::string message, std::vector<Expr> values = {});
+Stmt make_prefetch(Buffer buffer, Expr offset, int64_t lines);
 
 // Copies of a node with one field changed, for mutators and primitives.
 Stmt with_body(const ForNode& loop, Stmt body);

@@ -102,6 +102,12 @@ class Canonicalizer {
         put_string(n.message);
         return exprs(n.values);
       }
+      case StmtKind::kPrefetch: {
+        const auto& n = static_cast<const PrefetchNode&>(*s);
+        use_buffer(n.buffer);
+        put(uint64_t(n.lines));
+        return expr(n.offset);
+      }
     }
   }
 

@@ -249,6 +249,14 @@ class Verifier {
       case StmtKind::kBarrier: return;
       case StmtKind::kBlock: return block(static_cast<const BlockNode&>(*s));
       case StmtKind::kAssert: return assertion(static_cast<const AssertNode&>(*s));
+      case StmtKind::kPrefetch: {
+        const auto& p = static_cast<const PrefetchNode&>(*s);
+        use_buffer(p.buffer);
+        index_expr(p.offset, "prefetch offset into " + quoted(p.buffer->name));
+        if (p.lines <= 0)
+          report("prefetch of " + std::to_string(p.lines) + " lines of " + quoted(p.buffer->name));
+        return;
+      }
     }
   }
 

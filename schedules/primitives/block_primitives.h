@@ -98,6 +98,20 @@ PrimitiveResult decompose_reduction(const tir::PrimFunc& func, const std::string
 tir::PrimFunc storage_align(const tir::PrimFunc& func, const std::string& block, int buffer_index, int axis,
                             int64_t factor, int64_t offset);
 
+// At the start of `at`'s body, a prefetch of the next slice of the read_index-th
+// read of `block` (a dense parameter read one slice of its first dimension at
+// a time: a weight panel), the slice's lines spread evenly over the iterations
+// of the loops from below the slice's loop down to `at` (each asks for one
+// step's share, rounded up to whole lines); the last slice asks for itself.
+// Errors: bad_index, not_parameter, not_sliced (a range of slices read at
+// once), no_loop (`at` is not above the block), no_slice_loop (one slice
+// only), slice_varies (`at` is not inside the slice's loop), dynamic_extent.
+tir::PrimFunc prefetch(const tir::PrimFunc& func, const std::string& block, int read_index,
+                       const tir::VarNode* at);
+// The position among the block's loops (outermost first) of the innermost
+// loop the read's slice index uses, or -1 (a range of slices, or one slice).
+int prefetch_slice_loop(const tir::PrimFunc& func, const std::string& block, int read_index);
+
 // Where a block may be computed: the loops of its (first) consumer's nest at
 // which compute_at is legal (outermost first). The tuner samples from these.
 std::vector<const tir::VarNode*> legal_compute_locations(const tir::PrimFunc& func, const std::string& block);

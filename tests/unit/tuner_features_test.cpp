@@ -1,6 +1,7 @@
 // The tuner's features (tuner/features/features.h) on hand-computed cases: a
 // row-wise add with a broadcast operand, a transposed read, a read that does
-// not move along the vector loop; the vector's layout and its pooling.
+// not move along the vector loop; the vector's layout and its pooling; the
+// bytes a prefetch asks for over its loops.
 #include "tuner/features/features.h"
 
 #include <gtest/gtest.h>
@@ -73,7 +74,7 @@ TEST(TunerFeatures, StridesAlongTheInnermostLoop) {
 }
 
 TEST(TunerFeatures, TheVectorIsFixedLengthPooledAndLogScaled) {
-  EXPECT_EQ(feature_count(), 2 * store_feature_names().size() + 6);
+  EXPECT_EQ(feature_count(), 2 * store_feature_names().size() + 7);
   std::set<std::string> unique(feature_names().begin(), feature_names().end());
   EXPECT_EQ(unique.size(), feature_count());
   PrimFunc f = add_func([](const Buffer& a, const Var& i, const Var& j) { return load(a, {i, j}); },
@@ -92,6 +93,26 @@ TEST(TunerFeatures, TheVectorIsFixedLengthPooledAndLogScaled) {
     ASSERT_EQ(fw.size(), feature_count()) << sched_workloads::workload_name(w);
     for (float x : fw) EXPECT_TRUE(std::isfinite(x)) << sched_workloads::workload_name(w);
   }
+}
+
+// Two lines per row of A asked for ahead, 64 rows: 8 KiB, and nothing without the prefetch.
+TEST(TunerFeatures, BytesPrefetchedCountEveryIterationOfTheLoopsAround) {
+  PrimFunc plain = add_func(
+      [](const Buffer& a, const Var& i, const Var& j) {
+        return load(a, {i, j});
+      },
+      [](const Buffer& b, const Var&, const Var& j) { return load(b, {j}); });
+  const auto& outer = static_cast<const ForNode&>(*plain->body);
+  Stmt ahead = make_prefetch(plain->inputs[0], (Expr(outer.var) + int_imm(1)) * int_imm(64), 2);
+  PrimFunc prefetching =
+      make_prim_func("add", plain->inputs, plain->outputs, with_body(outer, make_seq({ahead, outer.body})));
+  auto prefetched = [](const PrimFunc& f) {
+    std::vector<float> v = extract_features(f);
+    return v[size_t(std::find(feature_names().begin(), feature_names().end(), "program.prefetch_bytes") -
+                    feature_names().begin())];
+  };
+  EXPECT_FLOAT_EQ(prefetched(plain), 0.0f);
+  EXPECT_FLOAT_EQ(prefetched(prefetching), float(std::log2(1.0 + 64 * 2 * 64)));
 }
 
 }  // namespace

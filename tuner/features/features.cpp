@@ -21,7 +21,8 @@ const char* const kStoreHead[] = {"iterations", "float_add", "float_mul",  "floa
                                   "vectorized", "unrolled",  "parallel",   "loop_depth",    "innermost_extent",
                                   "local_store"};
 const char* const kAccess[] = {"bytes", "unique_bytes", "stride", "unit_stride", "no_stride", "local"};
-const char* const kProgram[] = {"flops", "bytes", "intensity", "stores", "local_alloc_bytes", "global_alloc_bytes"};
+const char* const kProgram[] = {
+    "flops", "bytes", "intensity", "stores", "local_alloc_bytes", "global_alloc_bytes", "prefetch_bytes"};
 constexpr size_t kStoreFeatures = std::size(kStoreHead) + kAccessSlots * std::size(kAccess);
 
 struct Loop {
@@ -52,6 +53,7 @@ class Extractor {
  public:
   std::vector<std::vector<double>> stores;
   double local_alloc = 0, global_alloc = 0;
+  double prefetch_bytes = 0;  // asked for ahead, over every iteration of the loops around
 
   void visit(const tir::Stmt& s) {
     tir::walk(s, [&](const tir::Stmt& x) {
@@ -63,6 +65,12 @@ class Extractor {
       }
       if (const auto* st = x.as<tir::StoreNode>()) {
         stores.push_back(describe(*st));
+        return false;
+      }
+      if (const auto* p = x.as<tir::PrefetchNode>()) {
+        double iterations = 1;
+        for (const Loop& l : loops_) iterations *= double(l.extent);
+        prefetch_bytes += iterations * double(p->lines * tir::PrefetchNode::kLineBytes);
         return false;
       }
       if (const auto* a = x.as<tir::AllocateNode>()) {
@@ -189,7 +197,8 @@ std::vector<float> extract_features(const tir::PrimFunc& f) {
   out.reserve(feature_count());
   for (const std::vector<double>* pool : {&sum, &max})
     for (double v : *pool) out.push_back(float(log_scaled(v)));
-  for (double v : {flops, bytes, bytes > 0 ? flops / bytes : 0.0, double(e.stores.size()), e.local_alloc, e.global_alloc})
+  for (double v : {flops, bytes, bytes > 0 ? flops / bytes : 0.0, double(e.stores.size()), e.local_alloc,
+                   e.global_alloc, e.prefetch_bytes})
     out.push_back(float(log_scaled(v)));
   return out;
 }

@@ -5,7 +5,7 @@
 // (what the loops' reuse leaves), the stride along the innermost loop and
 // the memory scope; then pooled over the program's stores (sum and max),
 // with the program's totals: FLOPs, bytes, arithmetic intensity, local and
-// global allocations. Counts enter as log2(1 + x), so that sizes compare by
+// global allocations, bytes prefetched. Counts enter as log2(1 + x), so that sizes compare by
 // ratio.
 //
 //   for i in 0..64 parallel: for j in 0..64 vectorized: C[i, j] = A[i, j] + B[j]

@@ -76,6 +76,7 @@ class CodegenLLVM {
   void emit_allocate(const tir::AllocateNode& alloc);
   void emit_if(const tir::IfThenElseNode& node);
   void emit_assert(const tir::AssertNode& node);
+  void emit_prefetch(const tir::PrefetchNode& node);
   // The current function's failure exit: frees its live heap allocations,
   // then the kernel reports the error slot (tessel_rt_kernel_error) and
   // returns 1; a parallel body just returns (its caller checks the slot).

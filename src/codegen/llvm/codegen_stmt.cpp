@@ -104,6 +104,7 @@ void CodegenLLVM::emit(const Stmt& s) {
     case StmtKind::kBlock: TESSEL_ICHECK(false) << "a block reached the LLVM backend (flatten_blocks first)";
       return;
     case StmtKind::kAssert: return emit_assert(static_cast<const AssertNode&>(*s));
+    case StmtKind::kPrefetch: return emit_prefetch(static_cast<const PrefetchNode&>(*s));
   }
 }
 
@@ -237,6 +238,23 @@ void CodegenLLVM::emit_store(const StoreNode& store) {
   llvm::StoreInst* inst = b_.CreateStore(value, element_pointer(*store.buffer, store.indices));
   inst->setAlignment(llvm::Align(dtype_size(store.buffer->dtype)));
   tag_access(inst, *store.buffer);
+}
+
+// One prefetch into L2 (x86 prefetcht1) per cache line. The address is plain
+// arithmetic (no inbounds GEP): a hint may point past the buffer, and a
+// prefetch of any address neither faults nor reads into the program.
+void CodegenLLVM::emit_prefetch(const PrefetchNode& prefetch) {
+  auto it = scope_.buffers.find(prefetch.buffer.get());
+  TESSEL_ICHECK(it != scope_.buffers.end())
+      << "buffer " << prefetch.buffer->name << " prefetched outside its allocation";
+  llvm::Value* offset = b_.CreateSExtOrTrunc(emit(prefetch.offset), b_.getInt64Ty());
+  llvm::Value* first = b_.CreateGEP(mem_type(prefetch.buffer->dtype), it->second, offset);
+  llvm::Function* intrinsic =
+      llvm::Intrinsic::getDeclaration(&module_, llvm::Intrinsic::prefetch, {first->getType()});
+  for (int64_t line = 0; line < prefetch.lines; ++line) {
+    llvm::Value* address = b_.CreateGEP(b_.getInt8Ty(), first, b_.getInt64(line * PrefetchNode::kLineBytes));
+    b_.CreateCall(intrinsic, {address, b_.getInt32(0), b_.getInt32(2), b_.getInt32(1)});
+  }
 }
 
 llvm::AllocaInst* CodegenLLVM::entry_alloca(llvm::Type* type, llvm::Value* count, uint64_t align) {
