@@ -275,6 +275,7 @@ void schedule_tiled(Context& ctx, const std::vector<BlockInfo>& blocks, size_t i
   std::vector<LoopRV> outward(outer.rbegin(), outer.rend() - long(parallel > 1 ? parallel - 1 : 0));
   if (anchor && !outward.empty()) attach_epilogues(ctx, blocks, index, outward, done);
   parallelize_prefix(ctx, outer, parallel);
+  if (info.kind == BlockKind::kConv || info.kind == BlockKind::kMatmul) prefetch_next_panel(ctx, info);
 }
 
 }  // namespace

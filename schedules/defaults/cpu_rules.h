@@ -91,6 +91,11 @@ void vectorize_masking_short(Schedule& sch, LoopRV loop, int64_t lanes);
 // the init hoisted above the reduction. Returns the outer spatial loops under
 // which the result is complete (with a reduction block, all but the innermost).
 std::vector<LoopRV> tile_reduction(Schedule& sch, const BlockInfo& info, const TileShape& shape);
+// A tiled contraction's largest parameter read one slice at a time (a weight
+// panel) prefetched a slice ahead over its first reduction loop and the
+// loops above it inside the panel loop, where the weight is too large to stay
+// in L2 (the `.prefetch` knob decides where the tuner does).
+void prefetch_next_panel(Context& ctx, const BlockInfo& info);
 // Whether a matmul walks its column tiles outside its row tiles by default:
 // a wide weight, or a B panel worth packing at run time.
 bool columns_first_by_default(const Schedule& sch, const BlockInfo& info, int64_t vec, int64_t unroll);

@@ -4,9 +4,12 @@
 // B panel packed at run time or a local accumulator where they pay.
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "schedules/defaults/cpu_rules.h"
+#include "schedules/primitives/block_analysis.h"
+#include "schedules/primitives/block_primitives.h"
 #include "schedules/schedule_error.h"
 #include "schedules/tree_query.h"
 
@@ -40,6 +43,21 @@ int panel_read(const Schedule& sch, const BlockInfo& info, int64_t vec, int64_t 
     if (column_last && k_inside) return int(r);
   }
   return -1;
+}
+
+// A divisor c of a reduction variable's extent when an operand reads it as
+// (r // c, r % c) (an attention's heads and their columns read back as one
+// row of the next linear layer), else 0: the reduction then runs as those two
+// loops, and each row's address steps by a constant instead of being
+// recomputed from a division per row and step.
+int64_t reduction_split_factor(const tir::BlockNode& block, const tir::VarNode* r, int64_t extent) {
+  int64_t factor = 0;
+  tir::walk_exprs(block.body, [&](const tir::Expr& e) {
+    if (e->kind != tir::ExprKind::kFloorDiv && e->kind != tir::ExprKind::kFloorMod) return;
+    const int64_t* c = tir::as_const_int(tir::binary_b(*e));
+    if (tir::binary_a(*e).get() == r && c && *c > 1 && *c < extent && extent % *c == 0) factor = *c;
+  });
+  return factor;
 }
 
 }  // namespace
@@ -77,6 +95,65 @@ void vectorize_masking_short(Schedule& sch, LoopRV loop, int64_t lanes) {
   if (lanes > 0 && extent % lanes != 0 && extent < 2 * lanes) sch.annotate(loop, tir::kMaskedTail, 1);
 }
 
+// A weight that does not stay in a core's L2 between runs (in a model, the
+// other kernels' data pass through it) comes from memory each time: its
+// panels are prefetched a panel ahead (kPrefetchFromL2Share of L2 or more),
+// where the kernel walks them once, each reused by several row tiles: the
+// next one then arrives while this one is computed on. Walked again for
+// every row tile, they stay in L2; read once each (a matrix-vector product),
+// the kernel only streams, and asking for the next one ahead of the
+// hardware prefetcher only competes with it.
+constexpr int64_t kPrefetchFromL2Share = 4;
+
+bool walks_panels_once_with_reuse(const Schedule& sch, const std::vector<LoopRV>& loops, int slice_loop,
+                                  LoopRV at) {
+  if (slice_loop < 0) return false;
+  for (int i = 0; i < slice_loop; ++i)
+    if (extent_of(sch, loops[size_t(i)]) != 1) return false;
+  for (size_t i = size_t(slice_loop) + 1; i < loops.size() && loops[i].id != at.id; ++i)
+    if (extent_of(sch, loops[i]) > 1) return true;
+  return false;
+}
+
+bool binds_reduction(const tir::BlockNode& block, const tir::VarNode* loop_var) {
+  for (size_t i = 0; i < block.iter_vars.size(); ++i) {
+    if (block.iter_vars[i].kind != tir::IterKind::kReduce) continue;
+    std::vector<const tir::VarNode*> used = vars_used(block.iter_values[i]);
+    if (std::find(used.begin(), used.end(), loop_var) != used.end()) return true;
+  }
+  return false;
+}
+
+void prefetch_next_panel(Context& ctx, const BlockInfo& info) {
+  Schedule& sch = ctx.sch;
+  BlockRV block = sch.get_block(info.name);
+  tir::Stmt block_stmt = find_block(sch.func(), info.name);
+  const auto* node = block_stmt.as<tir::BlockNode>();
+  int weight = -1;
+  int64_t weight_bytes = 0;
+  for (size_t r = 0; r < node->reads.size(); ++r) {
+    const tir::Buffer& b = node->reads[r].buffer;
+    int64_t bytes = int64_t(dtype_size(b->dtype));
+    for (int64_t d : b->shape) bytes *= d;
+    bool input = is_function_input(sch.func(), b) && !lists_buffer(node->writes, b);
+    if (b->rank() >= 2 && input && bytes > weight_bytes) weight = int(r), weight_bytes = bytes;
+  }
+  // The prefetch goes in the first reduction loop: the loops above it down
+  // from the panel loop (the row tiles) and it stream the next panel.
+  std::optional<LoopRV> first_reduction;
+  std::vector<LoopRV> loops = sch.get_loops(block);
+  for (LoopRV l : loops)
+    if (!first_reduction && binds_reduction(*node, sch.loop(l).var.get())) first_reduction = l;
+  if (weight < 0 || !first_reduction) return;
+  int slice_loop = prefetch_slice_loop(sch.func(), info.name, weight);
+  if (!walks_panels_once_with_reuse(sch, loops, slice_loop, *first_reduction)) return;
+  auto prefetch = [&](Schedule& s) { s.prefetch(block, weight, *first_reduction); };
+  Schedule trial = sch;
+  if (!attempt(trial, prefetch)) return;
+  int64_t on = weight_bytes * kPrefetchFromL2Share >= ctx.options.l2_bytes;
+  if (choose(ctx, sch, info.name + ".prefetch", {0, 1}, on)) attempt(sch, prefetch);
+}
+
 std::vector<LoopRV> tile_reduction(Schedule& sch, const BlockInfo& info, const TileShape& shape) {
   int64_t vec = shape.vec, unroll = shape.unroll;
   bool blocked = shape.reduction_block > 0;
@@ -97,7 +174,20 @@ std::vector<LoopRV> tile_reduction(Schedule& sch, const BlockInfo& info, const T
     outer.push_back(parts[0]);
     (p == info.vector_loop ? vectorized : unrolled).push_back(parts[1]);
   }
-  for (int p : info.reduce) reduce.push_back(loops[p]);
+  tir::Stmt block_stmt = find_block(sch.func(), info.name);
+  const auto* block_node = block_stmt.as<tir::BlockNode>();
+  for (int p : info.reduce) {
+    const tir::VarNode* r = block_node->iter_vars[size_t(p)].var.get();
+    int64_t factor = blocked || shape.first_reduction_innermost
+                         ? 0
+                         : reduction_split_factor(*block_node, r, info.extents[p]);
+    if (factor == 0) {
+      reduce.push_back(loops[p]);
+      continue;
+    }
+    std::vector<LoopRV> parts = sch.split(loops[p], {info.extents[p] / factor, factor}, /*exact=*/true);
+    reduce.insert(reduce.end(), parts.begin(), parts.end());
+  }
   if (shape.first_reduction_innermost && reduce.size() > 1) std::rotate(reduce.begin(), reduce.begin() + 1, reduce.end());
   bool columns_first = row_tiles < column_tiles && column_tiles != SIZE_MAX &&
                        shape.columns_first.value_or(columns_first_by_default(sch, info, vec, unroll));
