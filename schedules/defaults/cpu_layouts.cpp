@@ -42,6 +42,18 @@ int64_t flat_align(const CpuScheduleOptions& options) {
   return std::lcm<int64_t>(16, std::max(1, options.vector_lanes));
 }
 
+// A flat pointwise conv's register tile takes its columns from the plane:
+// where whole vectors divide the plane but neither two nor three of them do
+// (784 = 49 vectors of 16), its widest tile was one vector, a load for every
+// FMA. The plane then splits at a multiple of three vectors (768 of 784), the
+// few columns left over a matrix-vector tail.
+int64_t flat_pointwise_align(int64_t plane, int64_t align, const CpuScheduleOptions& options) {
+  int64_t lanes = std::max(1, options.vector_lanes), wide = std::lcm(align, 3 * lanes);
+  if (plane % align != 0 || plane % (2 * lanes) == 0 || plane % (3 * lanes) == 0 || plane < wide)
+    return align;
+  return wide;
+}
+
 // The share of a flat plane's positions that are outputs: a row of OW
 // outputs is OW + (the taps' reach) positions wide, the plane padded to a
 // multiple of `align`.
@@ -78,7 +90,7 @@ lower::ConvLayout default_cpu_conv_layout(const lower::ConvShape& conv, const Cp
   bool whole_vectors = row >= kFlatRowLimit && row % std::max(1, options.vector_lanes) == 0;
   bool strided = !conv.plain_pointwise();
   if ((strided || !whole_vectors) && conv.pointwise() && rows * row >= align)
-    return {ConvForm::kFlatPointwise, align};
+    return {ConvForm::kFlatPointwise, flat_pointwise_align(rows * row, align, options)};
   bool pointwise = conv.kernel[0] == 1 && conv.kernel[1] == 1;
   bool wide_tiles = !conv.depthwise() && conv.out_per_group >= kFlatMinChannels;
   if (pointwise || !(ragged || wide_tiles)) return {};

@@ -48,6 +48,11 @@ TEST(CpuLayouts, ConvFormsFollowRowsChannelsAndTaps) {
     EXPECT_EQ(cpu_choice(conv2d(64, 56, 56, 1), lanes), lanes == 8 ? "direct" : "flat-pointwise align 16")
         << "1x1 with rows of 7 vectors of 8, 3.5 of 16";
     EXPECT_EQ(cpu_choice(conv2d(64, 3, 3, 1), lanes), "direct") << "1x1, a plane under one tile";
+    EXPECT_EQ(cpu_choice(conv2d(256, 28, 28, 1), lanes),
+              lanes == 16 ? "flat-pointwise align 48" : "flat-pointwise align 16")
+        << "784 = 49 vectors of 16, which neither 2 nor 3 vectors divide: 768 in tiles of three, 16 left";
+    EXPECT_EQ(cpu_choice(conv2d(256, 14, 14, 1), lanes), "flat-pointwise align 16")
+        << "196: 192 and a tail of 4";
     ConvShape strided = conv2d(128, 28, 64, 1);
     strided.strides = {2, 2};
     EXPECT_EQ(cpu_choice(strided, lanes), "flat-pointwise align 16")
