@@ -95,6 +95,8 @@ void vectorize_masking_short(Schedule& sch, LoopRV loop, int64_t lanes) {
   if (lanes > 0 && extent % lanes != 0 && extent < 2 * lanes) sch.annotate(loop, tir::kMaskedTail, 1);
 }
 
+namespace {
+
 // A weight that does not stay in a core's L2 between runs (in a model, the
 // other kernels' data pass through it) comes from memory each time: its
 // panels are prefetched a panel ahead (kPrefetchFromL2Share of L2 or more),
@@ -123,6 +125,8 @@ bool binds_reduction(const tir::BlockNode& block, const tir::VarNode* loop_var) 
   }
   return false;
 }
+
+}  // namespace
 
 void prefetch_next_panel(Context& ctx, const BlockInfo& info) {
   Schedule& sch = ctx.sch;
