@@ -120,8 +120,7 @@ bool walks_panels_once_with_reuse(const Schedule& sch, const std::vector<LoopRV>
 bool binds_reduction(const tir::BlockNode& block, const tir::VarNode* loop_var) {
   for (size_t i = 0; i < block.iter_vars.size(); ++i) {
     if (block.iter_vars[i].kind != tir::IterKind::kReduce) continue;
-    std::vector<const tir::VarNode*> used = vars_used(block.iter_values[i]);
-    if (std::find(used.begin(), used.end(), loop_var) != used.end()) return true;
+    if (tir::uses_var(block.iter_values[i], loop_var)) return true;
   }
   return false;
 }
@@ -137,8 +136,7 @@ void prefetch_next_panel(Context& ctx, const BlockInfo& info) {
   int64_t weight_bytes = 0;
   for (size_t r = 0; r < node->reads.size(); ++r) {
     const tir::Buffer& b = node->reads[r].buffer;
-    int64_t bytes = int64_t(dtype_size(b->dtype));
-    for (int64_t d : b->shape) bytes *= d;
+    int64_t bytes = b->num_elements() * int64_t(dtype_size(b->dtype));
     bool input = is_function_input(sch.func(), b) && !lists_buffer(node->writes, b);
     if (b->rank() >= 2 && input && bytes > weight_bytes) weight = int(r), weight_bytes = bytes;
   }

@@ -17,20 +17,6 @@ namespace {
 
 const std::string kP = "prefetch";
 
-bool dense(const BufferNode& b) {
-  int64_t stride = 1;
-  for (int d = b.rank() - 1; d >= 0; --d) {
-    if (b.strides[d] != stride) return false;
-    stride *= b.shape[d];
-  }
-  return true;
-}
-
-bool uses(const Expr& e, const VarNode* v) {
-  std::vector<const VarNode*> used = vars_used(e);
-  return std::find(used.begin(), used.end(), v) != used.end();
-}
-
 // The slice index the read uses, in terms of the loops above the block.
 Expr slice_index(const BlockNode& block, const BufferRegion& read, const Analyzer& loops) {
   if (!is_const_int(read.region[0].extent, 1))
@@ -58,7 +44,7 @@ SliceAccess slice_access(const PrimFunc& func, const BlockNode& block, const Buf
     a.analyzer.bind(l.as<ForNode>()->var, Range{l.as<ForNode>()->min, l.as<ForNode>()->extent});
   a.slice = slice_index(block, read, a.analyzer);
   for (size_t i = 0; i < a.loops.size(); ++i)
-    if (uses(a.slice, a.loops[i].as<ForNode>()->var.get())) a.slice_loop = int(i);
+    if (uses_var(a.slice, a.loops[i].as<ForNode>()->var.get())) a.slice_loop = int(i);
   return a;
 }
 
@@ -80,7 +66,7 @@ PrimFunc prefetch(const PrimFunc& func, const std::string& block, int read_index
                                                std::to_string(read_index) + " is out of range");
   const BufferRegion& read = b.node->reads[size_t(read_index)];
   const Buffer& buffer = read.buffer;
-  if (is_intermediate(func, buffer) || buffer->rank() < 2 || !dense(*buffer))
+  if (is_intermediate(func, buffer) || buffer->rank() < 2 || !buffer->is_row_major())
     throw ScheduleError(kP + ".not_parameter", "'" + buffer->name +
                                                    "' is not a dense parameter of rank 2 or more: only "
                                                    "a parameter's slices stay where a prefetch finds them");

@@ -10,14 +10,6 @@ using sched::cache_write;
 using sched::compute_at;
 using sched::storage_align;
 
-int read_index(const PrimFunc& func, const std::string& block, const std::string& buffer) {
-  const BlockNode& b = block_of(func, block);
-  for (size_t i = 0; i < b.reads.size(); ++i)
-    if (b.reads[i].buffer->name == buffer) return int(i);
-  ADD_FAILURE() << block << " does not read " << buffer;
-  return -1;
-}
-
 const BlockNode& root_of(const PrimFunc& func) {
   return *sched::root_block(func);
 }

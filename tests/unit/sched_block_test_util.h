@@ -138,6 +138,15 @@ inline const BlockNode& block_of(const PrimFunc& func, const std::string& name) 
   return *s.as<BlockNode>();
 }
 
+// The position of `buffer` among the reads of `block`.
+inline int read_index(const PrimFunc& func, const std::string& block, const std::string& buffer) {
+  const BlockNode& b = block_of(func, block);
+  for (size_t i = 0; i < b.reads.size(); ++i)
+    if (b.reads[i].buffer->name == buffer) return int(i);
+  ADD_FAILURE() << block << " does not read " << buffer;
+  return -1;
+}
+
 inline std::vector<Tensor> random_inputs(const PrimFunc& func, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<Tensor> out;

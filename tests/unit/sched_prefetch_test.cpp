@@ -38,20 +38,13 @@ PanelSchedule panels_outside(const PrimFunc& f) {
   return p;
 }
 
-int read_of(const PrimFunc& f, const std::string& buffer) {
-  const BlockNode& c = block_of(f, "C");
-  for (size_t r = 0; r < c.reads.size(); ++r)
-    if (c.reads[r].buffer->name == buffer) return int(r);
-  return -1;
-}
-
 TEST(SchedPrefetch, StreamsTheNextPanelOverTheRowsAndTheReduction) {
   // A panel of W is 64 x 4 floats = 16 lines; the stream (m, k) has 3 x 64
   // steps: each asks for one line, 12 steps in a row for the same one, and
   // none past the next panel.
   PrimFunc f = make_panel_matmul(3, 16, 64);
   PanelSchedule p = panels_outside(f);
-  p.sch.prefetch(p.block, read_of(f, "W"), p.loops[2]);
+  p.sch.prefetch(p.block, read_index(f, "C", "W"), p.loops[2]);
   std::string text = to_string(p.sch.func());
   EXPECT_NE(text.find("prefetch(W, min(i1_0 + 1, 3) * 256 + (i0 * 64 + k2) // 12 * 16, 1 line)"),
             std::string::npos)
@@ -68,7 +61,7 @@ TEST(SchedPrefetch, FewStepsAskForSeveralLinesEach) {
   PrimFunc f = make_panel_matmul(1, 8, 64);
   PanelSchedule p = panels_outside(f);
   std::vector<sched::LoopRV> k = p.sch.split(p.loops[2], {sched::Factor(8), sched::Factor(-1)}, true);
-  p.sch.prefetch(p.block, read_of(f, "W"), k[0]);
+  p.sch.prefetch(p.block, read_index(f, "C", "W"), k[0]);
   std::string text = to_string(p.sch.func());
   EXPECT_NE(text.find(", 2 lines)"), std::string::npos) << text;
   expect_equivalent(f, p.sch.func());
@@ -80,13 +73,13 @@ TEST(SchedPrefetch, Rejections) {
   PrimFunc g = p.sch.func();
   std::vector<const VarNode*> loops = loops_of(g, "C");  // i1_0 (panels), i0 (rows), k2, i1_1
   const VarNode *n0 = loops[0], *k = loops[2];
-  expect_error([&] { sched::prefetch(g, "C", read_of(g, "W"), n0); }, "prefetch.slice_varies",
+  expect_error([&] { sched::prefetch(g, "C", read_index(g, "C", "W"), n0); }, "prefetch.slice_varies",
                "changes inside");
   expect_error([&] { sched::prefetch(g, "C", 7, k); }, "prefetch.bad_index", "index 7");
   // A's rows are its slices, and its row loop is m: a prefetch inside m streams the next row.
-  EXPECT_NO_THROW(sched::prefetch(g, "C", read_of(g, "A"), k));
+  EXPECT_NO_THROW(sched::prefetch(g, "C", read_index(g, "C", "A"), k));
   PrimFunc two = make_two_stage(6, 5, 4);
-  expect_error([&] { sched::prefetch(two, "C", read_of(two, "B"), loops_of(two, "C")[2]); },
+  expect_error([&] { sched::prefetch(two, "C", read_index(two, "C", "B"), loops_of(two, "C")[2]); },
                "prefetch.not_parameter", "'B'");
 }
 

@@ -4,14 +4,13 @@
 // them, with no division left in the kernel; it matches the reference.
 #include <gtest/gtest.h>
 
-#include <random>
-
 #include "ir/graph/op_registry.h"
 #include "ir/tensor/printer.h"
 #include "src/driver/check_job.h"
 #include "src/driver/compile_model.h"
 #include "src/driver/run_inputs.h"
 #include "src/reference/executor.h"
+#include "tests/unit/lower_nn_test_util.h"
 
 namespace tessel {
 namespace {
@@ -30,11 +29,8 @@ void build_head_projection(graph::Graph& g, int64_t heads, int64_t tokens, int64
   graph::Value* t = node("Transpose", "transpose", {x}, perm);
   graph::Value* shape = g.add_constant("shape", Tensor::from_i64({tokens, heads * dim}));
   graph::Value* rows = node("Reshape", "reshape", {t, shape});
-  Tensor w(DType::kF32, {heads * dim, n});
-  std::mt19937_64 rng(3);
-  std::uniform_real_distribution<double> u(-0.1, 0.1);
-  for (int64_t i = 0; i < w.numel(); ++i) w.set_f64(i, u(rng));
-  graph::Value* y = node("MatMul", "proj", {rows, g.add_constant("w", std::move(w))});
+  graph::Value* w = g.add_constant("w", lower_nn_test::random_tensor(DType::kF32, {heads * dim, n}, 3));
+  graph::Value* y = node("MatMul", "proj", {rows, w});
   g.set_outputs({y});
 }
 

@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <functional>
-#include <random>
 
 #include "ir/graph/op_registry.h"
 #include "ir/tensor/printer.h"
@@ -15,22 +14,17 @@
 #include "src/driver/compile_model.h"
 #include "src/driver/run_inputs.h"
 #include "src/reference/executor.h"
+#include "tests/unit/lower_nn_test_util.h"
 
 namespace tessel {
 namespace {
 
-Tensor random_weight(Dims shape, uint64_t seed) {
-  Tensor t(DType::kF32, std::move(shape));
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-0.05, 0.05);
-  for (int64_t i = 0; i < t.numel(); ++i) t.set_f64(i, u(rng));
-  return t;
-}
+using lower_nn_test::random_tensor;
 
 // x [1, C, 7, 7] -> 3x3 conv (pad 1) to C channels, a constant weight.
 void build_conv(graph::Graph& g, int64_t channels) {
   graph::Value* x = g.add_input("x", graph::TensorType(DType::kF32, {1, channels, 7, 7}));
-  graph::Value* w = g.add_constant("w", random_weight({channels, channels, 3, 3}, 5));
+  graph::Value* w = g.add_constant("w", random_tensor(DType::kF32, {channels, channels, 3, 3}, 5));
   graph::Attrs a;
   a.set("kernel_shape", std::vector<int64_t>{3, 3});
   a.set("pads", std::vector<int64_t>{1, 1, 1, 1});
@@ -42,7 +36,7 @@ void build_conv(graph::Graph& g, int64_t channels) {
 // x [1, K] x a constant [K, N]: one row.
 void build_matrix_vector(graph::Graph& g, int64_t k, int64_t n) {
   graph::Value* x = g.add_input("x", graph::TensorType(DType::kF32, {1, k}));
-  graph::Value* w = g.add_constant("w", random_weight({k, n}, 7));
+  graph::Value* w = g.add_constant("w", random_tensor(DType::kF32, {k, n}, 7));
   graph::Node* mm = g.add_node("MatMul", "mm", {x, w}, {"y"}, {});
   graph::infer_node(*mm);
   g.set_outputs({mm->outputs[0]});
