@@ -211,6 +211,32 @@ TEST(CodegenLlvm, ASerialLoopAroundAVectorLoopIsNotVectorizedByLlvm) {
                 std::max(in.data<float>()[i * cols + j], in.data<float>()[(i + 1) * cols + j]));
 }
 
+// A stride phase's copy (each row split into its even and odd columns) reads
+// its input two elements per iteration: vectorized before any unrolling, as
+// whole vectors deinterleaved by shuffles; unrolled first, SLP gathered every
+// vector element by element.
+TEST(CodegenLlvm, AStridedCopyIsDeinterleavedNotGathered) {
+  const int64_t n = 27;
+  tir::Buffer x = tir::make_buffer("X", DType::kF32, {2 * n + 1});
+  tir::Buffer even = tir::make_buffer("E", DType::kF32, {n}), odd = tir::make_buffer("O", DType::kF32, {n});
+  tir::Var i = tir::var("i");
+  tir::Stmt body = tir::make_seq({tir::make_store(even, tir::load(x, {i * 2}), {i}),
+                                  tir::make_store(odd, tir::load(x, {i * 2 + 1}), {i})});
+  tir::PrimFunc f = tir::make_prim_func(
+      "phases", {x}, {even, odd},
+      tir::make_for(i, tir::int_imm(0), tir::int_imm(n), tir::ForKind::kVectorized, body));
+  Tensor in(DType::kF32, {2 * n + 1});
+  for (int64_t k = 0; k < in.numel(); ++k) in.data<float>()[k] = float(k);
+  std::string ir;
+  std::vector<Tensor> out = run_compiled(f, {in}, &ir);
+  EXPECT_EQ(ir.find("llvm.masked.gather"), std::string::npos) << ir.substr(0, 6000);
+  EXPECT_NE(ir.find("shufflevector"), std::string::npos) << ir.substr(0, 6000);
+  for (int64_t k = 0; k < n; ++k) {
+    EXPECT_EQ(out[0].data<float>()[k], float(2 * k));
+    EXPECT_EQ(out[1].data<float>()[k], float(2 * k + 1));
+  }
+}
+
 // A window's max is one llvm.maximum per tap (no-signed-zeros: a max and a
 // NaN fix-up), not two compares merged into one select: NaN on either side
 // still gives NaN, as the interpreter's float_max does.

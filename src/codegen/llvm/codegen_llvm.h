@@ -67,6 +67,7 @@ class CodegenLLVM {
   void emit(const tir::Stmt& s);
   void emit_for(const tir::ForNode& loop);
   static bool vectorizes_inside(const tir::ForNode& loop);
+  static bool reads_at_a_stride(const tir::ForNode& loop);
   llvm::MDNode* no_vectorize_hint();
   void emit_serial_loop(const tir::ForNode& loop, llvm::MDNode* loop_metadata);
   void emit_loop(const std::string& name, llvm::Value* begin, llvm::Value* end, llvm::MDNode* loop_metadata,

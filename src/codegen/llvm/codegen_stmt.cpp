@@ -143,8 +143,20 @@ void CodegenLLVM::emit_for(const ForNode& loop) {
       // 7-wide row (MobileNet's last pointwise convs: 1.8 ms against 5.8).
       std::vector<llvm::Metadata*> hint_list = {llvm::MDNode::get(ctx_, parallel), llvm::MDNode::get(ctx_, enable)};
       const int64_t* extent = as_const_int(loop.extent);
-      if (extent && *extent == vector_bits_ / 32)
+      bool one_vector = extent && *extent == vector_bits_ / 32;
+      if (one_vector)
         hint_list.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.disable")}));
+      // A loop that reads at a constant stride (a stride phase's copy,
+      // x[2 * i - 1] and x[2 * i]) is vectorized before it is unrolled: LLVM's
+      // vectorizer reads such a group as whole vectors and deinterleaves them
+      // with shuffles, where SLP on the unrolled copies gathered each vector
+      // element by element. Unrolling stays allowed after the vectorizer.
+      if (!one_vector && reads_at_a_stride(loop)) {
+        hint_list.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.disable")}));
+        hint_list.push_back(llvm::MDNode::get(
+            ctx_, {llvm::MDString::get(ctx_, "llvm.loop.vectorize.followup_all"),
+                   llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.isvectorized")})}));
+      }
       // A masked tail (tir::kMaskedTail) is folded into masked vectors, and
       // the loop is not unrolled before the vectorizer sees it.
       if (loop.annotations.count(kMaskedTail)) {
@@ -176,6 +188,28 @@ bool CodegenLLVM::vectorizes_inside(const ForNode& loop) {
     return !found;
   });
   return found;
+}
+
+// Whether a load in the loop's body steps by a constant other than 0 or 1
+// elements per iteration of the loop's variable.
+bool CodegenLLVM::reads_at_a_stride(const ForNode& loop) {
+  bool strided = false;
+  walk_exprs(loop.body, [&](const Expr& e) {
+    const auto* load = e.as<LoadNode>();
+    if (strided || !load) return;
+    const BufferNode& buffer = *load->buffer;
+    Expr step = int_imm(0);
+    for (size_t d = 0; d < load->indices.size(); ++d) {
+      const Expr& index = load->indices[d];
+      Expr delta = substitute(index, {{loop.var.get(), int_imm(1)}}) -
+                   substitute(index, {{loop.var.get(), int_imm(0)}});
+      step = step + delta * buffer.strides[d];
+    }
+    Expr simplified = simplify(step);
+    const int64_t* c = as_const_int(simplified);
+    strided = c && *c != 0 && *c != 1;
+  });
+  return strided;
 }
 
 llvm::MDNode* CodegenLLVM::no_vectorize_hint() {
