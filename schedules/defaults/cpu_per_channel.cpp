@@ -65,6 +65,47 @@ bool unit_stride_along_vector(const Schedule& sch, const BlockInfo& info) {
   return unit;
 }
 
+// Whether the block reads every stage's buffer by rows: no index of those
+// reads divides or takes a remainder (a flat plane's read, p // 29, p % 29).
+bool reads_stages_by_rows(const Schedule& sch, const BlockInfo& info,
+                          const std::vector<std::string>& stages) {
+  std::set<const tir::BufferNode*> buffers;
+  for (const std::string& stage : stages) {
+    tir::Stmt stmt = find_block(sch.func(), stage);
+    const auto* block = stmt.as<tir::BlockNode>();
+    if (!block || block->writes.size() != 1) return false;
+    buffers.insert(block->writes[0].buffer.get());
+  }
+  tir::Stmt stmt = find_block(sch.func(), info.name);
+  const auto* block = stmt.as<tir::BlockNode>();
+  if (!block) return false;
+  bool by_rows = true;
+  tir::walk_exprs(block->body, [&](const tir::Expr& e) {
+    const auto* load = e.as<tir::LoadNode>();
+    if (!load || !buffers.count(load->buffer.get())) return;
+    for (const tir::Expr& index : load->indices)
+      tir::walk_exprs(index, [&](const tir::Expr& part) {
+        by_rows = by_rows && !part.as<tir::FloorDivNode>() && !part.as<tir::FloorModNode>();
+      });
+  });
+  return by_rows;
+}
+
+// A strided window (a stride-2 depthwise conv or pool) read by rows reads
+// its input in place: its padded copy was a pass over an input several times
+// its output's size, longer than the window's taps. In place, each read is
+// guarded and partition_vector_loops splits the border rows and columns off,
+// leaving the interior unguarded. Flat windows keep the copy (their guards
+// would test every position's row and column, with a division each), and so
+// do unit-stride windows, whose copy is a small part of their taps' reads and
+// whose partitioned rows lose the vectors' alignment.
+bool window_in_place_by_default(const Schedule& sch, const BlockInfo& info,
+                                const std::vector<std::string>& stages, int64_t lanes) {
+  int64_t columns = info.vector_loop >= 0 ? info.extents[size_t(info.vector_loop)] : 0;
+  return columns >= 2 * lanes && !unit_stride_along_vector(sch, info) &&
+         reads_stages_by_rows(sch, info, stages);
+}
+
 }  // namespace
 
 std::vector<std::string> private_stages(Schedule& sch, const std::vector<BlockInfo>& blocks, size_t anchor) {
@@ -119,6 +160,8 @@ bool schedule_per_channel(Context& ctx, const std::vector<BlockInfo>& blocks, si
   bool short_row = vec == columns && columns < lanes && unit_stride_along_vector(ctx.sch, info);
   if (info.vector_loop >= 0 && taps > 1 && taps <= kMostUnrolledTaps)
     taps_inside = choose(ctx, ctx.sch, info.name + ".taps_inside", {0, 1}, short_row);
+  bool in_place = choose(ctx, ctx.sch, info.name + ".window_in_place", {0, 1},
+                         window_in_place_by_default(ctx.sch, info, stages, lanes));
   std::vector<LoopRV> outer;
   LoopRV plane;
   bool ok = attempt(ctx.sch, [&](Schedule& s) {
@@ -129,10 +172,15 @@ bool schedule_per_channel(Context& ctx, const std::vector<BlockInfo>& blocks, si
     if (taps_inside) shape.mask_short_rows = lanes;  // no accumulator lives across the taps' loop
     outer = tile_reduction(s, info, shape);
     plane = s.fuse({outer[0], outer[1]});
-    for (const std::string& stage : stages) s.compute_at(s.get_block(stage), plane);
+    for (const std::string& stage : stages)
+      if (in_place)
+        s.compute_inline(s.get_block(stage));
+      else
+        s.compute_at(s.get_block(stage), plane);
   });
   if (!ok) return false;
-  for (const std::string& stage : stages) schedule_private_stage(ctx.sch, stage, 1);
+  if (!in_place)
+    for (const std::string& stage : stages) schedule_private_stage(ctx.sch, stage, 1);
   std::vector<LoopRV> loops = ctx.sch.get_loops(ctx.sch.get_block(info.name));  // [plane, ..., tile, reduction...]
   std::vector<LoopRV> outward(loops.begin(), loops.begin() + long(outer.size()) - 1);
   std::reverse(outward.begin(), outward.end());

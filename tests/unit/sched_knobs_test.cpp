@@ -166,5 +166,43 @@ TEST(SchedKnobs, APerChannelWindowsTapsCanRunInsideItsVectorLoop) {
   }
 }
 
+// A strided depthwise conv read by rows reads its input in place by default:
+// no padded copy, the window's guarded reads split by partition_vector_loops
+// into border and interior later. With the knob off, the copy is made per
+// channel as before. Either way it computes the reference and replays.
+TEST(SchedKnobs, AStridedPerChannelWindowReadsItsInputInPlace) {
+  Shapes strided;
+  strided.W = 64, strided.stride = 2;  // output rows of 32: not flat
+  tir::PrimFunc f = lower_workload(Workload::kDepthwise, strided);
+  Reference ref = reference_of(f);
+  for (int64_t in_place : {0, 1}) {
+    SCOPED_TRACE(in_place);
+    KnobChoices knobs({{"dw.window_in_place", in_place}});
+    CpuScheduleOptions options;
+    options.knobs = &knobs;
+    Schedule sch(f);
+    apply_default_cpu_schedule(sch, options);
+    EXPECT_EQ(sched::find_block(sch.func(), "dw_pad_1").defined(), !in_place) << sch.func();
+    EXPECT_EQ(check_against(ref, sch.func(), false), "");
+    Schedule replay(f);
+    sched::Trace::from_json(sch.trace().to_json()).apply(replay);
+    EXPECT_TRUE(tir::structural_equal(replay.func(), sch.func()));
+  }
+  Schedule by_default(f);
+  apply_default_cpu_schedule(by_default, {});
+  EXPECT_FALSE(sched::find_block(by_default.func(), "dw_pad_1").defined()) << by_default.func();
+}
+
+// Unit-stride windows, and windows computed over a flat plane (a row of 10
+// outputs), keep their padded copy by default.
+TEST(SchedKnobs, UnitStrideAndFlatWindowsKeepTheirPaddedCopy) {
+  Shapes flat;
+  flat.W = 20, flat.stride = 2;
+  for (const Shapes& shapes : {Shapes{}, flat}) {
+    Schedule sch = scheduled_workload(Workload::kDepthwise, {}, shapes);
+    EXPECT_TRUE(sched::find_block(sch.func(), "dw_pad_1").defined()) << sch.func();
+  }
+}
+
 }  // namespace
 }  // namespace tessel::sched_workloads

@@ -83,6 +83,7 @@ struct Shapes {
   int64_t M = 32, N = 16, K = 24;         // matmul [M, K] x [K, N]
   int64_t C = 4, H = 10, W = 32, OC = 8;  // conv2d NCHW [1, C, H, W], OC 3x3 filters, pad 1 (rows of 32: not
                                           // short, so not computed flat; Shapes::small() is)
+  int64_t stride = 1;                     // of the convs, in both dimensions
   int64_t rows = 8, cols = 32;            // ReduceSum over the last axis of [rows, cols]
   int64_t sm_rows = 4, sm_cols = 16;      // Softmax over the last axis
   static Shapes small() {
@@ -108,7 +109,7 @@ inline void build_graph(graph::Graph& g, Workload w, const Shapes& s = {}) {
   };
   graph::Attrs conv;
   conv.set("pads", std::vector<int64_t>{1, 1, 1, 1});
-  conv.set("strides", std::vector<int64_t>{1, 1});
+  conv.set("strides", std::vector<int64_t>{s.stride, s.stride});
   graph::Node* out = nullptr;
   switch (w) {
     case Workload::kMatmul:
