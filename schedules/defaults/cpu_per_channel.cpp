@@ -106,6 +106,14 @@ bool window_in_place_by_default(const Schedule& sch, const BlockInfo& info,
          reads_stages_by_rows(sch, info, stages);
 }
 
+// The row length of the buffer a stage reads (its input's last dimension).
+int64_t input_row(const Schedule& sch, const std::string& stage) {
+  tir::Stmt stmt = find_block(sch.func(), stage);
+  const auto* block = stmt.as<tir::BlockNode>();
+  if (!block || block->reads.empty() || block->reads[0].buffer->shape.empty()) return 0;
+  return block->reads[0].buffer->shape.back();
+}
+
 }  // namespace
 
 std::vector<std::string> private_stages(Schedule& sch, const std::vector<BlockInfo>& blocks, size_t anchor) {
@@ -162,6 +170,16 @@ bool schedule_per_channel(Context& ctx, const std::vector<BlockInfo>& blocks, si
     taps_inside = choose(ctx, ctx.sch, info.name + ".taps_inside", {0, 1}, short_row);
   bool in_place = choose(ctx, ctx.sch, info.name + ".window_in_place", {0, 1},
                          window_in_place_by_default(ctx.sch, info, stages, lanes));
+  // The block reads a stride phase copy made from a padded copy: the phase
+  // copy may read the input in place instead (its guarded border split off
+  // by partition_vector_loops), one pass over the plane fewer. By default
+  // where the input's rows are at least a vector: on smaller planes the
+  // padded copy is cheap and the phase copy's rows, split into border and
+  // interior, ran slower than the two copies.
+  bool phases_in_place = false;
+  if (!in_place && stages.size() > 1)
+    phases_in_place = choose(ctx, ctx.sch, info.name + ".phases_in_place", {0, 1},
+                             input_row(ctx.sch, stages.back()) >= lanes);
   std::vector<LoopRV> outer;
   LoopRV plane;
   bool ok = attempt(ctx.sch, [&](Schedule& s) {
@@ -172,15 +190,15 @@ bool schedule_per_channel(Context& ctx, const std::vector<BlockInfo>& blocks, si
     if (taps_inside) shape.mask_short_rows = lanes;  // no accumulator lives across the taps' loop
     outer = tile_reduction(s, info, shape);
     plane = s.fuse({outer[0], outer[1]});
-    for (const std::string& stage : stages)
-      if (in_place)
-        s.compute_inline(s.get_block(stage));
+    for (size_t i = 0; i < stages.size(); ++i)
+      if (in_place || (i > 0 && phases_in_place))
+        s.compute_inline(s.get_block(stages[i]));
       else
-        s.compute_at(s.get_block(stage), plane);
+        s.compute_at(s.get_block(stages[i]), plane);
   });
   if (!ok) return false;
-  if (!in_place)
-    for (const std::string& stage : stages) schedule_private_stage(ctx.sch, stage, 1);
+  for (size_t i = 0; i < stages.size() && !in_place; ++i)
+    if (i == 0 || !phases_in_place) schedule_private_stage(ctx.sch, stages[i], 1);
   std::vector<LoopRV> loops = ctx.sch.get_loops(ctx.sch.get_block(info.name));  // [plane, ..., tile, reduction...]
   std::vector<LoopRV> outward(loops.begin(), loops.begin() + long(outer.size()) - 1);
   std::reverse(outward.begin(), outward.end());

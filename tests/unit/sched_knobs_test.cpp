@@ -193,14 +193,54 @@ TEST(SchedKnobs, AStridedPerChannelWindowReadsItsInputInPlace) {
   EXPECT_FALSE(sched::find_block(by_default.func(), "dw_pad_1").defined()) << by_default.func();
 }
 
-// Unit-stride windows, and windows computed over a flat plane (a row of 10
-// outputs), keep their padded copy by default.
-TEST(SchedKnobs, UnitStrideAndFlatWindowsKeepTheirPaddedCopy) {
+// Unit-stride windows keep their padded copy, and windows computed over a
+// flat plane (a row of 10 outputs) their stride phase copy, by default.
+TEST(SchedKnobs, UnitStrideAndFlatWindowsKeepTheirCopies) {
   Shapes flat;
   flat.W = 20, flat.stride = 2;
-  for (const Shapes& shapes : {Shapes{}, flat}) {
-    Schedule sch = scheduled_workload(Workload::kDepthwise, {}, shapes);
-    EXPECT_TRUE(sched::find_block(sch.func(), "dw_pad_1").defined()) << sch.func();
+  Schedule unit = scheduled_workload(Workload::kDepthwise);
+  EXPECT_TRUE(sched::find_block(unit.func(), "dw_pad_1").defined()) << unit.func();
+  Schedule phased = scheduled_workload(Workload::kDepthwise, {}, flat);
+  EXPECT_TRUE(sched::find_block(phased.func(), "dw_phases_1").defined()) << phased.func();
+}
+
+}  // namespace
+}  // namespace tessel::sched_workloads
+
+namespace tessel::sched_workloads {
+namespace {
+
+// A strided depthwise conv computed flat reads a stride phase copy, made
+// from a padded copy of its input; with phases_in_place the phase copy reads
+// the input itself (guarded) and the padded copy is gone. Both compute the
+// reference and replay. By default only where the input's rows are at least
+// a vector.
+TEST(SchedKnobs, AStridePhaseCopyMayReadTheInputInPlace) {
+  Shapes flat;
+  flat.H = 12, flat.W = 28, flat.stride = 2;  // output rows of 14: flat
+  tir::PrimFunc f = lower_workload(Workload::kDepthwise, flat);
+  Reference ref = reference_of(f);
+  for (int64_t in_place : {0, 1}) {
+    SCOPED_TRACE(in_place);
+    KnobChoices knobs({{"dw.phases_in_place", in_place}});
+    CpuScheduleOptions options;
+    options.knobs = &knobs;
+    Schedule sch(f);
+    apply_default_cpu_schedule(sch, options);
+    ASSERT_EQ(knobs.taken().at("dw.phases_in_place"), in_place) << sch.func();
+    EXPECT_TRUE(sched::find_block(sch.func(), "dw_phases_1").defined()) << sch.func();
+    EXPECT_EQ(sched::find_block(sch.func(), "dw_pad_1").defined(), !in_place) << sch.func();
+    EXPECT_EQ(check_against(ref, sch.func(), false), "");
+    Schedule replay(f);
+    sched::Trace::from_json(sch.trace().to_json()).apply(replay);
+    EXPECT_TRUE(tir::structural_equal(replay.func(), sch.func()));
+  }
+  for (int lanes : {16, 32}) {
+    CpuScheduleOptions options;
+    options.vector_lanes = lanes;
+    Schedule sch(f);
+    apply_default_cpu_schedule(sch, options);
+    EXPECT_EQ(sched::find_block(sch.func(), "dw_pad_1").defined(), lanes > 28) << lanes << "\n" << sch.func();
   }
 }
 
