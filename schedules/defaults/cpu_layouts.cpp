@@ -36,6 +36,19 @@ constexpr double kChannelsLastBelowShare = 0.95;
 // L2 (default_cpu_conv_layout).
 constexpr int64_t kChannelsLastDeepVectors = 32;
 
+// A conv whose rows are at least kDirectRowVectors whole vectors of at
+// least kDirectMinLanes lanes and whose reduction has fewer than
+// kShallowReduction terms per output (a stem over an image's 3 channels: 27)
+// is computed by rows, writing its output in place: flat, the plane is
+// computed into a buffer of its own and copied out with the epilogue, and
+// over so few terms those passes cost more than the wider tile saves (deeper
+// reductions, 144 terms and more, ran faster flat). With 8 lanes the rows'
+// tile of one vector does half the work per load, and the flat form stayed
+// faster even at 27 terms.
+constexpr int64_t kDirectRowVectors = 4;
+constexpr int64_t kDirectMinLanes = 16;
+constexpr int64_t kShallowReduction = 64;
+
 // Whole vectors, and whole tiles of at least 16 columns (the narrowest
 // register tile: two AVX2 vectors, one AVX-512 vector).
 int64_t flat_align(const CpuScheduleOptions& options) {
@@ -94,8 +107,12 @@ lower::ConvLayout default_cpu_conv_layout(const lower::ConvShape& conv, const Cp
   bool pointwise = conv.kernel[0] == 1 && conv.kernel[1] == 1;
   bool wide_tiles = !conv.depthwise() && conv.out_per_group >= kFlatMinChannels;
   if (pointwise || !(ragged || wide_tiles)) return {};
-  int64_t flat_align = rows * row > kWidePlane ? std::lcm(kWideFlatAlign, align) : align;
   int64_t lanes = std::max(1, options.vector_lanes);
+  int64_t reduction = conv.in_per_group * conv.kernel[0] * conv.kernel[1];
+  if (lanes >= kDirectMinLanes && row % lanes == 0 && row >= kDirectRowVectors * lanes &&
+      reduction < kShallowReduction)
+    return {};
+  int64_t flat_align = rows * row > kWidePlane ? std::lcm(kWideFlatAlign, align) : align;
   // A grouped conv's vectors are its group's channels (one vector can be all
   // of them: its tile's rows are many positions).
   bool groups_of_channels = conv.group == 1 || conv.in_per_group > 1;
@@ -118,7 +135,6 @@ lower::ConvLayout default_cpu_conv_layout(const lower::ConvShape& conv, const Cp
     // transposing epilogue is a pass of its own over the whole result, paid
     // back by a deep reduction only, and only while the result stays in
     // cache (from memory, and over shallow reductions, it lost).
-    int64_t reduction = conv.in_per_group * conv.kernel[0] * conv.kernel[1];
     double result_bytes = double(conv.out[0]) * double(positions) * double(conv.out[1]) * 4;
     bool deep_in_l2 = reduction >= kChannelsLastDeepVectors * lanes &&
                       result_bytes <= double(options.l2_bytes) && cl_share >= flat_share;

@@ -64,6 +64,23 @@ TEST(CpuLayouts, ConvFormsFollowRowsChannelsAndTaps) {
   EXPECT_EQ(cpu_choice(one_d, 8), "direct") << "flat forms are 2-D";
 }
 
+// A stem over an image's 3 channels (27 terms per output) with rows of whole
+// 16-lane vectors is computed by rows, its output written in place; with 8
+// lanes, a deeper reduction (a 7x7 stem's 147 terms, 16 channels' 144) or
+// ragged rows it keeps the flat form.
+TEST(CpuLayouts, ShallowReductionsOverRowsOfWholeVectorsAreDirect) {
+  for (int lanes : {8, 16}) {
+    SCOPED_TRACE(lanes);
+    ConvShape stem = conv2d(32, 112, 112, 3, 1, 3);
+    stem.strides = {2, 2};
+    EXPECT_EQ(cpu_choice(stem, lanes), lanes == 16 ? "direct" : "flat align 48");
+    EXPECT_EQ(cpu_choice(conv2d(64, 112, 112, 7, 1, 3), lanes), "flat align 48") << "147 terms";
+    EXPECT_EQ(cpu_choice(conv2d(32, 112, 112, 3, 1, 16), lanes), "flat align 48") << "144 terms";
+    EXPECT_EQ(cpu_choice(conv2d(64, 111, 111, 3, 1, 3), lanes), "flat align 48") << "ragged rows";
+    EXPECT_EQ(cpu_choice(conv2d(32, 48, 48, 3, 1, 3), lanes), "flat align 48") << "rows of 3 vectors of 16";
+  }
+}
+
 // With its weight packed channels-last, a dense conv whose flat plane would
 // be mostly the taps' reach is computed over its positions, the output
 // channels in the lanes; its positions are padded to rows of 8 unless 6, 7
