@@ -49,10 +49,9 @@ constexpr int64_t kDirectRowVectors = 4;
 constexpr int64_t kDirectMinLanes = 16;
 constexpr int64_t kShallowReduction = 64;
 
-// Whole vectors, and whole tiles of at least 16 columns (the narrowest
-// register tile: two AVX2 vectors, one AVX-512 vector).
+// Whole vectors, and whole tiles of at least the narrowest tile's columns.
 int64_t flat_align(const CpuScheduleOptions& options) {
-  return std::lcm<int64_t>(16, std::max(1, options.vector_lanes));
+  return std::lcm<int64_t>(lower::kNarrowestFlatTile, std::max(1, options.vector_lanes));
 }
 
 // A flat pointwise conv's register tile takes its columns from the plane:

@@ -52,6 +52,10 @@ enum class ConvForm {
                    // a grouped conv's groups each of several channels: [N, group, positions, M / group])
 };
 
+// The narrowest register tile of a flat form, in columns (two AVX2 vectors,
+// one AVX-512 vector): flat rows are padded to multiples of it.
+constexpr int64_t kNarrowestFlatTile = 16;
+
 struct ConvLayout {
   ConvForm form = ConvForm::kDirect;
   int64_t flat_align =

@@ -212,6 +212,23 @@ TEST(LayoutChoicesLowering, AFlatPointwiseConvsEpilogueJoinsItsTile) {
   expect_close(got[0], want[0], 1e-6, "scheduled vs lowered");
 }
 
+// Aligned to 48, a plane of 64 leaves 16 columns, the narrowest flat tile:
+// they are a block like the head (the same reduction over X in place); a
+// plane of 52 leaves 4, matrix-vector products over a copy of their columns
+// with the channels innermost. Both match the reference (check_op).
+TEST(LayoutChoicesLowering, AFlatPointwiseTailOfWholeTilesIsComputedLikeTheHead) {
+  vector<Arg> tiles = {f32_arg({1, 8, 4, 16}), f32_arg({12, 8, 1, 1})};
+  LoweredNode whole = check_op("Conv", "p", tiles, {}, 1, 1e-5, always({ConvForm::kFlatPointwise, 48}));
+  EXPECT_NE(whole.text().find("p_tail[v0_1, v1_1, v2_1] = p_tail[v0_1, v1_1, v2_1] + in0[v0_1, r0_1, (v2_1 + "
+                              "48) // 16, (v2_1 + 48) % 16]"),
+            std::string::npos)
+      << whole.text();
+  EXPECT_EQ(whole.text().find("p_tail_input"), std::string::npos) << whole.text();
+  vector<Arg> few = {f32_arg({1, 8, 4, 13}), f32_arg({12, 8, 1, 1})};
+  LoweredNode products = check_op("Conv", "p", few, {}, 1, 1e-5, always({ConvForm::kFlatPointwise, 48}));
+  EXPECT_NE(products.text().find("p_tail_input"), std::string::npos) << products.text();
+}
+
 TEST(LayoutChoicesLowering, AChoiceThatDoesNotFitTheConvIsAnInternalError) {
   vector<Arg> three_by_three = {f32_arg({1, 2, 6, 6}), f32_arg({4, 2, 3, 3})};
   EXPECT_THROW(LoweredNode("Conv", "c", three_by_three, {}, 1, always({ConvForm::kFlatPointwise, 16})),

@@ -116,8 +116,8 @@ std::vector<TensorExpr> lower_flat_conv(LowerContext& ctx, const graph::Node& no
   return {with_bias(y, in, x.dtype)};
 }
 
-// The last columns of a flat pointwise conv, from `first` on: fewer than a
-// vector, so the tail is a few matrix-vector products. Its columns of X are
+// The last columns of a flat pointwise conv, from `first` on: fewer than the
+// narrowest tile, so the tail is a few matrix-vector products. Its columns of X are
 // copied first with the channels innermost (Xt[n, j, c]): each product then
 // reads a row of W and a row of Xt in order (summed by lanes); read in
 // place, a column of X is one plane apart per channel.
@@ -218,8 +218,14 @@ std::vector<TensorExpr> lower_flat_pointwise(LowerContext& ctx, const graph::Nod
   };
   TESSEL_ICHECK(main > 0) << node.name << ": a flat pointwise conv of " << plane << " positions aligned to " << align;
   TensorExpr head = columns(stage_name(node), 0, main);
+  // Where `align` is several tiles wide (three vectors, flat_pointwise_align)
+  // and whole narrowest tiles are left over, they are a block of their own
+  // computed like the head; fewer columns are matrix-vector products.
   std::optional<TensorExpr> tail;
-  if (main < plane) tail = tail_columns(ctx, stage_name(node, "tail"), x, w, out, main);
+  if (main < plane && (plane - main) % kNarrowestFlatTile == 0)
+    tail = columns(stage_name(node, "tail"), main, plane - main);
+  else if (main < plane)
+    tail = tail_columns(ctx, stage_name(node, "tail"), x, w, out, main);
   TensorExpr y;
   y.shape = out;
   y.dtype = t;
