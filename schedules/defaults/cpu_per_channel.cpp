@@ -98,12 +98,12 @@ bool reads_stages_by_rows(const Schedule& sch, const BlockInfo& info,
 // leaving the interior unguarded. Flat windows keep the copy (their guards
 // would test every position's row and column, with a division each), and so
 // do unit-stride windows, whose copy is a small part of their taps' reads and
-// whose partitioned rows lose the vectors' alignment.
+// whose partitioned rows lose the vectors' alignment, and rows of one vector
+// or less, which runs as one masked vector only while it is not split.
 bool window_in_place_by_default(const Schedule& sch, const BlockInfo& info,
                                 const std::vector<std::string>& stages, int64_t lanes) {
   int64_t columns = info.vector_loop >= 0 ? info.extents[size_t(info.vector_loop)] : 0;
-  return columns >= 2 * lanes && !unit_stride_along_vector(sch, info) &&
-         reads_stages_by_rows(sch, info, stages);
+  return columns > lanes && !unit_stride_along_vector(sch, info) && reads_stages_by_rows(sch, info, stages);
 }
 
 // The row length of the buffer a stage reads (its input's last dimension).
