@@ -166,6 +166,21 @@ TEST(SchedKnobs, APerChannelWindowsTapsCanRunInsideItsVectorLoop) {
   }
 }
 
+// f scheduled by default with one knob decided; the knob was taken, and the
+// trace replays on f to the same function.
+Schedule scheduled_with_knob(const tir::PrimFunc& f, const std::string& knob, int64_t value) {
+  KnobChoices knobs({{knob, value}});
+  CpuScheduleOptions options;
+  options.knobs = &knobs;
+  Schedule sch(f);
+  apply_default_cpu_schedule(sch, options);
+  EXPECT_EQ(knobs.taken().at(knob), value) << sch.func();
+  Schedule replay(f);
+  sched::Trace::from_json(sch.trace().to_json()).apply(replay);
+  EXPECT_TRUE(tir::structural_equal(replay.func(), sch.func()));
+  return sch;
+}
+
 // A strided depthwise conv read by rows reads its input in place by default:
 // no padded copy, the window's guarded reads split by partition_vector_loops
 // into border and interior later. With the knob off, the copy is made per
@@ -177,16 +192,9 @@ TEST(SchedKnobs, AStridedPerChannelWindowReadsItsInputInPlace) {
   Reference ref = reference_of(f);
   for (int64_t in_place : {0, 1}) {
     SCOPED_TRACE(in_place);
-    KnobChoices knobs({{"dw.window_in_place", in_place}});
-    CpuScheduleOptions options;
-    options.knobs = &knobs;
-    Schedule sch(f);
-    apply_default_cpu_schedule(sch, options);
+    Schedule sch = scheduled_with_knob(f, "dw.window_in_place", in_place);
     EXPECT_EQ(sched::find_block(sch.func(), "dw_pad_1").defined(), !in_place) << sch.func();
     EXPECT_EQ(check_against(ref, sch.func(), false), "");
-    Schedule replay(f);
-    sched::Trace::from_json(sch.trace().to_json()).apply(replay);
-    EXPECT_TRUE(tir::structural_equal(replay.func(), sch.func()));
   }
   Schedule by_default(f);
   apply_default_cpu_schedule(by_default, {});
@@ -204,12 +212,6 @@ TEST(SchedKnobs, UnitStrideAndFlatWindowsKeepTheirCopies) {
   EXPECT_TRUE(sched::find_block(phased.func(), "dw_phases_1").defined()) << phased.func();
 }
 
-}  // namespace
-}  // namespace tessel::sched_workloads
-
-namespace tessel::sched_workloads {
-namespace {
-
 // A strided depthwise conv computed flat reads a stride phase copy, made
 // from a padded copy of its input; with phases_in_place the phase copy reads
 // the input itself (guarded) and the padded copy is gone. Both compute the
@@ -222,18 +224,10 @@ TEST(SchedKnobs, AStridePhaseCopyMayReadTheInputInPlace) {
   Reference ref = reference_of(f);
   for (int64_t in_place : {0, 1}) {
     SCOPED_TRACE(in_place);
-    KnobChoices knobs({{"dw.phases_in_place", in_place}});
-    CpuScheduleOptions options;
-    options.knobs = &knobs;
-    Schedule sch(f);
-    apply_default_cpu_schedule(sch, options);
-    ASSERT_EQ(knobs.taken().at("dw.phases_in_place"), in_place) << sch.func();
+    Schedule sch = scheduled_with_knob(f, "dw.phases_in_place", in_place);
     EXPECT_TRUE(sched::find_block(sch.func(), "dw_phases_1").defined()) << sch.func();
     EXPECT_EQ(sched::find_block(sch.func(), "dw_pad_1").defined(), !in_place) << sch.func();
     EXPECT_EQ(check_against(ref, sch.func(), false), "");
-    Schedule replay(f);
-    sched::Trace::from_json(sch.trace().to_json()).apply(replay);
-    EXPECT_TRUE(tir::structural_equal(replay.func(), sch.func()));
   }
   for (int lanes : {16, 32}) {
     CpuScheduleOptions options;

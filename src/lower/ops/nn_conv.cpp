@@ -117,9 +117,9 @@ std::vector<TensorExpr> lower_flat_conv(LowerContext& ctx, const graph::Node& no
 }
 
 // The last columns of a flat pointwise conv, from `first` on: fewer than the
-// narrowest tile, so the tail is a few matrix-vector products. Its columns of X are
-// copied first with the channels innermost (Xt[n, j, c]): each product then
-// reads a row of W and a row of Xt in order (summed by lanes); read in
+// narrowest tile, so the tail is a few matrix-vector products. Its columns of
+// X are copied first with the channels innermost (Xt[n, j, c]): each product
+// then reads a row of W and a row of Xt in order (summed by lanes); read in
 // place, a column of X is one plane apart per channel.
 TensorExpr tail_columns(LowerContext& ctx, const std::string& name, const TensorExpr& x, const TensorExpr& w,
                         const std::vector<int64_t>& out, int64_t first) {
