@@ -68,6 +68,7 @@ class CodegenLLVM {
   void emit_for(const tir::ForNode& loop);
   static bool vectorizes_inside(const tir::ForNode& loop);
   static bool reads_at_a_stride(const tir::ForNode& loop);
+  llvm::MDNode* vector_loop_hints(const tir::ForNode& loop, llvm::MDNode* group);
   llvm::MDNode* no_vectorize_hint();
   void emit_serial_loop(const tir::ForNode& loop, llvm::MDNode* loop_metadata);
   void emit_loop(const std::string& name, llvm::Value* begin, llvm::Value* end, llvm::MDNode* loop_metadata,

@@ -1,0 +1,95 @@
+// The loop metadata of the LLVM backend: what LLVM's loop passes are told
+// about the loops the schedule vectorized, and about the serial loops around
+// them.
+#include "ir/tensor/functor.h"
+#include "ir/tensor/simplify.h"
+#include "src/codegen/llvm/codegen_llvm.h"
+
+namespace tessel::codegen {
+
+using namespace tir;
+
+// The hints on a loop the schedule vectorized. Its accesses form the access
+// group `group`, declared free of loop-carried dependences, and the vectorizer
+// must vectorize it (at the width its cost model finds best for the target;
+// the tail runs scalar).
+llvm::MDNode* CodegenLLVM::vector_loop_hints(const ForNode& loop, llvm::MDNode* group) {
+  llvm::Metadata* parallel[] = {llvm::MDString::get(ctx_, "llvm.loop.parallel_accesses"), group};
+  llvm::Metadata* enable[] = {llvm::MDString::get(ctx_, "llvm.loop.vectorize.enable"),
+                              llvm::ConstantAsMetadata::get(b_.getTrue())};
+  // A loop of exactly one f32 vector is not unrolled: unrolled into scalars
+  // before the vectorizer sees it, it may stay scalar (a flat conv ran many
+  // times slower). Other lengths may be unrolled and re-vectorized by SLP,
+  // which keeps a matmul tile's accumulators in registers and does better
+  // than the vectorizer on a 7-wide row (MobileNet's last pointwise convs).
+  std::vector<llvm::Metadata*> hint_list = {llvm::MDNode::get(ctx_, parallel),
+                                            llvm::MDNode::get(ctx_, enable)};
+  const int64_t* extent = as_const_int(loop.extent);
+  bool one_vector = extent && *extent == vector_bits_ / 32;
+  if (one_vector)
+    hint_list.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.disable")}));
+  // A loop that reads at a constant stride (a stride phase's copy,
+  // x[2 * i - 1] and x[2 * i]) is vectorized before it is unrolled: LLVM's
+  // vectorizer reads such a group as whole vectors and deinterleaves them
+  // with shuffles, where SLP on the unrolled copies gathered each vector
+  // element by element. Unrolling stays allowed after the vectorizer.
+  if (!one_vector && reads_at_a_stride(loop)) {
+    hint_list.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.disable")}));
+    hint_list.push_back(llvm::MDNode::get(
+        ctx_, {llvm::MDString::get(ctx_, "llvm.loop.vectorize.followup_all"),
+               llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.isvectorized")})}));
+  }
+  // A masked tail (tir::kMaskedTail) is folded into masked vectors, and
+  // the loop is not unrolled before the vectorizer sees it.
+  if (loop.annotations.count(kMaskedTail)) {
+    llvm::Metadata* fold[] = {llvm::MDString::get(ctx_, "llvm.loop.vectorize.predicate.enable"),
+                              llvm::ConstantAsMetadata::get(b_.getTrue())};
+    hint_list.push_back(llvm::MDNode::get(ctx_, fold));
+    hint_list.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.disable")}));
+  }
+  return llvm::MDNode::get(ctx_, hint_list);
+}
+
+// A serial loop around a loop the schedule vectorized is not vectorized by
+// LLVM: once it has unrolled a short inner vector loop (a pool's row of 14),
+// the serial loop is innermost, and LLVM vectorized it across rows, with a
+// gather or scatter per access.
+bool CodegenLLVM::vectorizes_inside(const ForNode& loop) {
+  bool found = false;
+  walk(loop.body, [&](const Stmt& s) {
+    const auto* f = s.as<ForNode>();
+    found = found || (f && f->for_kind == ForKind::kVectorized);
+    return !found;
+  });
+  return found;
+}
+
+// Whether a load in the loop's body steps by a constant other than 0 or 1
+// elements per iteration of the loop's variable.
+bool CodegenLLVM::reads_at_a_stride(const ForNode& loop) {
+  bool strided = false;
+  walk_exprs(loop.body, [&](const Expr& e) {
+    const auto* load = e.as<LoadNode>();
+    if (strided || !load) return;
+    const BufferNode& buffer = *load->buffer;
+    Expr step = int_imm(0);
+    for (size_t d = 0; d < load->indices.size(); ++d) {
+      const Expr& index = load->indices[d];
+      Expr delta = substitute(index, {{loop.var.get(), int_imm(1)}}) -
+                   substitute(index, {{loop.var.get(), int_imm(0)}});
+      step = step + delta * buffer.strides[d];
+    }
+    Expr simplified = simplify(step);
+    const int64_t* c = as_const_int(simplified);
+    strided = c && *c != 0 && *c != 1;
+  });
+  return strided;
+}
+
+llvm::MDNode* CodegenLLVM::no_vectorize_hint() {
+  llvm::Metadata* disable[] = {llvm::MDString::get(ctx_, "llvm.loop.vectorize.enable"),
+                               llvm::ConstantAsMetadata::get(b_.getFalse())};
+  return llvm::MDNode::get(ctx_, {llvm::MDNode::get(ctx_, disable)});
+}
+
+}  // namespace tessel::codegen
