@@ -99,16 +99,16 @@ lower::ConvLayout default_cpu_conv_layout(const lower::ConvShape& conv, const Cp
   // vectors but 3.5 AVX-512 ones, and a tile of one row's vectors and a tail
   // by two output channels reuses each load twice.
   // A strided one reads a subsampled copy of its input either way, flat.
-  bool whole_vectors = row >= kFlatRowLimit && row % std::max(1, options.vector_lanes) == 0;
+  int64_t lanes = std::max(1, options.vector_lanes);
+  bool whole_vectors = row >= kFlatRowLimit && row % lanes == 0;
   bool strided = !conv.plain_pointwise();
   if ((strided || !whole_vectors) && conv.pointwise() && rows * row >= align)
     return {ConvForm::kFlatPointwise, flat_pointwise_align(rows * row, align, options)};
   bool pointwise = conv.kernel[0] == 1 && conv.kernel[1] == 1;
   bool wide_tiles = !conv.depthwise() && conv.out_per_group >= kFlatMinChannels;
   if (pointwise || !(ragged || wide_tiles)) return {};
-  int64_t lanes = std::max(1, options.vector_lanes);
   int64_t reduction = conv.in_per_group * conv.kernel[0] * conv.kernel[1];
-  if (lanes >= kDirectMinLanes && row % lanes == 0 && row >= kDirectRowVectors * lanes &&
+  if (lanes >= kDirectMinLanes && whole_vectors && row >= kDirectRowVectors * lanes &&
       reduction < kShallowReduction)
     return {};
   int64_t flat_align = rows * row > kWidePlane ? std::lcm(kWideFlatAlign, align) : align;

@@ -311,6 +311,15 @@ int floor_divisions(const Expr& e) {
 
 }  // namespace
 
+Expr CodegenLLVM::flat_offset(const BufferNode& buffer, const std::vector<Expr>& indices) {
+  Expr offset = int_imm(0);
+  for (size_t d = 0; d < indices.size(); ++d) {
+    Expr i = indices[d]->dtype == kIndexType ? indices[d] : cast(kIndexType, indices[d]);
+    offset = offset + i * buffer.strides[d];
+  }
+  return offset;
+}
+
 // A buffer read as a view of other dimensions, x[p // w, p % w] of a row-major
 // [h, w] buffer, is at offset p: when the offset, simplified under the loop
 // ranges, has fewer floordivs and floormods (a pair merged back), that simpler
@@ -320,12 +329,7 @@ llvm::Value* CodegenLLVM::view_offset(const BufferNode& buffer, const std::vecto
   int floors = 0;
   for (const Expr& i : indices) floors += floor_divisions(i);
   if (floors == 0) return nullptr;
-  Expr offset = int_imm(0);
-  for (size_t d = 0; d < indices.size(); ++d) {
-    Expr i = indices[d]->dtype == kIndexType ? indices[d] : cast(kIndexType, indices[d]);
-    offset = offset + i * buffer.strides[d];
-  }
-  Expr simple = loop_ranges_.simplify(offset);
+  Expr simple = loop_ranges_.simplify(flat_offset(buffer, indices));
   return floor_divisions(simple) < floors ? emit(simple) : nullptr;
 }
 

@@ -68,6 +68,8 @@ class CodegenLLVM {
   void emit_for(const tir::ForNode& loop);
   static bool vectorizes_inside(const tir::ForNode& loop);
   static bool reads_at_a_stride(const tir::ForNode& loop);
+  // The element offset of buffer[indices], sum of index times stride.
+  static tir::Expr flat_offset(const tir::BufferNode& buffer, const std::vector<tir::Expr>& indices);
   llvm::MDNode* vector_loop_hints(const tir::ForNode& loop, llvm::MDNode* group);
   llvm::MDNode* no_vectorize_hint();
   void emit_serial_loop(const tir::ForNode& loop, llvm::MDNode* loop_metadata);

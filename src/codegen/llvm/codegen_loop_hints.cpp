@@ -71,15 +71,9 @@ bool CodegenLLVM::reads_at_a_stride(const ForNode& loop) {
   walk_exprs(loop.body, [&](const Expr& e) {
     const auto* load = e.as<LoadNode>();
     if (strided || !load) return;
-    const BufferNode& buffer = *load->buffer;
-    Expr step = int_imm(0);
-    for (size_t d = 0; d < load->indices.size(); ++d) {
-      const Expr& index = load->indices[d];
-      Expr delta = substitute(index, {{loop.var.get(), int_imm(1)}}) -
-                   substitute(index, {{loop.var.get(), int_imm(0)}});
-      step = step + delta * buffer.strides[d];
-    }
-    Expr simplified = simplify(step);
+    Expr offset = flat_offset(*load->buffer, load->indices);
+    Expr simplified = simplify(substitute(offset, {{loop.var.get(), int_imm(1)}}) -
+                               substitute(offset, {{loop.var.get(), int_imm(0)}}));
     const int64_t* c = as_const_int(simplified);
     strided = c && *c != 0 && *c != 1;
   });
