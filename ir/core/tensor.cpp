@@ -131,6 +131,32 @@ Tensor Tensor::reshaped(Dims shape) const {
   return t;
 }
 
+Tensor Tensor::permuted(const Dims& order) const {
+  TESSEL_ICHECK(order.size() == shape_.size())
+      << "permutation of " << order.size() << " dims for " << dims_str(shape_);
+  Dims shape, source_strides, strides = contiguous_strides(shape_);
+  for (int64_t d : order) {
+    TESSEL_ICHECK(d >= 0 && d < rank()) << "permutation entry " << d << " for " << dims_str(shape_);
+    shape.push_back(shape_[size_t(d)]);
+    source_strides.push_back(strides[size_t(d)]);
+  }
+  Tensor out(dtype_, shape);
+  size_t size = dtype_size(dtype_);
+  const auto* src = static_cast<const std::byte*>(raw());
+  auto* dst = static_cast<std::byte*>(out.raw());
+  Dims index(shape.size(), 0);
+  for (int64_t i = 0; i < numel_; ++i) {
+    int64_t from = 0;
+    for (size_t k = 0; k < index.size(); ++k) from += index[k] * source_strides[k];
+    std::memcpy(dst + size_t(i) * size, src + size_t(from) * size, size);
+    for (size_t k = index.size(); k-- > 0;) {  // the next index, row-major
+      if (++index[k] < shape[k]) break;
+      index[k] = 0;
+    }
+  }
+  return out;
+}
+
 Tensor Tensor::from_i64(const std::vector<int64_t>& values, Dims shape) {
   Tensor t(DType::kI64, std::move(shape));
   TESSEL_ICHECK(t.numel() == int64_t(values.size())) << "value count does not match shape";

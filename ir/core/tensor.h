@@ -60,6 +60,10 @@ class Tensor {
   Tensor clone() const;
   // Same buffer, new shape with the same element count.
   Tensor reshaped(Dims shape) const;
+  // A copy with its dimensions in the order `order` lists them (a
+  // permutation of 0..rank-1): result[i] = this[j] where j[order[k]] = i[k].
+  // {0, 2, 3, 1} turns an NCHW tensor into NHWC.
+  Tensor permuted(const Dims& order) const;
 
   static Tensor from_i64(const std::vector<int64_t>& values, Dims shape);
   static Tensor from_i64(const std::vector<int64_t>& values) {

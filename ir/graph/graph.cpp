@@ -106,4 +106,12 @@ std::vector<Node*> users_of(const Graph& g, const Value* v) {
   return out;
 }
 
+std::vector<int64_t> stored_dims(const Value& v) {
+  std::vector<int64_t> dims = v.type.static_dims();
+  if (v.storage.empty()) return dims;
+  std::vector<int64_t> stored;
+  for (int64_t d : v.storage) stored.push_back(dims[size_t(d)]);
+  return stored;
+}
+
 }  // namespace tessel::graph

@@ -22,9 +22,19 @@ struct Value {
   Node* producer = nullptr;       // null for graph inputs and constants
   int producer_output = 0;
   std::optional<Tensor> constant;  // weights and folded values
+  // The order in which the kernels store its dimensions, outermost first,
+  // where it is not the type's own (empty): {0, 2, 3, 1} keeps an NCHW
+  // activation channels-last between kernels. Only a value both made and
+  // read by kernels has one (not a graph input, output or constant), so the
+  // model's interface never changes; set by passes::channels_last.
+  std::vector<int64_t> storage;
 
   bool is_constant() const { return constant.has_value(); }
 };
+
+// v's dimensions in the order its storage holds them (the type's own order
+// without a storage order).
+std::vector<int64_t> stored_dims(const Value& v);
 
 struct Node {
   int id = 0;

@@ -9,7 +9,14 @@ namespace {
 
 std::string value_ref(const Value* v) { return v ? "%" + v->name : "_"; }
 
-std::string typed(const Value* v) { return value_ref(v) + ": " + v->type.str(); }
+// A storage order prints after the type: %y: f32[1, 32, 56, 56] stored [0, 2, 3, 1].
+std::string typed(const Value* v) {
+  std::string s = value_ref(v) + ": " + v->type.str();
+  if (v->storage.empty()) return s;
+  s += " stored [";
+  for (size_t i = 0; i < v->storage.size(); ++i) s += (i ? ", " : "") + std::to_string(v->storage[i]);
+  return s + "]";
+}
 
 void print_node(std::ostringstream& os, const Node& n) {
   os << "  ";

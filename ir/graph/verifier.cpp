@@ -30,11 +30,30 @@ void check_types_agree(const Node& n) {
   }
 }
 
+// A storage order is a permutation of a static value's dimensions, on a
+// value kernels make and read (the model's interface keeps its layout).
+void check_storage(const Value& v, bool interface) {
+  TESSEL_ICHECK(!interface && !v.is_constant() && v.producer)
+      << "%" << v.name << " has a storage order but is a graph input, output or constant";
+  TESSEL_ICHECK(v.type.rank_known && v.type.is_static() && v.storage.size() == size_t(v.type.rank()))
+      << "%" << v.name << " of type " << v.type.str() << " has a storage order of " << v.storage.size()
+      << " dimensions";
+  std::vector<bool> seen(v.storage.size());
+  for (int64_t d : v.storage) {
+    TESSEL_ICHECK(d >= 0 && size_t(d) < seen.size() && !seen[size_t(d)])
+        << "%" << v.name << ": its storage order is not a permutation of its dimensions";
+    seen[size_t(d)] = true;
+  }
+}
+
 }  // namespace
 
 void verify_graph(const Graph& g) {
   std::unordered_set<const Value*> defined(g.inputs().begin(), g.inputs().end());
+  std::unordered_set<const Value*> interface(g.inputs().begin(), g.inputs().end());
+  interface.insert(g.outputs().begin(), g.outputs().end());
   for (const Value* v : g.values()) {
+    if (!v->storage.empty()) check_storage(*v, interface.count(v) > 0);
     if (v->producer == nullptr && v->is_constant()) defined.insert(v);
     if (!v->is_constant()) continue;
     TESSEL_ICHECK(v->constant->dtype() == v->type.dtype && v->type.is_static() &&

@@ -181,11 +181,13 @@ void classify_contraction(const BlockInfo& base, const Vars& vars, const Loads& 
   }
   // The tile's rows: the output channel (read by the weight, not by the
   // windowed input); with the output channels in the vector (a channels-last
-  // conv), the positions (read by the input, not by the weight).
+  // conv), the positions (read by the input, not by the weight). A
+  // depthwise conv computed channels-last reads input and weight along the
+  // vector's channels, and its rows are the positions too.
   const Loads& input = wa ? a : b;
   const Loads& weight = wa ? b : a;
   const VarNode* column = vec < 0 ? nullptr : vars.spatial[size_t(vec)];
-  bool channels_in_lanes = column && any_uses(weight, column) && !any_uses(input, column);
+  bool channels_in_lanes = column && any_uses(weight, column);
   const Loads& row_operand = channels_in_lanes ? input : weight;
   const Loads& other = channels_in_lanes ? weight : input;
   for (int s = int(vars.spatial.size()) - 1; s >= 0; --s) {

@@ -92,6 +92,12 @@ int64_t positions_align(const lower::ConvShape& conv) {
 lower::ConvLayout default_cpu_conv_layout(const lower::ConvShape& conv, const CpuScheduleOptions& options) {
   using lower::ConvForm;
   if (conv.spatial() != 2) return {};
+  // An activation stored channels-last is read and written in order by the
+  // channels-last form; any other form reads or writes it a plane apart per
+  // channel.
+  bool stored_channels_last = conv.input_channels_last || conv.output_channels_last;
+  if (stored_channels_last && conv.weight_channels_last && conv.channels_last_applies())
+    return {ConvForm::kChannelsLast, positions_align(conv)};
   int64_t rows = conv.out[2], row = conv.out[3], align = flat_align(options);
   bool ragged = row < kFlatRowLimit || row % kFlatRowMultiple != 0;
   // Pointwise convs are a flat matmul (their input needs no copy) unless
@@ -160,11 +166,11 @@ std::vector<lower::ConvLayout> cpu_conv_layout_candidates(const lower::ConvShape
   // needs one whole tile of the plane.
   if (conv.pointwise() && rows * row >= align) add({ConvForm::kFlatPointwise, align});
   add({ConvForm::kFlat, rows * row > kWidePlane ? std::lcm(kWideFlatAlign, align) : align});
-  bool groups_of_channels = conv.group == 1 || (conv.in_per_group > 1 && conv.out_per_group > 1);
   // Unpadded as well where the default pads the positions: a plane of one
   // position (a squeeze-excite block's) padded to 8 computes 8 times its
   // outputs, and 13 x 13 has a tile of 13 rows.
-  if (groups_of_channels && conv.out_per_group % lanes == 0) {
+  bool stored_channels_last = conv.input_channels_last || conv.output_channels_last;
+  if (conv.channels_last_applies() && (conv.out_per_group % lanes == 0 || stored_channels_last)) {
     add({ConvForm::kChannelsLast, positions_align(conv)});
     add({ConvForm::kChannelsLast, 1});
   }
@@ -174,6 +180,7 @@ std::vector<lower::ConvLayout> cpu_conv_layout_candidates(const lower::ConvShape
 
 int64_t channels_last_panel(const lower::ConvShape& conv, const lower::ConvLayout& layout,
                             const CpuScheduleOptions& options) {
+  if (conv.depthwise()) return conv.out[1];  // one weight vector per tap, along all the channels
   int64_t align = std::max<int64_t>(1, layout.flat_align), lanes = std::max(1, options.vector_lanes);
   int64_t positions = (conv.out[2] * conv.out[3] + align - 1) / align * align;
   return cpu_rules::contraction_tile_columns(positions, conv.out_per_group, lanes);

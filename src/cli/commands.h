@@ -97,7 +97,7 @@ lowered to the tensor IR on the tensor IR interpreter.
 inline constexpr const char* kCompileHelp =
     R"(usage: tessel compile MODEL.onnx -o OUT.so [--target "llvm [-mcpu=CPU] [-mattr=+f,-g] [-fmas-in-flight=N]"]
                       [--fusion none|injective|simple|default|aggressive|tuned] [--schedule default|none] [--input-shape NAME=DxD ...]
-                      [--tuning-log FILE] [--print-tir] [--print-llvm]
+                      [--channels-last none|depthwise|all] [--tuning-log FILE] [--print-tir] [--print-llvm]
 
 Compiles the model for a CPU through LLVM into a self-contained shared
 library: its kernels, execution plan (static memory plan) and weights, with
@@ -112,6 +112,13 @@ the C ABI of include/tessel/runtime.h. Load it from C (link it), from Python
                   unless given):
 )" TESSEL_FUSION_POLICIES_HELP R"(  --schedule S    default (hand-written CPU schedules: tiled, vectorized,
                   parallel) or none (loops as lowered, for comparison)
+  --channels-last P  which activations the kernels keep channels-last
+                  ([N, H, W, C]) between them, where every op making and
+                  reading them does so in order: depthwise (default: the
+                  regions a depthwise conv reads, of planes whose rows fill at
+                  most half a vector), all (every such region, any rows) or
+                  none; the model's inputs and outputs keep their layout
+                  (also for run and check)
   --tuning-log F  the fastest schedule `tessel tune` measured for each task
                   (also for run and check); other kernels keep the defaults
   --print-tir     print each kernel's tensor IR as scheduled and flattened
@@ -123,8 +130,9 @@ the C ABI of include/tessel/runtime.h. Load it from C (link it), from Python
   --time-passes                    each stage's time, on stderr
 
 Stages, in order: import, eliminate_dead_code, pretranspose_gemm_weights,
-pack_matmul_weights, fusion, lower, schedule, flatten_blocks, compact_buffers,
-partition_vector_loops, plan, codegen, export.
+store_channels_last, pack_matmul_weights, pack_conv_weights, fusion, lower,
+schedule, flatten_blocks, compact_buffers, partition_vector_loops, plan,
+codegen, export.
 )";
 
 inline constexpr const char* kCheckHelp =

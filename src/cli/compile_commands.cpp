@@ -23,10 +23,16 @@ namespace tessel::cli {
 driver::CompileOptions compile_options(Args& args, const driver::PipelineOptions& pipeline, bool* given) {
   driver::CompileOptions o;
   auto fusion = args.value("--fusion"), schedule = args.value("--schedule");
-  auto target = args.value("--target");
+  auto target = args.value("--target"), channels_last = args.value("--channels-last");
   std::vector<std::string> mcpu = args.values("-mcpu"), mattr = args.values("-mattr");
-  if (given) *given = fusion || schedule || target || !mcpu.empty() || !mattr.empty();
+  if (given) *given = fusion || schedule || target || channels_last || !mcpu.empty() || !mattr.empty();
   o.fusion = fusion ? passes::parse_fusion_policy(*fusion) : driver::CompileOptions{}.fusion;
+  if (channels_last) {
+    std::optional<passes::ChannelsLastPolicy> policy = passes::channels_last_policy_named(*channels_last);
+    TESSEL_USER_CHECK(policy.has_value(), Span{})
+        << "--channels-last " << *channels_last << ": expected none, depthwise or all";
+    o.channels_last = *policy;
+  }
   o.schedule = driver::parse_schedule_kind(schedule.value_or("default"));
   std::vector<std::string> extra;
   for (const std::string& v : mcpu) extra.push_back("-mcpu=" + v);

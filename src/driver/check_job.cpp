@@ -60,6 +60,14 @@ std::unordered_map<const graph::Value*, Tensor> reference_values(const graph::Gr
   return env;
 }
 
+// A kernel's output as the value it is: stored in another order, put back.
+Tensor stored_back(const Tensor& result, const graph::Value& v, const Dims& shape) {
+  if (v.storage.empty()) return result.reshaped(shape);
+  Dims inverse(v.storage.size());
+  for (size_t k = 0; k < v.storage.size(); ++k) inverse[size_t(v.storage[k])] = int64_t(k);
+  return result.reshaped(graph::stored_dims(v)).permuted(inverse);
+}
+
 int check_kernels(const JitModel& model, const std::unordered_map<const graph::Value*, Tensor>& env,
                   double tolerance, std::ostream& out) {
   int failures = 0;
@@ -69,12 +77,14 @@ int check_kernels(const JitModel& model, const std::unordered_map<const graph::V
     std::vector<Tensor> args;
     for (const graph::Value* v : group.inputs) {
       auto it = env.find(v);
-      args.push_back(it != env.end() ? it->second : *v->constant);
+      const Tensor& value = it != env.end() ? it->second : *v->constant;
+      args.push_back(v->storage.empty() ? value : value.permuted(v->storage));  // as the kernel stores it
     }
     std::vector<Tensor> results = model.run_kernel(k, args);
     for (size_t o = 0; o < results.size(); ++o) {
-      const Tensor& want = env.at(group.outputs[o]);
-      Tensor got = results[o].reshaped(want.shape());
+      const graph::Value* v = group.outputs[o];
+      const Tensor& want = env.at(v);
+      Tensor got = stored_back(results[o], *v, want.shape());
       ErrorStats e = error_stats(got, want);
       bool ok = passes(got, want, e, tolerance);
       print_line(out, "kernel " + std::to_string(k) + " " + group.group.name + " -> '" + group.outputs[o]->name + "'",

@@ -25,6 +25,7 @@
 #include "src/driver/tuned_fusion.h"
 #include "src/driver/tuned_schedules.h"
 #include "src/lower/lower_group.h"
+#include "src/passes/channels_last.h"
 #include "src/runtime/kernel_abi.h"
 #include "src/runtime/plan.h"
 
@@ -37,6 +38,9 @@ std::string_view schedule_kind_name(ScheduleKind kind);
 
 struct CompileOptions {
   passes::FusionPolicy fusion = passes::FusionPolicy::kDefault;
+  // Which activations a CPU target's kernels keep channels-last between them
+  // (passes::store_channels_last).
+  passes::ChannelsLastPolicy channels_last = passes::ChannelsLastPolicy::kDepthwise;
   ScheduleKind schedule = ScheduleKind::kDefault;
   codegen::Target target = codegen::host_target();
   StageOptions stages;

@@ -22,6 +22,7 @@
 #include "src/driver/tuning_tasks.h"
 #include "src/lower/conv_shape.h"
 #include "src/lower/lower_group.h"
+#include "src/passes/channels_last.h"
 #include "src/passes/dead_code.h"
 #include "src/passes/pack_conv_weights.h"
 #include "src/passes/pack_matmul_weights.h"
@@ -149,11 +150,21 @@ lower::LayoutChoices layout_choices(const CompileOptions& options) {
 }
 
 const std::vector<std::string>& pipeline_stages() {
-  static const std::vector<std::string> stages = {
-      "import", "eliminate_dead_code", "pretranspose_gemm_weights",             // load_graph
-      "pack_matmul_weights", "pack_conv_weights", "fusion", "lower", "schedule",  // compile_graph
-      "flatten_blocks", "compact_buffers", "partition_vector_loops",            // tensor-IR passes
-      "plan", "codegen", "export"};
+  static const std::vector<std::string> stages = {"import",
+                                                  "eliminate_dead_code",
+                                                  "pretranspose_gemm_weights",  // load_graph
+                                                  "store_channels_last",
+                                                  "pack_matmul_weights",
+                                                  "pack_conv_weights",
+                                                  "fusion",
+                                                  "lower",
+                                                  "schedule",  // compile_graph
+                                                  "flatten_blocks",
+                                                  "compact_buffers",
+                                                  "partition_vector_loops",  // tensor-IR passes
+                                                  "plan",
+                                                  "codegen",
+                                                  "export"};
   return stages;
 }
 
@@ -216,6 +227,13 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
   // own, run every time.
   bool joins_producers = options.fusion != passes::FusionPolicy::kNone &&
                          options.fusion != passes::FusionPolicy::kInjective;
+  // Channels-last activations need the conv's packed weight and its
+  // epilogue in its kernel, as the packing does.
+  if (cpu && joins_producers) {
+    StageTimer t("store_channels_last", o);
+    passes::store_channels_last(g, options.channels_last, cpu->vector_lanes);
+  }
+  after_graph_stage("store_channels_last", g, o);
   if (cpu && joins_producers) {
     StageTimer t("pack_matmul_weights", o);
     passes::pack_matmul_weights(

@@ -67,10 +67,40 @@ std::string LowerContext::unique_block_name(const std::string& base) {
   return name;
 }
 
-TensorExpr LowerContext::input(const std::string& name, DType dtype, const std::vector<int64_t>& shape) {
-  Buffer b = make_buffer(name, dtype, shape);
+namespace {
+
+// v's elements in the order `storage` lists dimensions, and back.
+template <typename T>
+std::vector<T> in_storage_order(const std::vector<T>& v, const std::vector<int64_t>& storage) {
+  std::vector<T> out;
+  for (int64_t d : storage) out.push_back(v[size_t(d)]);
+  return out;
+}
+template <typename T>
+std::vector<T> from_storage_order(const std::vector<T>& v, const std::vector<int64_t>& storage) {
+  std::vector<T> out(v.size());
+  for (size_t k = 0; k < storage.size(); ++k) out[size_t(storage[k])] = v[k];
+  return out;
+}
+
+// A value of `shape` read from buffer b, which stores its dimensions in the order `storage` lists.
+TensorExpr stored_in(const Buffer& b, const std::vector<int64_t>& shape,
+                     const std::vector<int64_t>& storage) {
+  TensorExpr t = from_buffer(b);
+  if (storage.empty()) return t;
+  t.shape = shape;
+  t.storage = storage;
+  t.at = [b, storage](const std::vector<Expr>& idx) { return load(b, in_storage_order(idx, storage)); };
+  return t;
+}
+
+}  // namespace
+
+TensorExpr LowerContext::input(const std::string& name, DType dtype, const std::vector<int64_t>& shape,
+                               const std::vector<int64_t>& storage) {
+  Buffer b = make_buffer(name, dtype, storage.empty() ? shape : in_storage_order(shape, storage));
   inputs_.push_back(b);
-  return from_buffer(b);
+  return stored_in(b, shape, storage);
 }
 
 namespace {
@@ -111,6 +141,36 @@ std::vector<Expr> vars_of(const std::vector<IterVar>& ivs, size_t begin, size_t 
 TensorExpr LowerContext::compute(const std::string& name, const std::vector<int64_t>& shape, DType dtype,
                                  const IndexFn& value, int flat_tail) {
   return compute_in_parts(name, shape, dtype, value, flat_tail, 0, {});
+}
+
+TensorExpr LowerContext::compute_stored(const std::string& name, const std::vector<int64_t>& shape,
+                                        DType dtype, const IndexFn& value,
+                                        const std::vector<int64_t>& storage, bool flat_positions) {
+  if (storage.empty()) return compute(name, shape, dtype, value);
+  std::vector<int64_t> stored_shape = in_storage_order(shape, storage);
+  bool positions_adjacent = shape.size() == 4 && storage == std::vector<int64_t>{0, 2, 3, 1};
+  if (!flat_positions || !positions_adjacent) {
+    TensorExpr stored = compute(name, stored_shape, dtype, [&](const std::vector<Expr>& idx) {
+      return value(from_storage_order(idx, storage));
+    });
+    return stored_in(stored.buffer, shape, storage);
+  }
+  // Over [N, H * W, C]: the value read at position f = h * W + w, which a
+  // channels-last conv's result holds at its own index.
+  std::string block = unique_block_name(name);
+  Buffer out = make_buffer(block, dtype, stored_shape);
+  intermediates_.push_back(out);
+  std::vector<IterVar> ivs =
+      make_iter_vars({shape[0], shape[2] * shape[3], shape[1]}, IterKind::kSpatial, "v");
+  Analyzer analyzer;
+  analyzer.bind(ivs[1].var, ivs[1].dom);
+  Expr h = analyzer.simplify(floordiv(ivs[1].var, int_imm(shape[3])));
+  Expr w = analyzer.simplify(floormod(ivs[1].var, int_imm(shape[3])));
+  Expr v = analyzer.simplify(value({ivs[0].var, ivs[2].var, h, w}));
+  TESSEL_ICHECK(v->dtype == dtype) << "compute " << name << ": value is " << dtype_name(v->dtype);
+  stages_.push_back(
+      nest_block(block, std::move(ivs), Stmt{}, make_store(out, v, {ivs[0].var, h, w, ivs[2].var})));
+  return stored_in(out, shape, storage);
 }
 
 TensorExpr LowerContext::materialize(const std::string& name, const TensorExpr& t) {
@@ -230,7 +290,11 @@ void LowerContext::check(const std::string& name, const std::vector<int64_t>& ex
   stages_.push_back(nest_block(block, std::move(ivs), Stmt{}, make_seq(std::move(asserts))));
 }
 
-void LowerContext::output(const std::string& name, const TensorExpr& t) {
+void LowerContext::output(const std::string& name, const TensorExpr& t, const std::vector<int64_t>& storage) {
+  if (!storage.empty()) {
+    output(name, from_buffer(compute_stored(name, t.shape, t.dtype, t.at, storage, t.flat_positions).buffer));
+    return;
+  }
   auto owned = std::find_if(intermediates_.begin(), intermediates_.end(),
                             [&](const Buffer& b) { return t.buffer.defined() && b.same_as(t.buffer); });
   if (owned != intermediates_.end()) {

@@ -43,6 +43,15 @@ struct TensorExpr {
   // that the first can join the head's register tiles. 0: no tail.
   int64_t flat_head = 0;
   AxisParts parts;
+  // A 4-D value read from a buffer over its flat positions with the channels
+  // innermost (a channels-last conv's result, Yt[n, h * W + w, c]): a block
+  // storing it channels-last iterates (n, h * W + w, c) and reads Yt at its
+  // own indices, so the schedule can put it in Yt's register tile.
+  bool flat_positions = false;
+  // With `buffer`: the order the buffer holds the dimensions in, where it is
+  // not the value's own (a channels-last activation, graph::Value::storage);
+  // `at` takes the value's indices and permutes them.
+  std::vector<int64_t> storage;
 
   int rank() const { return int(shape.size()); }
 };
@@ -62,14 +71,25 @@ class LowerContext {
   // The target's layout decisions (layout_choices.h), for the ops that have them.
   const LayoutChoices& layouts() const { return layouts_; }
 
-  // A parameter buffer for a value computed outside the function.
-  TensorExpr input(const std::string& name, DType dtype, const std::vector<int64_t>& shape);
+  // A parameter buffer for a value computed outside the function, its
+  // dimensions stored in the order `storage` gives (empty: as they are).
+  TensorExpr input(const std::string& name, DType dtype, const std::vector<int64_t>& shape,
+                   const std::vector<int64_t>& storage = {});
 
   // A block `name` writing a new buffer: out[i...] = value(i...). With
   // flat_tail >= 2, the block iterates the last flat_tail dimensions as one
   // flat index f (out[..., f // W, f % W] = value(..., f // W, f % W), simplified).
   TensorExpr compute(const std::string& name, const std::vector<int64_t>& shape, DType dtype,
                      const IndexFn& value, int flat_tail = 0);
+
+  // compute with the buffer holding the dimensions in the order `storage`
+  // lists (empty: as they are), the block iterating them in that order (its
+  // stores in sequence); the value reads it with its own indices.
+  // With flat_positions, a 4-D value stored channels-last is computed over
+  // [N, H * W, C] (TensorExpr::flat_positions).
+  TensorExpr compute_stored(const std::string& name, const std::vector<int64_t>& shape, DType dtype,
+                            const IndexFn& value, const std::vector<int64_t>& storage,
+                            bool flat_positions = false);
 
   // A reduction block: out[s...] = combine over r... of value(s..., r...),
   // starting from the combiner's identity (or `init` when given). With an
@@ -98,7 +118,9 @@ class LowerContext {
 
   // Materialises t as an output parameter named `name`. A buffer this context
   // created is renamed into the output (no copy); anything else gets a copy block.
-  void output(const std::string& name, const TensorExpr& t);
+  // With a storage order, the output holds t's dimensions in that order,
+  // written by a block over them in that order (stores in sequence).
+  void output(const std::string& name, const TensorExpr& t, const std::vector<int64_t>& storage = {});
 
   tir::PrimFunc finish();
 

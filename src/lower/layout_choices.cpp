@@ -43,7 +43,8 @@ std::string conv_key(const ConvShape& c) {
   pads.insert(pads.end(), c.pad_end.begin(), c.pad_end.end());
   return "conv " + joined(c.out, "x") + " k" + joined(c.kernel, "x") + " s" + joined(c.strides, "x") + " d" +
          joined(c.dilations, "x") + " p" + joined(pads, ",") + " g" + std::to_string(c.group) + " c" +
-         std::to_string(c.in_per_group * c.group);
+         std::to_string(c.in_per_group * c.group) + (c.input_channels_last ? " in-nhwc" : "") +
+         (c.output_channels_last ? " out-nhwc" : "");
 }
 
 ConvLayout LayoutChoices::conv_layout(const ConvShape& c) const {
@@ -55,9 +56,9 @@ ConvLayout LayoutChoices::conv_layout(const ConvShape& c) const {
   TESSEL_ICHECK(layout.form != ConvForm::kFlatPointwise || c.pointwise())
       << "conv layout " << to_string(layout) << " chosen for a convolution that is not pointwise";
   TESSEL_ICHECK(layout.form != ConvForm::kChannelsLast ||
-                (c.weight_channels_last && (c.group == 1 || (c.in_per_group > 1 && c.out_per_group > 1))))
+                (c.weight_channels_last && c.channels_last_applies()))
       << "conv layout " << to_string(layout)
-      << " chosen for a convolution with one channel per group or without a packed weight";
+      << " chosen for a convolution with one channel per group over a plain input or without a packed weight";
   return layout;
 }
 

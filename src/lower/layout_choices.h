@@ -30,9 +30,21 @@ struct ConvShape {
   // The weight is read from a copy laid out [C, k..., M] (pack_conv_weights):
   // a vector along the output channels reads it in order.
   bool weight_channels_last = false;
+  // Its input or output is an activation stored channels-last between
+  // kernels (graph::Value::storage, passes::channels_last): computed over
+  // its output positions with the channels in the vector lanes, it reads and
+  // writes them in order.
+  bool input_channels_last = false, output_channels_last = false;
 
   int spatial() const { return int(kernel.size()); }
   bool depthwise() const { return group > 1 && in_per_group == 1; }
+  // The channels-last form applies: one group, groups of several channels in
+  // and out, or one channel per group read from a channels-last input (a
+  // vector of channels then reads a vector of input channels in order).
+  bool channels_last_applies() const {
+    return spatial() == 2 && (group == 1 || (in_per_group > 1 && out_per_group > 1) ||
+                              (depthwise() && out_per_group == 1 && input_channels_last));
+  }
   // 1x1 taps, no padding, one group: a matmul over the flat plane, of the
   // input as it is at stride 1 (plain), of its subsampled plane otherwise.
   bool pointwise() const {
@@ -49,7 +61,8 @@ enum class ConvForm {
   kFlat,           // one flat row per output channel over the re-laid-out plane (2-D only)
   kFlatPointwise,  // a matmul over the input's flat plane, subsampled at a stride (pointwise convs only)
   kChannelsLast,   // [N, positions, M]: output channels in the vector lanes (2-D, packed weight;
-                   // a grouped conv's groups each of several channels: [N, group, positions, M / group])
+                   // a grouped conv's groups each of several channels: [N, group, positions, M / group];
+                   // a depthwise conv over a channels-last input: [N, positions, M], one tap a term)
 };
 
 // The narrowest register tile of a flat form, in columns (two AVX2 vectors,
@@ -87,8 +100,8 @@ struct LayoutChoices {
   int64_t vector_lanes = 0;
 
   // The choice for c, checked: a flat form is for 2-D convs only, the
-  // pointwise one for pointwise convs, channels-last for a packed weight and
-  // one group or several channels in and out per group, and an alignment is >= 1
+  // pointwise one for pointwise convs, channels-last for a packed weight where
+  // ConvShape::channels_last_applies, and an alignment is >= 1
   // (an internal error otherwise: the chooser is the compiler's).
   ConvLayout conv_layout(const ConvShape& c) const;
 };

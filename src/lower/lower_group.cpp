@@ -121,7 +121,8 @@ LoweredGroup lower_group_with_bindings(const graph::Graph& g, const NodeGroup& g
   std::vector<tir::Buffer> input_buffers;
   for (size_t i = 0; i < boundary.inputs.size(); ++i) {
     const Value* v = boundary.inputs[i];
-    env[v] = ctx.input(in_names[i], v->type.dtype, static_shape(v->type, boundary.first_user.at(v)->span()));
+    env[v] = ctx.input(in_names[i], v->type.dtype, static_shape(v->type, boundary.first_user.at(v)->span()),
+                       v->storage);
     input_buffers.push_back(env[v].buffer);
   }
   // A value read by several members inlines into each, unless its expression
@@ -167,7 +168,8 @@ LoweredGroup lower_group_with_bindings(const graph::Graph& g, const NodeGroup& g
     taken.push_back(backing);
     results.push_back(std::move(t));
   }
-  for (size_t i = 0; i < results.size(); ++i) ctx.output(out_names[i], results[i]);
+  for (size_t i = 0; i < results.size(); ++i)
+    ctx.output(out_names[i], results[i], boundary.outputs[i]->storage);
   tir::PrimFunc full = ctx.finish();
 
   LoweredGroup lowered{group, {}, {}, boundary.outputs};

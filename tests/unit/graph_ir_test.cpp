@@ -183,6 +183,40 @@ TEST(GraphVerifier, UnregisteredOp) {
   expect_verify_error(r.g, "node 'r2' has unregistered op FooBar");
 }
 
+// A value the kernels store in another order prints it after its type.
+TEST(GraphPrinter, AStorageOrderFollowsTheType) {
+  Graph g;
+  Value* x = g.add_input("x", TensorType(DType::kF32, {1, 8, 7, 7}));
+  Node* r1 = g.add_node("Relu", "r1", {x}, {"a"});
+  infer_node(*r1);
+  Node* r2 = g.add_node("Relu", "r2", {r1->outputs[0]}, {"b"});
+  infer_node(*r2);
+  r1->outputs[0]->storage = {0, 2, 3, 1};
+  g.set_outputs({r2->outputs[0]});
+  EXPECT_EQ(print_graph(g),
+            "graph main(%x: f32[1, 8, 7, 7]) {\n"
+            "  %a: f32[1, 8, 7, 7] stored [0, 2, 3, 1] = Relu(%x)  # node 'r1'\n"
+            "  %b: f32[1, 8, 7, 7] = Relu(%a)  # node 'r2'\n"
+            "  return %b\n"
+            "}\n");
+  EXPECT_NO_THROW(verify_graph(g));
+  EXPECT_EQ(stored_dims(*r1->outputs[0]), (std::vector<int64_t>{1, 7, 7, 8}));
+  EXPECT_EQ(stored_dims(*r2->outputs[0]), (std::vector<int64_t>{1, 8, 7, 7}));
+}
+
+// A storage order is a permutation, and the model's interface keeps its layout.
+TEST(GraphVerifier, AStorageOrderOnTheInterfaceOrNotAPermutation) {
+  ReluChain r;
+  r.a->storage = {1, 1};
+  expect_verify_error(r.g, "%a: its storage order is not a permutation of its dimensions");
+  r.a->storage = {1, 0, 2};
+  expect_verify_error(r.g, "%a of type f32[2, 3] has a storage order of 3 dimensions");
+  r.a->storage = {1, 0};
+  EXPECT_NO_THROW(verify_graph(r.g));
+  r.b->storage = {1, 0};
+  expect_verify_error(r.g, "%b has a storage order but is a graph input, output or constant");
+}
+
 TEST(GraphRewiring, ReplaceUsesRemoveNodesAndValues) {
   ReluChain r;
   EXPECT_EQ(users_of(r.g, r.a), std::vector<Node*>{r.r2});

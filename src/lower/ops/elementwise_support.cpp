@@ -34,7 +34,10 @@ TensorExpr materialize(LowerContext& ctx, const graph::Node& node, const TensorE
 void inherit_flat_iteration(const graph::Node& node, const std::vector<TensorExpr>& inputs, TensorExpr& out) {
   out.flat_tail = 0;
   out.flat_head = 0;
+  out.flat_positions = false;
   if (graph::pattern_of(node) > graph::OpPattern::kBroadcast) return;
+  for (const TensorExpr& in : inputs)
+    out.flat_positions = out.flat_positions || (in.at && in.flat_positions && in.shape == out.shape);
   out.parts = {};
   for (const TensorExpr& in : inputs)
     if (in.at && in.parts.split() && in.shape == out.shape) {

@@ -36,6 +36,7 @@ namespace {
 // slice or a packed panel (n // W, k, n % W) passes; a transpose, whose
 // columns are a row apart, does not.
 bool contiguous_in_last(const TensorExpr& t) {
+  if (t.buffer.defined() && !t.storage.empty()) return t.storage.back() == t.rank() - 1;
   if (t.buffer.defined() || t.rank() < 2) return true;
   std::vector<Expr> idx;
   for (int d = 0; d < t.rank(); ++d) idx.push_back(var("c" + std::to_string(d)));

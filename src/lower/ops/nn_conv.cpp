@@ -63,7 +63,8 @@ struct OutputChannels {
   }
 };
 
-// y + bias[channel] as `dtype`, composed into the consumer.
+}  // namespace
+
 TensorExpr with_bias(const TensorExpr& y, const std::vector<TensorExpr>& in, DType dtype) {
   if (!has_expr(in, 2)) return cast_expr(y, dtype);
   TensorExpr out = y;
@@ -75,6 +76,8 @@ TensorExpr with_bias(const TensorExpr& y, const std::vector<TensorExpr>& in, DTy
   };
   return out;
 }
+
+namespace {
 
 // A 2-D convolution computed as one flat row per output channel over the re-laid-out input
 // plane of width W': Yf[n, oc, f], f = oh * W' + ow, reads the plane at
@@ -133,52 +136,6 @@ TensorExpr tail_columns(LowerContext& ctx, const std::string& name, const Tensor
     return cast(t, xt.at({s[0], s[2], r[0]})) * cast(t, w.at({s[1], r[0], int_imm(0), int_imm(0)}));
   };
   return ctx.reduce(name, {out[0], out[1], count}, t, {channels}, Combiner::kSum, value);
-}
-
-// A 2-D convolution over its output positions with the output channels
-// innermost: Yt[n, p, oc], p = oh * OW + ow, read from the weight packed
-// [C, kh, kw, M] (pack_conv_weights), so that a vector of output channels
-// reads one contiguous run of weights per tap and the input is one broadcast
-// per position. No position is computed twice or for padding (a flat plane of
-// 7 x 9 for a 7 x 7 output computes 63 + 1 positions for 49); the output
-// reads it back transposed, Y[n, oc, oh, ow] = Yt[n, oh * OW + ow, oc].
-// A grouped conv (several channels per group) computes Yt[n, g, p, j],
-// oc = g * Mg + j: a vector of a group's channels reads one input channel.
-// The positions are padded to a multiple of `align` (whole register tiles);
-// the input has zero rows below for the padding positions' reads. It reads
-// one input element at a time, so a strided conv reads its padded input in
-// place of a copy split into stride phases.
-std::vector<TensorExpr> lower_channels_last_conv(LowerContext& ctx, const graph::Node& node,
-                                                 const std::vector<TensorExpr>& in, const WindowGeometry& g,
-                                                 const std::vector<int64_t>& out,
-                                                 const std::vector<int64_t>& extents, int64_t align) {
-  const TensorExpr &x = in[0], &w = in[1];
-  DType t = accum_dtype(x.dtype);
-  int64_t group = node.attrs.get_int("group"), cg = w.shape[1], mg = out[1] / group;
-  bool grouped = group > 1;
-  int64_t width = out[3], positions = (out[2] * width + align - 1) / align * align;
-  int64_t extra_rows = ((positions - 1) / width + 1 - out[2]) * g.strides[0];
-  WindowInput xin =
-      window_input(ctx, stage_name(node), x, g, out, extra_rows, const_of(x.dtype, 0), /*phases=*/false);
-  auto value = [=](const std::vector<Expr>& s, const std::vector<Expr>& r) {
-    const Expr& p = grouped ? s[2] : s[1];
-    Expr oh = width == 1 ? p : floordiv(p, width), ow = width == 1 ? int_imm(0) : floormod(p, width);
-    Expr oc = grouped ? s[1] * mg + s[3] : s[2];
-    Expr channel = grouped ? s[1] * cg + r[0] : r[0];
-    return cast(t, xin.at({s[0], oc, oh, ow}, channel, r, g)) * cast(t, w.at({oc, r[0], r[1], r[2]}));
-  };
-  std::vector<int64_t> shape = grouped ? std::vector<int64_t>{out[0], group, positions, mg}
-                                       : std::vector<int64_t>{out[0], positions, out[1]};
-  TensorExpr yt = ctx.reduce(stage_name(node), shape, t, extents, Combiner::kSum, value);
-  TensorExpr y;
-  y.shape = out;
-  y.dtype = t;
-  y.at = [yt, width, grouped, mg](const std::vector<Expr>& i) {
-    Expr p = i[2] * width + i[3];
-    if (!grouped) return yt.at({i[0], p, i[1]});
-    return yt.at({i[0], floordiv(i[1], mg), p, floormod(i[1], mg)});
-  };
-  return {with_bias(y, in, x.dtype)};
 }
 
 // The plane a strided 1x1 convolution reads, Xs[n, c, h, w] = X[n, c, h * sh, w * sw],
@@ -258,7 +215,7 @@ std::vector<TensorExpr> lower_conv(LowerContext& ctx, const graph::Node& node,
   DType t = accum_dtype(x.dtype);
   ConvLayout layout = ctx.layouts().conv_layout(conv_shape_of(node));
   if (layout.form == ConvForm::kChannelsLast)
-    return lower_channels_last_conv(ctx, node, in, g, out, extents, layout.flat_align);
+    return lower_channels_last_conv(ctx, node, in, g, out, layout.flat_align);
   if (layout.form == ConvForm::kFlatPointwise)
     return lower_flat_pointwise(ctx, node, in, g, out, layout.flat_align);
   if (layout.form == ConvForm::kFlat) return lower_flat_conv(ctx, node, in, g, out, extents, layout.flat_align);

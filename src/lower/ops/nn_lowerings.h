@@ -113,7 +113,19 @@ struct WindowInput {
 // the reads of a flat convolution past its last output row).
 WindowInput window_input(LowerContext& ctx, const std::string& name, const TensorExpr& x,
                          const graph::ops::WindowGeometry& g, const std::vector<int64_t>& out,
-                         int64_t extra_rows, const tir::Expr& pad_value, bool phases = true);
+                         int64_t extra_rows, const tir::Expr& pad_value, bool phases = true,
+                         const std::vector<int64_t>& storage = {});
+
+// y + bias[channel] as `dtype`, composed into the consumer (a conv's bias:
+// in[2], when present).
+TensorExpr with_bias(const TensorExpr& y, const std::vector<TensorExpr>& in, DType dtype);
+
+// A 2-D convolution over its output positions with the output channels in
+// the vector lanes (ConvForm::kChannelsLast; nn_conv_channels_last.cpp).
+std::vector<TensorExpr> lower_channels_last_conv(LowerContext& ctx, const graph::Node& node,
+                                                 const std::vector<TensorExpr>& in,
+                                                 const graph::ops::WindowGeometry& g,
+                                                 const std::vector<int64_t>& out, int64_t align);
 
 // The extents of the re-laid-out input's positions, per spatial dim (in
 // phases of the stride, or not).

@@ -16,32 +16,37 @@ namespace {
 // One re-layout stage over x (spatial extents `extents`): position q of
 // spatial dim u, in phase ph when phased, reads x at q * s + ph - pad[u],
 // pad_value outside x.
-TensorExpr relayout_stage(LowerContext& ctx, const std::string& name, const TensorExpr& x, const WindowGeometry& g,
-                          const std::vector<int64_t>& positions, const std::vector<bool>& phased,
-                          const std::vector<int64_t>& pad, const std::vector<int64_t>& extents,
-                          const Expr& pad_value) {
+TensorExpr relayout_stage(LowerContext& ctx, const std::string& name, const TensorExpr& x,
+                          const WindowGeometry& g, const std::vector<int64_t>& positions,
+                          const std::vector<bool>& phased, const std::vector<int64_t>& pad,
+                          const std::vector<int64_t>& extents, const Expr& pad_value,
+                          const std::vector<int64_t>& storage = {}) {
   size_t dims = positions.size();
   std::vector<int64_t> shape = {x.shape[0], x.shape[1]};
   for (size_t u = 0; u < dims; ++u)
     if (phased[u]) shape.push_back(g.strides[u]);
   shape.insert(shape.end(), positions.begin(), positions.end());
-  return ctx.compute(ctx.unique_block_name(name), shape, x.dtype, [=](const std::vector<Expr>& p) {
-    std::vector<Expr> xi = {p[0], p[1]};
-    GuardedRead guard;
-    size_t phase = 2, position = shape.size() - dims;
-    for (size_t u = 0; u < dims; ++u) {
-      Expr i = p[position + u];
-      int64_t highest = positions[u] - 1;
-      if (phased[u]) {
-        i = i * g.strides[u] + p[phase++];
-        highest = highest * g.strides[u] + g.strides[u] - 1;
-      }
-      if (pad[u] != 0) i = i - pad[u];
-      guard.check(i, -pad[u], highest - pad[u], extents[u]);
-      xi.push_back(i);
-    }
-    return guard.read(x, xi, pad_value);
-  });
+  bool stored = !storage.empty() && shape.size() == storage.size();
+  return ctx.compute_stored(
+      ctx.unique_block_name(name), shape, x.dtype,
+      [=](const std::vector<Expr>& p) {
+        std::vector<Expr> xi = {p[0], p[1]};
+        GuardedRead guard;
+        size_t phase = 2, position = shape.size() - dims;
+        for (size_t u = 0; u < dims; ++u) {
+          Expr i = p[position + u];
+          int64_t highest = positions[u] - 1;
+          if (phased[u]) {
+            i = i * g.strides[u] + p[phase++];
+            highest = highest * g.strides[u] + g.strides[u] - 1;
+          }
+          if (pad[u] != 0) i = i - pad[u];
+          guard.check(i, -pad[u], highest - pad[u], extents[u]);
+          xi.push_back(i);
+        }
+        return guard.read(x, xi, pad_value);
+      },
+      stored ? storage : std::vector<int64_t>{});
 }
 
 }  // namespace
@@ -85,6 +90,8 @@ std::vector<int64_t> relaid_positions(const WindowGeometry& g, const std::vector
 
 // extra_rows: zero rows appended to the first spatial dim's positions (for
 // the reads of a flat convolution past its last output row); forces the stage.
+// With a storage order (and no phases), the re-laid-out input is stored in
+// it, its block iterating in that order: a channels-last input copied in order.
 // Without `phases`, a strided dim stays one dim of the padded input (for a
 // reader that loads one element at a time, where a stride costs nothing).
 // A strided input that also needs zeros is re-laid out in one stage where
@@ -95,7 +102,7 @@ std::vector<int64_t> relaid_positions(const WindowGeometry& g, const std::vector
 // a stage of their own, and the phases are read from it without a guard.
 WindowInput window_input(LowerContext& ctx, const std::string& name, const TensorExpr& x,
                          const WindowGeometry& g, const std::vector<int64_t>& out, int64_t extra_rows,
-                         const Expr& pad_value, bool phases) {
+                         const Expr& pad_value, bool phases, const std::vector<int64_t>& storage) {
   size_t dims = size_t(g.spatial());
   WindowInput in{x, std::vector<int64_t>(g.pad_begin.begin(), g.pad_begin.end()), std::vector<bool>(dims, false)};
   bool relayout = false;
@@ -123,8 +130,8 @@ WindowInput window_input(LowerContext& ctx, const std::string& name, const Tenso
     source_extents = padded;
     pad.assign(dims, 0);
   }
-  in.tensor = relayout_stage(ctx, name + (any_phased ? "_phases" : "_pad"), source, g, positions, in.phased, pad,
-                             source_extents, pad_value);
+  in.tensor = relayout_stage(ctx, name + (any_phased ? "_phases" : "_pad"), source, g, positions, in.phased,
+                             pad, source_extents, pad_value, storage);
   in.pad.assign(dims, 0);
   return in;
 }

@@ -1,0 +1,53 @@
+// Activations kept channels-last between kernels: which NCHW values the
+// kernels store as [N, H, W, C] (graph::Value::storage). Nothing about the
+// ops changes, only where their elements lie: every lowering reads and
+// writes a value through its storage order, so any choice computes the same
+// outputs, and a good one lets a conv computed with its channels in the
+// vector lanes (lower::ConvForm::kChannelsLast) read its input and write its
+// output in order, with no transposing pass.
+//
+// A depthwise conv needs it most where its rows are short: per channel, a
+// row of a 7 x 7 plane fills under half of a 16-lane vector and the flat
+// per-channel form computes its padding columns too; channels-last, a
+// vector holds one tap of as many channels, every lane an output, and the
+// 1x1 convs and the squeeze-excite pooling around it read the same layout in
+// order. On wider rows the per-channel forms fill their vectors, and the
+// padded channels-last copy of the input a depthwise conv then needs costs
+// more than it saves.
+//
+//   before: %a = Conv(%x, %w1)      %b = Relu(%a)      %c = Conv(%b, %dw) {group = 960}
+//   after:  %a: f32[1, 960, 7, 7] stored [0, 2, 3, 1]
+//           %b: f32[1, 960, 7, 7] stored [0, 2, 3, 1]   (the ops and their inputs unchanged)
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "ir/graph/graph.h"
+
+namespace tessel::passes {
+
+enum class ChannelsLastPolicy {
+  kNone,       // every value as its type says
+  kDepthwise,  // the regions a depthwise conv reads whose rows fill at most half a vector
+  kAll,        // every region, whatever its rows (for comparisons and tests)
+};
+
+// A region is a connected set of 4-D f32 activations, not the graph's inputs
+// or outputs, whose plane holds more than one position (a 1 x 1 plane is in
+// the same order either way), and whose producer and readers all keep them
+// in order channels-last: a 2-D Conv with a constant weight (one group,
+// groups of several channels, or one channel each) and whole vectors of
+// output channels (per group), an elementwise op whose
+// operands of its output's type are all in the region, or (reading only) a
+// global average pool. The policy says which regions are stored
+// channels-last; `vector_lanes` are the target's f32 lanes. Requires: a
+// verified graph. Guarantees: the same outputs; only storage orders change.
+void store_channels_last(graph::Graph& g, ChannelsLastPolicy policy, int64_t vector_lanes);
+
+// "none", "depthwise", "all"; nullopt for another name.
+std::optional<ChannelsLastPolicy> channels_last_policy_named(const std::string& name);
+std::string channels_last_policy_name(ChannelsLastPolicy policy);
+
+}  // namespace tessel::passes

@@ -1,0 +1,211 @@
+// Activations stored channels-last between kernels: which values
+// store_channels_last picks (regions of short rows read by a depthwise conv,
+// bounded by ops that read planes), and, compiled, that every conv form and
+// the ops around it compute the reference through the stored order, kernel
+// by kernel, with the depthwise conv's channels in the vector lanes.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "ir/graph/printer.h"
+#include "ir/graph/verifier.h"
+#include "ir/tensor/printer.h"
+#include "schedules/defaults/block_kind.h"
+#include "src/driver/check_job.h"
+#include "src/driver/compile_model.h"
+#include "src/driver/run_inputs.h"
+#include "src/passes/channels_last.h"
+#include "src/reference/executor.h"
+#include "tests/unit/graph_build_util.h"
+
+namespace tessel {
+namespace {
+
+using passes::ChannelsLastPolicy;
+
+const std::vector<int64_t> kNhwc = {0, 2, 3, 1};
+
+graph::Value* weight(graph::Graph& g, Dims shape, float scale) {
+  Tensor w(DType::kF32, shape);
+  for (int64_t e = 0; e < w.numel(); ++e) w.data<float>()[e] = (float(e % 11) - 5) * scale;
+  return g.add_constant(g.unique_name("w"), std::move(w));
+}
+
+// A conv of `m` output channels over v: k x k, pad k / 2, `group` groups.
+graph::Value* conv(graph::Graph& g, graph::Value* v, int64_t m, int64_t k, int64_t group = 1,
+                   int64_t stride = 1) {
+  int64_t c = v->type.static_dims()[1];
+  graph::Attrs attrs;
+  attrs.set("pads", std::vector<int64_t>(4, k / 2));
+  attrs.set("strides", std::vector<int64_t>{stride, stride});
+  attrs.set("group", group);
+  Tensor bias(DType::kF32, {m});
+  for (int64_t i = 0; i < m; ++i) bias.data<float>()[i] = float(i % 3) / 4;
+  graph::Value* b = g.add_constant(g.unique_name("b"), std::move(bias));
+  return add(g, "Conv", {v, weight(g, {m, c / group, k, k}, 0.5f / float(c / group * k * k)), b}, attrs)
+      ->outputs[0];
+}
+
+graph::Value* relu(graph::Graph& g, graph::Value* v) {
+  return add(g, "Relu", {v})->outputs[0];
+}
+
+// An inverted residual block over a 7 x 7 plane: 1x1 expand, depthwise k x k,
+// squeeze-excite (global pool, two 1x1 convs, sigmoid, scale), 1x1 project,
+// plus the input; the model's output its global average.
+struct Block {
+  graph::Graph g;
+  graph::Value *x, *stem, *expanded, *depthwise, *pooled, *scaled, *projected, *sum, *y, *out;
+
+  explicit Block(int64_t k = 3, int64_t plane = 7) {
+    x = g.add_input("x", graph::TensorType(DType::kF32, {1, 16, plane, plane}));
+    stem = relu(g, conv(g, x, 16, 1));
+    expanded = relu(g, conv(g, stem, 64, 1));
+    depthwise = relu(g, conv(g, expanded, 64, k, /*group=*/64));
+    pooled = add(g, "GlobalAveragePool", {depthwise})->outputs[0];
+    graph::Value* scale = add(g, "Sigmoid", {conv(g, relu(g, conv(g, pooled, 16, 1)), 64, 1)})->outputs[0];
+    scaled = add(g, "Mul", {depthwise, scale})->outputs[0];
+    projected = conv(g, scaled, 16, 1);
+    sum = add(g, "Add", {projected, stem})->outputs[0];
+    y = relu(g, sum);
+    out = add(g, "GlobalAveragePool", {y})->outputs[0];
+    g.set_outputs({out});
+  }
+};
+
+bool stored(const graph::Value* v) {
+  return v->storage == kNhwc;
+}
+
+TEST(ChannelsLast, ADepthwiseRegionOfShortRowsIsStoredChannelsLast) {
+  Block b;
+  passes::store_channels_last(b.g, ChannelsLastPolicy::kDepthwise, 16);
+  EXPECT_NO_THROW(graph::verify_graph(b.g));
+  for (graph::Value* v : {b.stem, b.expanded, b.depthwise, b.scaled, b.projected, b.sum, b.y})
+    EXPECT_TRUE(stored(v)) << v->name;
+  EXPECT_TRUE(b.x->storage.empty() && b.out->storage.empty())
+      << "the model's input and output keep their layout";
+  EXPECT_TRUE(b.pooled->storage.empty()) << "a 1 x 1 plane is in the same order either way";
+  // A graph output in the region: everything tied to it through elementwise
+  // ops keeps the type's order (the residual chain), the rest does not.
+  Block last;
+  last.g.set_outputs({last.y});
+  passes::store_channels_last(last.g, ChannelsLastPolicy::kDepthwise, 16);
+  EXPECT_FALSE(stored(last.y) || stored(last.sum) || stored(last.projected) || stored(last.stem));
+  EXPECT_TRUE(stored(last.expanded) && stored(last.depthwise) && stored(last.scaled));
+  // With 8 lanes a row of 7 fills most of a vector: the per-channel forms keep it.
+  Block avx2;
+  passes::store_channels_last(avx2.g, ChannelsLastPolicy::kDepthwise, 8);
+  for (const graph::Value* v : avx2.g.values()) EXPECT_TRUE(v->storage.empty()) << v->name;
+  // Rows of 14 on 16 lanes: as typed.
+  Block wide(3, 14);
+  passes::store_channels_last(wide.g, ChannelsLastPolicy::kDepthwise, 16);
+  for (const graph::Value* v : wide.g.values()) EXPECT_TRUE(v->storage.empty()) << v->name;
+}
+
+// A value read by an op that reads planes (a max pool) stays as typed, and so
+// does everything tied to it through an elementwise op; a region without a
+// depthwise conv is stored only under kAll.
+TEST(ChannelsLast, OpsThatReadPlanesBoundTheRegions) {
+  graph::Graph g;
+  graph::Value* x = g.add_input("x", graph::TensorType(DType::kF32, {1, 16, 7, 7}));
+  graph::Value* a = relu(g, conv(g, x, 16, 3));
+  graph::Value* b = relu(g, conv(g, a, 16, 3));
+  graph::Value* sum = add(g, "Add", {a, b})->outputs[0];
+  graph::Attrs pool;
+  pool.set("kernel_shape", std::vector<int64_t>{3, 3});
+  pool.set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  graph::Value* pooled = add(g, "MaxPool", {sum}, pool)->outputs[0];
+  graph::Value* c = relu(g, conv(g, pooled, 16, 3));
+  graph::Value* y = relu(g, conv(g, c, 16, 3));
+  g.set_outputs({y});
+  passes::store_channels_last(g, ChannelsLastPolicy::kDepthwise, 16);
+  for (const graph::Value* v : g.values())
+    EXPECT_TRUE(v->storage.empty()) << v->name << ": no depthwise conv";
+  passes::store_channels_last(g, ChannelsLastPolicy::kAll, 16);
+  EXPECT_FALSE(stored(sum)) << "read by the pool";
+  EXPECT_FALSE(stored(a) || stored(b)) << "tied to the sum by the Add";
+  EXPECT_FALSE(stored(pooled)) << "written by the pool";
+  EXPECT_TRUE(stored(c));
+  EXPECT_FALSE(stored(y)) << "the graph's output";
+  EXPECT_NO_THROW(graph::verify_graph(g));
+}
+
+// permuted: {0, 2, 3, 1} takes NCHW to NHWC, and its inverse back.
+TEST(ChannelsLast, ATensorPermutedToItsStorageOrderAndBack) {
+  Tensor t(DType::kF32, {1, 3, 2, 2});
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = float(i);
+  Tensor nhwc = t.permuted(kNhwc);
+  EXPECT_EQ(nhwc.shape(), (Dims{1, 2, 2, 3}));
+  // NHWC[0, h, w, c] = NCHW[0, c, h, w]: position (1, 0) holds channel c at c * 4 + 2.
+  EXPECT_EQ(nhwc.data<float>()[(1 * 2 + 0) * 3 + 2], 2 * 4 + 2);
+  Tensor back = nhwc.permuted({0, 3, 1, 2});
+  for (int64_t i = 0; i < t.numel(); ++i) EXPECT_EQ(back.data<float>()[i], float(i));
+}
+
+driver::CompileOptions with_policy(ChannelsLastPolicy policy) {
+  driver::CompileOptions o;
+  o.channels_last = policy;
+  return o;
+}
+
+// Compiled for this CPU with every region stored channels-last (any row
+// width, so on any vector width): a 3x3 conv
+// (stride 1 and 2), 1x1 convs, a grouped conv, depthwise convs (3x3, 5x5,
+// stride 2), the squeeze-excite scale and a residual sum compute the reference,
+// output by output and kernel by kernel (each kernel run on the reference's
+// inputs put in its stored order).
+TEST(ChannelsLast, EveryConvFormComputesTheReferenceThroughTheStoredOrder) {
+  for (int64_t k : {3, 5}) {
+    SCOPED_TRACE(k);
+    Block b(k, 7);
+    graph::Value* wide = relu(b.g, conv(b.g, b.y, 32, 3));  // the block's sum read by a 3x3 conv too
+    graph::Value* grouped = relu(b.g, conv(b.g, wide, 32, 3, /*group=*/4));
+    graph::Value* strided = relu(b.g, conv(b.g, grouped, 32, 3, /*group=*/32, /*stride=*/2));
+    graph::Value* dense = relu(b.g, conv(b.g, strided, 16, 3, 1, /*stride=*/2));
+    b.g.set_outputs({b.out, add(b.g, "GlobalAveragePool", {dense})->outputs[0]});
+    driver::CheckOptions check;
+    check.compile = with_policy(ChannelsLastPolicy::kAll);
+    check.per_kernel = true;
+    std::ostringstream report;
+    EXPECT_EQ(driver::run_check(b.g, check, report), 0) << report.str();
+    int stored_values = 0;
+    for (const graph::Value* v : b.g.values()) stored_values += stored(v);
+    EXPECT_GE(stored_values, 8) << graph::print_graph(b.g);
+  }
+}
+
+// The depthwise conv over a channels-last input: a conv block whose rows are
+// output positions and whose vector is the channels, reading its input's
+// padded copy stored channels-last; the 1x1 conv after it a contraction over
+// the channels (not a reduction the schedule cannot tile).
+TEST(ChannelsLast, ADepthwiseConvIsComputedWithItsChannelsInTheVectorLanes) {
+  Block b;
+  driver::JitModel model(driver::compile_graph(b.g, with_policy(ChannelsLastPolicy::kAll)));  // any lanes
+  bool found_depthwise = false, found_project = false;
+  for (const driver::CompiledKernel& kernel : model.compiled_kernels()) {
+    std::string text = tir::to_string(kernel.group.func);
+    for (const sched::BlockInfo& info : sched::classify_blocks(kernel.group.func)) {
+      if (info.kind == sched::BlockKind::kReduction && info.reduce.size() == 1 &&
+          info.extents[size_t(info.reduce[0])] == 64)
+        ADD_FAILURE() << "a 1x1 conv over 64 channels read as a reduction:\n" << text;
+      if (!info.output.defined() || info.output->shape != std::vector<int64_t>{1, 49, 64}) continue;
+      if (text.find("f32[1, 9, 9, 64]") != std::string::npos) {  // the padded copy, channels-last
+        found_depthwise = true;
+        EXPECT_EQ(info.kind, sched::BlockKind::kConv) << text;
+        EXPECT_TRUE(info.channels_in_lanes);
+        EXPECT_EQ(info.extents[size_t(info.unroll_loop)], 49);
+        EXPECT_EQ(info.extents[size_t(info.vector_loop)], 64);
+      }
+    }
+    found_project = found_project || text.find("f32[1, 7, 7, 64]") != std::string::npos;
+  }
+  EXPECT_TRUE(found_depthwise && found_project);
+  std::vector<Tensor> inputs = driver::random_inputs(b.g, 7);
+  Tensor want = reference::Executor(b.g).run(inputs)[0], got = model.run(inputs)[0];
+  EXPECT_LE(driver::error_stats(got, want).max_rel, 1e-5);
+}
+
+}  // namespace
+}  // namespace tessel
