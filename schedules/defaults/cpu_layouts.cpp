@@ -77,14 +77,17 @@ double flat_useful_share(const lower::ConvShape& conv, int64_t align) {
 }
 
 // A channels-last conv's positions are its register tile's rows: padded to
-// a multiple of 8 unless 6, 7 or 8 divide them (13 x 13: no row count
-// between 2 and 8 divides 169, and a tile of one row is a chain of
-// dependent FMAs).
-int64_t positions_align(const lower::ConvShape& conv) {
+// a multiple of the most rows a tile of two vectors holds beside its
+// operands (8 with 32 vector registers, 6 with 16) unless that many or up
+// to two fewer divide them (13 x 13: no row count between 2 and 8 divides
+// 169, and a tile of one row is a chain of dependent FMAs; 7 x 7 with 16
+// registers: 7 rows of two vectors do not fit).
+int64_t positions_align(const lower::ConvShape& conv, const CpuScheduleOptions& options) {
   int64_t positions = conv.out[2] * conv.out[3];
-  for (int64_t rows : {8, 7, 6})
+  int64_t most = std::min<int64_t>(8, (cpu_rules::vector_registers(options) - 4) / 2);
+  for (int64_t rows = most; rows >= most - 2; --rows)
     if (positions % rows == 0) return 1;
-  return 8;
+  return most;
 }
 
 }  // namespace
@@ -97,7 +100,7 @@ lower::ConvLayout default_cpu_conv_layout(const lower::ConvShape& conv, const Cp
   // channel.
   bool stored_channels_last = conv.input_channels_last || conv.output_channels_last;
   if (stored_channels_last && conv.weight_channels_last && conv.channels_last_applies())
-    return {ConvForm::kChannelsLast, positions_align(conv)};
+    return {ConvForm::kChannelsLast, positions_align(conv, options)};
   int64_t rows = conv.out[2], row = conv.out[3], align = flat_align(options);
   bool ragged = row < kFlatRowLimit || row % kFlatRowMultiple != 0;
   // Pointwise convs are a flat matmul (their input needs no copy) unless
@@ -124,7 +127,7 @@ lower::ConvLayout default_cpu_conv_layout(const lower::ConvShape& conv, const Cp
   bool channel_vectors = groups_of_channels && conv.out_per_group % lanes == 0 &&
                          conv.out_per_group >= (conv.group == 1 ? 2 : 1) * lanes;
   if (conv.weight_channels_last && channel_vectors) {
-    int64_t positions = rows * row, cl_align = positions_align(conv);
+    int64_t positions = rows * row, cl_align = positions_align(conv, options);
     double flat_share = flat_useful_share(conv, flat_align);
     double cl_share = double(positions) / double((positions + cl_align - 1) / cl_align * cl_align);
     // Flat, a strided conv reads a second copy of its input split into
@@ -171,7 +174,7 @@ std::vector<lower::ConvLayout> cpu_conv_layout_candidates(const lower::ConvShape
   // outputs, and 13 x 13 has a tile of 13 rows.
   bool stored_channels_last = conv.input_channels_last || conv.output_channels_last;
   if (conv.channels_last_applies() && (conv.out_per_group % lanes == 0 || stored_channels_last)) {
-    add({ConvForm::kChannelsLast, positions_align(conv)});
+    add({ConvForm::kChannelsLast, positions_align(conv, options)});
     add({ConvForm::kChannelsLast, 1});
   }
   add({});
