@@ -199,6 +199,7 @@ void classify_contraction(const BlockInfo& base, const Vars& vars, const Loads& 
   }
   info.kind = info.unroll_loop >= 0 ? BlockKind::kConv : BlockKind::kDepthwise;
   info.channels_in_lanes = channels_in_lanes && info.unroll_loop >= 0;
+  info.input_per_channel = info.channels_in_lanes && any_uses(input, column);
 }
 
 }  // namespace

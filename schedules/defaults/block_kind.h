@@ -43,6 +43,10 @@ struct BlockInfo {
   // A conv vectorized along its output channels (channels-last), its rows
   // the output positions.
   bool channels_in_lanes = false;
+  // With channels_in_lanes: the input is read at the output channel too (a
+  // depthwise conv computed channels-last), so a channel tile reads only its
+  // channels of the input.
+  bool input_per_channel = false;
   tir::Buffer output;        // the (first) buffer the block writes
   int64_t iterations = 1;    // product of the loop extents
   int64_t ops_per_iter = 1;  // arithmetic nodes of the body, at least 1

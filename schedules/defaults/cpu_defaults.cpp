@@ -255,10 +255,36 @@ TileShape tile_shape(Context& ctx, const std::vector<BlockInfo>& blocks, size_t 
   return shape;
 }
 
+// A depthwise conv computed channels-last reads only its channel tile's
+// slice of its padded input: the copy making it (a private stage) is
+// computed per channel tile, inside the tile's parallel loop, where the
+// slice stays in cache for the tile's positions, instead of a pass of its
+// own over the whole input. Not where the parallel loop would take the
+// position tiles too (the copy would sit between the loops it fuses).
+bool stages_per_channel_tile(Context& ctx, const BlockInfo& info, const TileShape& shape,
+                             const std::vector<LoopRV>& outer, size_t parallel,
+                             const std::vector<std::string>& stages) {
+  if (stages.empty() || !info.input_per_channel || !shape.columns_first.value_or(false) || outer.size() < 2 ||
+      parallel > outer.size() - 1)
+    return false;
+  LoopRV channel_tiles = outer[outer.size() - 2];
+  bool ok = attempt(ctx.sch, [&](Schedule& s) {
+    for (const std::string& stage : stages) s.compute_at(s.get_block(stage), channel_tiles);
+  });
+  if (!ok) return false;
+  for (const std::string& stage : stages) schedule_private_stage(ctx.sch, stage, outer.size() - 1);
+  return true;
+}
+
 void schedule_tiled(Context& ctx, const std::vector<BlockInfo>& blocks, size_t index,
-                    std::set<std::string>& done) {
+                    std::set<std::string>& done, const std::vector<std::string>& stages = {}) {
   const BlockInfo& info = blocks[index];
   TileShape shape = tile_shape(ctx, blocks, index);
+  auto schedule_stages_alone = [&] {
+    for (const std::string& stage : stages)
+      for (const BlockInfo& b : blocks)
+        if (b.name == stage) schedule_elementwise(ctx, b);
+  };
   std::vector<LoopRV> outer;
   auto tile = [&](const TileShape& sh) {
     return attempt(ctx.sch, [&](Schedule& s) { outer = tile_reduction(s, info, sh); });
@@ -266,9 +292,10 @@ void schedule_tiled(Context& ctx, const std::vector<BlockInfo>& blocks, size_t i
   TileShape shared = shape, scalar;
   shared.local_tile = false;
   bool tiled = (shape.local_tile && tile(shape)) || tile(shared) || tile(scalar);
-  if (!tiled) return;
+  if (!tiled) return schedule_stages_alone();
   bool anchor = info.kind != BlockKind::kReduction;
   size_t parallel = parallel_prefix(ctx, outer, info.iterations * info.ops_per_iter, info.name);
+  if (!stages_per_channel_tile(ctx, info, shape, outer, parallel, stages)) schedule_stages_alone();
   // An epilogue goes no further out than the parallel loop's last part: above
   // it, it would come between the loops the parallel loop fuses, and leave
   // the conv serial.
@@ -309,7 +336,10 @@ void apply_default_cpu_schedule(Schedule& sch, const CpuScheduleOptions& options
   std::set<std::string> done;  // epilogues already placed with their anchor
   std::map<size_t, std::vector<std::string>> private_to;  // windowed block -> its private stages
   for (size_t i = 0; i < blocks.size(); ++i) {
-    if (blocks[i].kind != BlockKind::kDepthwise && blocks[i].kind != BlockKind::kReduction) continue;
+    bool per_channel_input = blocks[i].kind == BlockKind::kConv && blocks[i].input_per_channel;
+    if (blocks[i].kind != BlockKind::kDepthwise && blocks[i].kind != BlockKind::kReduction &&
+        !per_channel_input)
+      continue;
     private_to[i] = private_stages(sch, blocks, i);
     done.insert(private_to[i].begin(), private_to[i].end());
   }
@@ -331,7 +361,7 @@ void apply_default_cpu_schedule(Schedule& sch, const CpuScheduleOptions& options
         schedule_tiled(ctx, blocks, i, done);
         break;
       case BlockKind::kMatmul:
-      case BlockKind::kConv: schedule_tiled(ctx, blocks, i, done); break;
+      case BlockKind::kConv: schedule_tiled(ctx, blocks, i, done, private_to[i]); break;
       case BlockKind::kElementwise: schedule_elementwise(ctx, blocks[i]); break;
       case BlockKind::kOther: break;
     }

@@ -14,16 +14,14 @@
 
 namespace tessel::sched::cpu_rules {
 
-namespace {
-
-// A stage computed inside a per-channel block's channel loop: its innermost
-// loop vectorized, with the phase loop of a strided read unrolled inside it.
 void schedule_private_stage(Schedule& sch, const std::string& name, size_t plane_depth) {
   std::vector<LoopRV> loops = sch.get_loops(sch.get_block(name));
   if (loops.size() <= plane_depth) return;
   std::vector<LoopRV> own(loops.begin() + long(plane_depth), loops.end());
   attempt(sch, [&](Schedule& s) { vectorize_with_phases(s, own, phase_loop(s, name, own)); });
 }
+
+namespace {
 
 // A per-channel block has no rows of output channels to unroll: each tap is
 // one FMA per vector of its tile, and a tile of one vector is a chain of

@@ -133,6 +133,10 @@ bool schedule_row_reduction(Context& ctx, const BlockInfo& info);
 // The elementwise stages only blocks[anchor] reads, directly or through one
 // another (a windowed block's padding and stride phases); consumers first.
 std::vector<std::string> private_stages(Schedule& sch, const std::vector<BlockInfo>& blocks, size_t anchor);
+// A stage computed inside a block's channel loop (the first plane_depth of
+// its loops): its innermost loop vectorized, with the phase loop of a
+// strided read unrolled inside it.
+void schedule_private_stage(Schedule& sch, const std::string& name, size_t plane_depth);
 // A windowed block reading one input channel per output channel (depthwise
 // conv, pool) with its private stages computed inside its parallel channel
 // loop; false when that does not apply (the schedule is then unchanged).

@@ -115,9 +115,9 @@ the C ABI of include/tessel/runtime.h. Load it from C (link it), from Python
   --channels-last P  which activations the kernels keep channels-last
                   ([N, H, W, C]) between them, where every op making and
                   reading them does so in order: depthwise (default: the
-                  regions a depthwise conv reads, of planes whose rows fill at
-                  most half a vector), all (every such region, any rows) or
-                  none; the model's inputs and outputs keep their layout
+                  regions a depthwise conv reads, of planes whose rows are
+                  shorter than a vector), all (every such region, any rows)
+                  or none; the model's inputs and outputs keep their layout
                   (also for run and check)
   --tuning-log F  the fastest schedule `tessel tune` measured for each task
                   (also for run and check); other kernels keep the defaults

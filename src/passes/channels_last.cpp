@@ -25,7 +25,7 @@ bool is_f32(DType t) {
 }
 
 // A 4-D activation a kernel makes and kernels read, of a plane larger than
-// one position whose rows are at most `widest`.
+// one position whose rows are at most `widest` long.
 bool activation(const Value& v, const std::unordered_set<const Value*>& interface, int64_t widest) {
   if (v.is_constant() || !v.producer || interface.count(&v) || !v.type.rank_known || v.type.rank() != 4 ||
       !v.type.is_static() || !is_f32(v.type.dtype))
@@ -49,7 +49,9 @@ bool channels_last_conv(const Node& n, int64_t lanes) {
 }
 
 bool depthwise(const Node& n) {
-  return n.op == "Conv" && n.attrs.get_int("group") > 1 && n.inputs[1]->type.static_dims()[1] == 1;
+  if (n.op != "Conv" || !n.has_input(1) || n.attrs.get_int("group") <= 1) return false;
+  const graph::TensorType& w = n.inputs[1]->type;
+  return w.rank_known && w.rank() == 4 && w.dims[1].is_known() && w.dims[1].value == 1;
 }
 
 bool elementwise(const Node& n) {
@@ -58,8 +60,11 @@ bool elementwise(const Node& n) {
 
 // The values of n that must share a storage order: an elementwise op's
 // output and its operands of the same shape (it reads them at its own
-// indices); a conv's input or output alone.
+// indices); a depthwise conv's input and output (computed channels-last only
+// from a channels-last input, per channel it would write a channels-last
+// output a plane apart per channel).
 std::vector<const Value*> tied(const Node& n) {
+  if (depthwise(n)) return {n.inputs[0], n.outputs[0]};
   std::vector<const Value*> out;
   if (!elementwise(n)) return out;
   out.push_back(n.outputs[0]);
@@ -108,7 +113,7 @@ void store_channels_last(graph::Graph& g, ChannelsLastPolicy policy, int64_t vec
   if (policy == ChannelsLastPolicy::kNone) return;
   bool all = policy == ChannelsLastPolicy::kAll;
   int64_t lanes = std::max<int64_t>(1, vector_lanes);
-  std::set<const Value*> in = candidates(g, all ? std::numeric_limits<int64_t>::max() : lanes / 2, lanes);
+  std::set<const Value*> in = candidates(g, all ? std::numeric_limits<int64_t>::max() : lanes - 1, lanes);
   // Regions: values joined through the nodes that tie them or a conv between them.
   std::map<const Value*, const Value*> parent;
   for (const Value* v : in) parent[v] = v;

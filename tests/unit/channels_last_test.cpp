@@ -94,14 +94,31 @@ TEST(ChannelsLast, ADepthwiseRegionOfShortRowsIsStoredChannelsLast) {
   passes::store_channels_last(last.g, ChannelsLastPolicy::kDepthwise, 16);
   EXPECT_FALSE(stored(last.y) || stored(last.sum) || stored(last.projected) || stored(last.stem));
   EXPECT_TRUE(stored(last.expanded) && stored(last.depthwise) && stored(last.scaled));
-  // With 8 lanes a row of 7 fills most of a vector: the per-channel forms keep it.
-  Block avx2;
+  // Rows of 14: stored on 16 lanes, as typed on 8 (whole vectors and a
+  // tail); rows of 16 on 16 lanes as typed.
+  Block fourteen(3, 14);
+  passes::store_channels_last(fourteen.g, ChannelsLastPolicy::kDepthwise, 16);
+  EXPECT_TRUE(stored(fourteen.depthwise));
+  Block avx2(3, 14);
   passes::store_channels_last(avx2.g, ChannelsLastPolicy::kDepthwise, 8);
   for (const graph::Value* v : avx2.g.values()) EXPECT_TRUE(v->storage.empty()) << v->name;
-  // Rows of 14 on 16 lanes: as typed.
-  Block wide(3, 14);
-  passes::store_channels_last(wide.g, ChannelsLastPolicy::kDepthwise, 16);
-  for (const graph::Value* v : wide.g.values()) EXPECT_TRUE(v->storage.empty()) << v->name;
+  Block whole(3, 16);
+  passes::store_channels_last(whole.g, ChannelsLastPolicy::kDepthwise, 16);
+  for (const graph::Value* v : whole.g.values()) EXPECT_TRUE(v->storage.empty()) << v->name;
+}
+
+// A depthwise conv's input and output are stored together: per channel over
+// a plain input, it would write a channels-last output a plane apart per
+// channel.
+TEST(ChannelsLast, ADepthwiseConvsInputAndOutputAreStoredTogether) {
+  graph::Graph g;
+  graph::Value* x = g.add_input("x", graph::TensorType(DType::kF32, {1, 32, 7, 7}));
+  graph::Value* depthwise = relu(g, conv(g, x, 32, 3, /*group=*/32));
+  graph::Value* y = relu(g, conv(g, depthwise, 32, 1));
+  g.set_outputs({add(g, "GlobalAveragePool", {y})->outputs[0]});
+  passes::store_channels_last(g, ChannelsLastPolicy::kAll, 16);
+  EXPECT_FALSE(stored(depthwise)) << "its input is the model's";
+  EXPECT_TRUE(stored(y));
 }
 
 // A value read by an op that reads planes (a max pool) stays as typed, and so
@@ -178,8 +195,10 @@ TEST(ChannelsLast, EveryConvFormComputesTheReferenceThroughTheStoredOrder) {
 
 // The depthwise conv over a channels-last input: a conv block whose rows are
 // output positions and whose vector is the channels, reading its input's
-// padded copy stored channels-last; the 1x1 conv after it a contraction over
-// the channels (not a reduction the schedule cannot tile).
+// padded copy stored channels-last, made per channel tile inside the tile's
+// parallel loop (a slice of the tile's channels, not a pass over the whole
+// input); the 1x1 conv after it a contraction over the channels (not a
+// reduction the schedule cannot tile).
 TEST(ChannelsLast, ADepthwiseConvIsComputedWithItsChannelsInTheVectorLanes) {
   Block b;
   driver::JitModel model(driver::compile_graph(b.g, with_policy(ChannelsLastPolicy::kAll)));  // any lanes
@@ -191,13 +210,24 @@ TEST(ChannelsLast, ADepthwiseConvIsComputedWithItsChannelsInTheVectorLanes) {
           info.extents[size_t(info.reduce[0])] == 64)
         ADD_FAILURE() << "a 1x1 conv over 64 channels read as a reduction:\n" << text;
       if (!info.output.defined() || info.output->shape != std::vector<int64_t>{1, 49, 64}) continue;
-      if (text.find("f32[1, 9, 9, 64]") != std::string::npos) {  // the padded copy, channels-last
-        found_depthwise = true;
-        EXPECT_EQ(info.kind, sched::BlockKind::kConv) << text;
-        EXPECT_TRUE(info.channels_in_lanes);
-        EXPECT_EQ(info.extents[size_t(info.unroll_loop)], 49);
-        EXPECT_EQ(info.extents[size_t(info.vector_loop)], 64);
+      if (text.find("f32[1, 9, 9, 64]") == std::string::npos) continue;  // the padded copy, channels-last
+      found_depthwise = true;
+      EXPECT_EQ(info.kind, sched::BlockKind::kConv) << text;
+      EXPECT_TRUE(info.channels_in_lanes && info.input_per_channel);
+      EXPECT_EQ(info.extents[size_t(info.unroll_loop)], 49);
+      EXPECT_EQ(info.extents[size_t(info.vector_loop)], 64);
+      std::string scheduled = tir::to_string(kernel.flat);
+      std::istringstream lines(scheduled);
+      bool inside_parallel = false, copy_inside = false;
+      for (std::string line; std::getline(lines, line);) {
+        inside_parallel = inside_parallel || line.find("parallel:") != std::string::npos;
+        bool copy = line.find("alloc ") != std::string::npos && line.find("_pad") != std::string::npos;
+        copy_inside = copy_inside || (copy && inside_parallel);
       }
+      EXPECT_TRUE(copy_inside) << "the padded slice is made inside the parallel channel-tile loop:\n"
+                               << scheduled;
+      EXPECT_EQ(scheduled.find("f32[1, 9, 9, 64]"), std::string::npos) << "a slice of the channels:\n"
+                                                                       << scheduled;
     }
     found_project = found_project || text.find("f32[1, 7, 7, 64]") != std::string::npos;
   }
