@@ -93,7 +93,7 @@ std::set<const Value*> candidates(const graph::Graph& g, int64_t widest, int64_t
       readers_ok = readers_ok && reads_in_order(*user, *v, lanes);
     if (readers_ok) in.insert(v);
   }
-  // An elementwise op's tied values are all in or all out.
+  // A node's tied values are all in or all out.
   for (bool changed = true; changed;) {
     changed = false;
     for (const Node* n : g.nodes()) {

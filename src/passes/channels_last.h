@@ -38,11 +38,12 @@ enum class ChannelsLastPolicy {
 // the same order either way), and whose producer and readers all keep them
 // in order channels-last: a 2-D Conv with a constant weight (one group,
 // groups of several channels, or one channel each) and whole vectors of
-// output channels (per group), an elementwise op whose
-// operands of its output's type are all in the region, or (reading only) a
-// global average pool. The policy says which regions are stored
-// channels-last; `vector_lanes` are the target's f32 lanes. Requires: a
-// verified graph. Guarantees: the same outputs; only storage orders change.
+// output channels (per group), its input and output both in the region if it
+// is depthwise; an elementwise op whose operands of its output's type are all
+// in the region; or (reading only) a global average pool. The policy says
+// which regions are stored channels-last; `vector_lanes` are the target's
+// f32 lanes. Requires: a verified graph. Guarantees: the same outputs; only
+// storage orders change.
 void store_channels_last(graph::Graph& g, ChannelsLastPolicy policy, int64_t vector_lanes);
 
 // "none", "depthwise", "all"; nullopt for another name.
