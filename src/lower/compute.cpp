@@ -8,6 +8,7 @@
 #include "ir/tensor/access_region.h"
 #include "ir/tensor/functor.h"
 #include "ir/tensor/simplify.h"
+#include "src/passes/channels_last.h"
 
 namespace tessel::lower {
 
@@ -148,7 +149,7 @@ TensorExpr LowerContext::compute_stored(const std::string& name, const std::vect
                                         const std::vector<int64_t>& storage, bool flat_positions) {
   if (storage.empty()) return compute(name, shape, dtype, value);
   std::vector<int64_t> stored_shape = in_storage_order(shape, storage);
-  bool positions_adjacent = shape.size() == 4 && storage == std::vector<int64_t>{0, 2, 3, 1};
+  bool positions_adjacent = shape.size() == 4 && storage == passes::channels_last_storage();
   if (!flat_positions || !positions_adjacent) {
     TensorExpr stored = compute(name, stored_shape, dtype, [&](const std::vector<Expr>& idx) {
       return value(from_storage_order(idx, storage));

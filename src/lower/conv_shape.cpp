@@ -15,10 +15,6 @@ std::vector<int64_t> spatial_of(const Dims& shape) {
 
 }  // namespace
 
-bool stored_channels_last(const graph::Value& v) {
-  return v.storage == std::vector<int64_t>(kChannelsLastStorage.begin(), kChannelsLastStorage.end());
-}
-
 bool has_channels_last_weight(const graph::Node& conv) {
   auto produced_by = [](const graph::Value* v, const std::string& op) -> const graph::Node* {
     const graph::Node* n = v->producer;
@@ -54,8 +50,8 @@ ConvShape conv_shape_of(const graph::Node& conv, bool assume_packed) {
                   w[1],
                   out[1] / group};
   shape.weight_channels_last = assume_packed || has_channels_last_weight(conv);
-  shape.input_channels_last = stored_channels_last(*conv.inputs[0]);
-  shape.output_channels_last = stored_channels_last(*conv.outputs[0]);
+  shape.input_channels_last = passes::stored_channels_last(*conv.inputs[0]);
+  shape.output_channels_last = passes::stored_channels_last(*conv.outputs[0]);
   return shape;
 }
 

@@ -4,18 +4,14 @@
 // reads them, so both make the same choice.
 #pragma once
 
-#include <array>
 #include <cstdint>
 
 #include "ir/graph/graph.h"
 #include "src/lower/layout_choices.h"
+#include "src/passes/channels_last.h"
 #include "src/passes/pack_conv_weights.h"
 
 namespace tessel::lower {
-
-// The storage order of a channels-last NCHW activation (graph::Value::storage).
-inline constexpr std::array<int64_t, 4> kChannelsLastStorage = {0, 2, 3, 1};
-bool stored_channels_last(const graph::Value& v);
 
 // Whether conv's weight is a constant read channels-last as pack_conv_weights
 // lays it out (Wt through a Transpose, or panels through Transpose, Reshape, Transpose).

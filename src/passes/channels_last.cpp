@@ -18,8 +18,6 @@ namespace {
 using graph::Node;
 using graph::Value;
 
-const std::vector<int64_t> kChannelsLast = {0, 2, 3, 1};
-
 bool is_f32(DType t) {
   return t == DType::kF32;
 }
@@ -139,7 +137,16 @@ void store_channels_last(graph::Graph& g, ChannelsLastPolicy policy, int64_t vec
     if (in.count(n->inputs[0])) wanted.insert(root(n->inputs[0]));
   }
   for (Value* v : g.values())
-    if (in.count(v) && (all || wanted.count(root(v)))) v->storage = kChannelsLast;
+    if (in.count(v) && (all || wanted.count(root(v)))) v->storage = channels_last_storage();
+}
+
+const std::vector<int64_t>& channels_last_storage() {
+  static const std::vector<int64_t> order = {0, 2, 3, 1};
+  return order;
+}
+
+bool stored_channels_last(const graph::Value& v) {
+  return v.storage == channels_last_storage();
 }
 
 std::optional<ChannelsLastPolicy> channels_last_policy_named(const std::string& name) {

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ir/graph/graph.h"
 
@@ -45,6 +46,10 @@ enum class ChannelsLastPolicy {
 // f32 lanes. Requires: a verified graph. Guarantees: the same outputs; only
 // storage orders change.
 void store_channels_last(graph::Graph& g, ChannelsLastPolicy policy, int64_t vector_lanes);
+
+// The storage order of a channels-last NCHW activation: [0, 2, 3, 1].
+const std::vector<int64_t>& channels_last_storage();
+bool stored_channels_last(const graph::Value& v);
 
 // "none", "depthwise", "all"; nullopt for another name.
 std::optional<ChannelsLastPolicy> channels_last_policy_named(const std::string& name);

@@ -37,9 +37,8 @@ std::vector<TensorExpr> lower_channels_last_conv(LowerContext& ctx, const graph:
   bool depthwise = group > 1 && cg == 1, grouped = group > 1 && !depthwise;
   int64_t width = out[3], positions = (out[2] * width + align - 1) / align * align;
   int64_t extra_rows = ((positions - 1) / width + 1 - out[2]) * g.strides[0];
-  std::vector<int64_t> storage;
-  if (stored_channels_last(*node.inputs[0]))
-    storage.assign(kChannelsLastStorage.begin(), kChannelsLastStorage.end());
+  std::vector<int64_t> storage;  // the input's padded copy stored as the input is
+  if (passes::stored_channels_last(*node.inputs[0])) storage = passes::channels_last_storage();
   WindowInput xin = window_input(ctx, stage_name(node), x, g, out, extra_rows, const_of(x.dtype, 0),
                                  /*phases=*/false, storage);
   // The reduction: the input channels of a group (none depthwise) and the
