@@ -205,6 +205,17 @@ TEST(CompileCli, CheckRefusesANegativeTolerance) {
                       std::string("--tolerance takes a non-negative number, got '") + t + "'");
 }
 
+// --channels-last takes a policy; each one compiles and passes the check.
+TEST(CompileCli, ChannelsLastTakesAPolicy) {
+  expect_user_error(tessel({"check", kTinyCnn, "--input-shape", kImageShape, "--channels-last", "nhwc"}),
+                    "--channels-last nhwc: expected none, depthwise or all");
+  for (const char* policy : {"none", "depthwise", "all"}) {
+    Result r =
+        tessel({"check", kTinyCnn, "--input-shape", kImageShape, "--channels-last", policy, "--per-kernel"});
+    EXPECT_EQ(r.code, 0) << policy << ": " << r.out << r.err;
+  }
+}
+
 TEST(CompileCli, PrintTirShowsEachKernel) {
   TempDir dir;
   Result r = tessel({"compile", kTinyCnn, "--input-shape", kImageShape, "-o", (dir / "m.so").string(), "--print-tir"});
