@@ -26,7 +26,7 @@ struct Value {
   // where it is not the type's own (empty): {0, 2, 3, 1} keeps an NCHW
   // activation channels-last between kernels. Only a value both made and
   // read by kernels has one (not a graph input, output or constant), so the
-  // model's interface never changes; set by passes::channels_last.
+  // model's interface never changes; set by passes::store_channels_last.
   std::vector<int64_t> storage;
 
   bool is_constant() const { return constant.has_value(); }
