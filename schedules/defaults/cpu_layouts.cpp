@@ -98,8 +98,7 @@ lower::ConvLayout default_cpu_conv_layout(const lower::ConvShape& conv, const Cp
   // An activation stored channels-last is read and written in order by the
   // channels-last form; any other form reads or writes it a plane apart per
   // channel.
-  bool stored_channels_last = conv.input_channels_last || conv.output_channels_last;
-  if (stored_channels_last && conv.weight_channels_last && conv.channels_last_applies())
+  if (conv.reads_or_writes_channels_last() && conv.weight_channels_last && conv.channels_last_applies())
     return {ConvForm::kChannelsLast, positions_align(conv, options)};
   int64_t rows = conv.out[2], row = conv.out[3], align = flat_align(options);
   bool ragged = row < kFlatRowLimit || row % kFlatRowMultiple != 0;
@@ -172,8 +171,7 @@ std::vector<lower::ConvLayout> cpu_conv_layout_candidates(const lower::ConvShape
   // Unpadded as well where the default pads the positions: a plane of one
   // position (a squeeze-excite block's) padded to 8 computes 8 times its
   // outputs, and 13 x 13 has a tile of 13 rows.
-  bool stored_channels_last = conv.input_channels_last || conv.output_channels_last;
-  if (conv.channels_last_applies() && (conv.out_per_group % lanes == 0 || stored_channels_last)) {
+  if (conv.channels_last_applies() && (conv.out_per_group % lanes == 0 || conv.reads_or_writes_channels_last())) {
     add({ConvForm::kChannelsLast, positions_align(conv, options)});
     add({ConvForm::kChannelsLast, 1});
   }

@@ -35,6 +35,7 @@ struct ConvShape {
   // its output positions with the channels in the vector lanes, it reads and
   // writes them in order.
   bool input_channels_last = false, output_channels_last = false;
+  bool reads_or_writes_channels_last() const { return input_channels_last || output_channels_last; }
 
   int spatial() const { return int(kernel.size()); }
   bool depthwise() const { return group > 1 && in_per_group == 1; }
