@@ -98,6 +98,7 @@ inline constexpr const char* kCompileHelp =
     R"(usage: tessel compile MODEL.onnx -o OUT.so [--target "llvm [-mcpu=CPU] [-mattr=+f,-g] [-fmas-in-flight=N]"]
                       [--fusion none|injective|simple|default|aggressive|tuned] [--schedule default|none] [--input-shape NAME=DxD ...]
                       [--channels-last none|depthwise|all] [--tuning-log FILE] [--print-tir] [--print-llvm]
+                      [--print-cuda]
 
 Compiles the model for a CPU through LLVM into a self-contained shared
 library: its kernels, execution plan (static memory plan) and weights, with
@@ -107,7 +108,11 @@ the C ABI of include/tessel/runtime.h. Load it from C (link it), from Python
                   override the CPU and its features (also as separate options);
                   -fmas-in-flight=N the vector FMAs one core overlaps (measured
                   on this host; the register tiles keep about three times as
-                  many accumulators); `tessel target T` shows what a spec means
+                  many accumulators); cuda [-arch=sm_NN] (CUDA C compiled by
+                  NVRTC, sm_90 unless named; default GPU schedules: a thread
+                  per output element); cuda-emulated (the same CUDA C compiled
+                  as C++ and run on this CPU, for run and check without a
+                  GPU); `tessel target T` shows what a spec means
   --fusion F      how nodes group into kernels (the policy named default
                   unless given):
 )" TESSEL_FUSION_POLICIES_HELP R"(  --schedule S    default (hand-written CPU schedules: tiled, vectorized,
@@ -123,6 +128,9 @@ the C ABI of include/tessel/runtime.h. Load it from C (link it), from Python
                   (also for run and check); other kernels keep the defaults
   --print-tir     print each kernel's tensor IR as scheduled and flattened
   --print-llvm    print the optimised LLVM IR of the module
+  --print-cuda    print the CUDA C of the module (--target cuda or
+                  cuda-emulated; -o may then be left out: a model library
+                  for the GPU is not built yet)
   --input-shape NAME=1x3x224x224   bind the symbolic dimensions of an input
   --verify                         run the IR verifier after every stage
   --print-after STAGE[,STAGE]      print the IR after those stages (all: every
@@ -155,7 +163,7 @@ output fails.
 )";
 
 inline constexpr const char* kConformanceHelp =
-    R"(usage: tessel conformance DIR [--list FILE] [--target reference|tir|llvm] [--fusion none|injective|simple|default|aggressive]
+    R"(usage: tessel conformance DIR [--list FILE] [--target reference|tir|llvm|cuda|cuda-emulated] [--fusion none|injective|simple|default|aggressive]
                           [--timeout SECONDS] [--sample-knobs SEED]
 
 Runs ONNX operator conformance cases: each case folder in DIR holds model.onnx
@@ -165,8 +173,12 @@ line, and the run closes with "N passed, N failed". Exit code 1 if any failed.
   --list FILE     case names, one a line (default: every case folder in DIR)
   --target T      reference: the reference executor; tir: lower the graph to
                   the tensor IR and run it on the tensor IR interpreter; llvm:
-                  compile it for this CPU (default schedules) and run it
-  --fusion F      how the tir and llvm targets group nodes into kernels
+                  compile it for this CPU (default schedules) and run it;
+                  cuda: compile it for the GPU (default GPU schedules, CUDA
+                  C compiled by NVRTC for sm_90) and run the scheduled tensor
+                  IR on the interpreter; cuda-emulated: compile the same CUDA
+                  C as C++ for this CPU and run it (thread blocks emulated)
+  --fusion F      how the compiling targets group nodes into kernels
                   (default: none):
 )" TESSEL_FUSION_POLICIES_HELP R"(  --timeout S     per-case limit in seconds (default 120)
   --sample-knobs SEED   llvm: each kernel's schedule drawn from the tuner's

@@ -90,16 +90,23 @@ int cmd_compile(Args& args) {
   auto output = args.value("-o");
   if (!output) output = args.value("--output");
   bool print_tir = args.flag("--print-tir"), print_llvm = args.flag("--print-llvm");
+  bool print_cuda = args.flag("--print-cuda");
   std::string path = single_model(args, "compile");
-  TESSEL_USER_CHECK(output, Span{}) << "compile needs -o OUT.so";
-  check_output_path(path, *output);
+  bool gpu = options.target.kind == codegen::TargetKind::kCuda;
+  TESSEL_USER_CHECK(!print_llvm || !gpu, Span{})
+      << "--print-llvm prints an llvm target's code; for cuda, --print-cuda";
+  TESSEL_USER_CHECK(!print_cuda || gpu, Span{}) << "--print-cuda needs --target cuda (or cuda-emulated)";
+  // The CUDA C alone is what a GPU compile gives today (no model library for cuda yet).
+  TESSEL_USER_CHECK(output || (gpu && print_cuda), Span{}) << "compile needs -o OUT.so";
+  if (output) check_output_path(path, *output);
   auto start = std::chrono::steady_clock::now();
   graph::Graph g = driver::load_graph(path, pipeline);
   driver::CompiledGraph compiled = driver::compile_graph(g, options);
   if (print_tir)
     for (const driver::CompiledKernel& k : compiled.kernels)
       std::cout << "// kernel " << k.symbol << ": scheduled and flattened\n" << driver::kernel_text(k) << "\n";
-  if (print_llvm) std::cout << compiled.module->source_text() << "\n";
+  if (print_llvm || print_cuda) std::cout << compiled.module->source_text() << "\n";
+  if (!output) return 0;
   if (options.fusion == passes::FusionPolicy::kTuned) driver::print_fusion_regions(compiled.fusion_regions, std::cout);
   size_t kernels = compiled.kernels.size(), tuned = compiled.tuned_kernels;
   uint64_t arena = compiled.plan.arena_bytes, weights = compiled.weights.size();

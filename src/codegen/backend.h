@@ -10,12 +10,15 @@
 //   double s = code->time_function("k0", args, 10);
 #pragma once
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "ir/core/diagnostics.h"
 #include "ir/tensor/function.h"
 #include "src/codegen/target.h"
 
@@ -63,6 +66,22 @@ class LoadedModule {
   // call) of `symbol` on args; a non-zero status is a user error.
   virtual double time_function(const std::string& symbol, void* const* args, int repeat) const = 0;
 };
+
+// What time_function measures, for any backend's entry: one warm-up call,
+// then the median wall time of `repeat` calls.
+inline double median_call_seconds(KernelFn fn, const std::string& symbol, void* const* args, int repeat) {
+  TESSEL_ICHECK(repeat >= 1) << "time_function needs at least one run";
+  TESSEL_USER_CHECK(fn(args) == 0, Span{}) << "function " << symbol << " failed";
+  std::vector<double> seconds;
+  for (int i = 0; i < repeat; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    int32_t status = fn(args);
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    TESSEL_USER_CHECK(status == 0, Span{}) << "function " << symbol << " failed with status " << status;
+  }
+  std::nth_element(seconds.begin(), seconds.begin() + long(seconds.size() / 2), seconds.end());
+  return seconds[seconds.size() / 2];
+}
 
 class Module {
  public:

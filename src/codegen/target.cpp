@@ -119,16 +119,17 @@ Target parse_target(std::string_view spec, const std::vector<std::string>& extra
   std::istringstream words{std::string(spec)};
   std::string kind;
   words >> kind;
-  TESSEL_USER_CHECK(kind == "llvm" || kind == "cuda", Span{})
-      << "unknown target '" << kind << "' (available: llvm, cuda)";
+  TESSEL_USER_CHECK(kind == "llvm" || kind == "cuda" || kind == "cuda-emulated", Span{})
+      << "unknown target '" << kind << "' (available: llvm, cuda, cuda-emulated)";
   std::vector<std::string> options;
   for (std::string w; words >> w;) options.push_back(w);
   options.insert(options.end(), extra_options.begin(), extra_options.end());
   Target t = host_target();
   bool cpu_named = false;
   int fmas_in_flight = 0;
-  if (kind == "cuda") {
+  if (kind == "cuda" || kind == "cuda-emulated") {
     t.kind = TargetKind::kCuda;
+    t.gpu.emulated = kind == "cuda-emulated";
     t.gpu.shared_bytes_per_sm = shared_bytes_per_sm(t.gpu.sm);
   }
   for (const std::string& o : options) {
@@ -197,6 +198,7 @@ std::string describe(const Target& t) {
   auto kib = [](int64_t b) { return b > 0 ? std::to_string(b / 1024) + " KiB" : std::string("unknown"); };
   os << "kind " << target_kind_name(t.kind) << "\n";
   if (t.kind == TargetKind::kCuda) {
+    if (t.gpu.emulated) os << "emulated: the CUDA C runs on this CPU\n";
     os << "arch sm_" << t.gpu.sm << "\n"
        << "max threads per block " << t.gpu.max_threads_per_block << "\n"
        << "shared memory " << kib(t.gpu.shared_bytes_per_block) << " per block, " << kib(t.gpu.shared_bytes_per_sm)

@@ -1,6 +1,6 @@
 // What code is generated for: a Target, parsed once from a spec such as
-// "llvm -mcpu=znver3 -mattr=+avx2" or "cuda -arch=sm_90", and read by every
-// stage that depends on the machine (graph passes, schedules, codegen).
+// "llvm -mcpu=znver3 -mattr=+avx2" or "cuda -arch=sm_90" (or "cuda-emulated": CUDA C run on this CPU), and
+// read by every stage that depends on the machine (graph passes, schedules, codegen).
 //
 //   Target t = parse_target("llvm");          // the host CPU, as LLVM sees it
 //   t.cpu.vector_bits;                        // 512 on AVX-512, 256 on AVX2
@@ -31,6 +31,8 @@ struct GpuTarget {
   int64_t shared_bytes_per_block = 48 * 1024;  // without opting in to more
   int64_t shared_bytes_per_sm = 0;
   int registers_per_sm = 64 * 1024;
+  // "cuda-emulated": the generated CUDA C runs on this CPU (cuda_emulator.h), to test it without a GPU.
+  bool emulated = false;
 };
 
 struct Target {

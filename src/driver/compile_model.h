@@ -31,7 +31,7 @@
 
 namespace tessel::driver {
 
-// default: hand-written CPU schedules; none: the loops as lowered.
+// default: the hand-written schedules of the target (CPU or GPU); none: the loops as lowered.
 enum class ScheduleKind { kDefault, kNone };
 ScheduleKind parse_schedule_kind(std::string_view name);  // a user error listing the kinds
 std::string_view schedule_kind_name(ScheduleKind kind);

@@ -126,19 +126,27 @@ std::vector<Tensor> run_on_target(const fs::path& model, const std::vector<Tenso
   graph::Graph g = load_graph(model.string(), options);
   if (target == "reference") return reference::Executor(g).run(inputs);
   bind_shape_inputs(g, inputs);
-  if (target == "llvm") {
-    CompileOptions compile;
-    compile.fusion = fusion;
-    compile.stages.verify = true;
-    compile.knob_seed = knob_seed;
-    return JitModel(compile_graph(g, compile)).run(inputs);
-  }
-  return TirExecutor(g, fusion).run(inputs);
+  if (target == "tir") return TirExecutor(g, fusion).run(inputs);
+  CompileOptions compile;
+  compile.fusion = fusion;
+  compile.stages.verify = true;
+  compile.knob_seed = knob_seed;
+  if (target == "llvm") return JitModel(compile_graph(g, compile)).run(inputs);
+  compile.target = codegen::parse_target(target);
+  CompiledGraph compiled = compile_graph(g, compile);  // cuda: NVRTC compiles every kernel
+  if (target == "cuda-emulated") return JitModel(std::move(compiled)).run(inputs);
+  std::vector<lower::LoweredGroup> scheduled;
+  for (const CompiledKernel& k : compiled.kernels)
+    scheduled.push_back({k.group.group, k.flat, k.group.inputs, k.group.outputs});
+  return TirExecutor(g, std::move(scheduled)).run(inputs);
 }
 
 void check_target(const std::string& target) {
-  TESSEL_USER_CHECK(target == "reference" || target == "tir" || target == "llvm", Span{})
-      << "unknown conformance target '" << target << "' (available: reference, tir, llvm)";
+  TESSEL_USER_CHECK(target == "reference" || target == "tir" || target == "llvm" || target == "cuda" ||
+                        target == "cuda-emulated",
+                    Span{})
+      << "unknown conformance target '" << target
+      << "' (available: reference, tir, llvm, cuda, cuda-emulated)";
 }
 
 }  // namespace

@@ -1,23 +1,16 @@
-// link_model_library: the C compiler driven with posix_spawnp (no shell), its
-// output captured through a pipe for the error message.
+// link_model_library: the C compiler run by run_capturing (ir/core/subprocess.h), its
+// output kept for the error message.
 #include "src/driver/link_library.h"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "ir/core/diagnostics.h"
-
-extern char** environ;
+#include "ir/core/subprocess.h"
 
 namespace tessel::driver {
 
@@ -41,14 +34,6 @@ constexpr const char* kAbiSymbols[] = {
 std::string env_or(const char* name, const std::string& fallback) {
   const char* v = std::getenv(name);
   return v && *v ? std::string(v) : fallback;
-}
-
-// $CC may carry words of its own ("ccache gcc"), split as a shell would split an unquoted variable.
-std::vector<std::string> split_words(const std::string& s) {
-  std::vector<std::string> words;
-  std::istringstream in(s);
-  for (std::string w; in >> w;) words.push_back(w);
-  return words;
 }
 
 // A temporary file that is removed with this object.
@@ -77,46 +62,6 @@ std::string version_script() {
   return s + "  local: *;\n};\n";
 }
 
-struct Finished {
-  int exit_status;  // -1: killed by a signal
-  std::string output;
-};
-
-// Runs argv[0] from PATH with stdout and stderr captured.
-Finished run_capturing(const std::vector<std::string>& argv) {
-  int fds[2];
-  TESSEL_USER_CHECK(pipe2(fds, O_CLOEXEC) == 0, Span{}) << "pipe: " << std::strerror(errno);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], STDERR_FILENO);
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  int err = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  close(fds[1]);
-  if (err != 0) {
-    close(fds[0]);
-    TESSEL_USER_ERROR(Span{}) << "cannot run the C compiler '" << argv[0] << "' to link the model library ("
-                              << std::strerror(err) << "); set CC to a C compiler";
-  }
-  Finished done{0, ""};
-  char buf[4096];
-  for (ssize_t n; (n = read(fds[0], buf, sizeof(buf))) != 0;) {
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) break;
-    done.output.append(buf, size_t(n));
-  }
-  close(fds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  done.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return done;
-}
-
 }  // namespace
 
 void link_model_library(const std::vector<std::string>& object_files, const std::string& output_so) {
@@ -137,10 +82,12 @@ void link_model_library(const std::vector<std::string>& object_files, const std:
         "-Wl,--version-script=" + script.str(),
         std::string("-lstdc++"), std::string("-lm"), std::string("-lpthread")})
     argv.push_back(a);
-  Finished done = run_capturing(argv);
+  FinishedProcess done = run_capturing(argv);
+  TESSEL_USER_CHECK(done.spawn_error.empty(), Span{})
+      << "cannot run the C compiler '" << argv[0] << "' to link the model library (" << done.spawn_error
+      << "); set CC to a C compiler";
   if (done.exit_status == 0) return;
-  std::string command;
-  for (const std::string& a : argv) command += (command.empty() ? "" : " ") + a;
+  std::string command = command_line(argv);
   TESSEL_USER_ERROR(Span{}) << "linking " << output_so << " failed ("
                             << (done.exit_status < 0 ? std::string("killed by a signal")
                                                      : "exit status " + std::to_string(done.exit_status))

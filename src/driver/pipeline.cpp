@@ -16,6 +16,7 @@
 #include "schedules/defaults/cpu_defaults.h"
 #include "schedules/defaults/cpu_knobs.h"
 #include "schedules/defaults/cpu_layouts.h"
+#include "schedules/defaults/gpu_defaults.h"
 #include "schedules/schedule.h"
 #include "src/driver/compile_model.h"
 #include "src/driver/execution_plan.h"
@@ -44,7 +45,7 @@ template <typename Get>
 void after_tir_stage(const char* stage, const std::vector<CompiledKernel>& kernels, Get func,
                      const StageOptions& o) {
   for (const CompiledKernel& k : kernels) {
-    if (o.verify) tir::verify(func(k));
+    if (o.verify) tir::verify(func(k), o.tir_verify);
     if (o.prints(stage)) *o.print_to << "// after " << stage << ": kernel " << k.symbol << "\n"
                                      << tir::to_string(func(k)) << "\n";
   }
@@ -74,7 +75,8 @@ double param_bytes(const tir::PrimFunc& f) {
 }  // namespace
 
 std::optional<sched::CpuScheduleOptions> cpu_schedule_options(const CompileOptions& options) {
-  if (options.schedule == ScheduleKind::kNone) return std::nullopt;
+  if (options.schedule == ScheduleKind::kNone || options.target.kind != codegen::TargetKind::kLlvm)
+    return std::nullopt;
   sched::CpuScheduleOptions cpu;
   cpu.num_threads = std::max(1, options.target.cpu.cores);
   cpu.vector_lanes = options.target.cpu.vector_bits / 32;
@@ -215,7 +217,9 @@ graph::Graph load_graph(const std::string& path, const PipelineOptions& options)
 }
 
 CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
-  const StageOptions& o = options.stages;
+  StageOptions o = options.stages;
+  bool gpu = options.target.kind == codegen::TargetKind::kCuda;
+  o.tir_verify = {.allow_thread_bindings = gpu, .allow_parallel = !gpu};
   std::unique_ptr<codegen::Backend> backend = codegen::make_backend(options.target);  // refuses what it cannot serve
   std::optional<sched::CpuScheduleOptions> cpu = cpu_schedule_options(options);
   const lower::LayoutChoices layouts = layout_choices(options);
@@ -289,6 +293,9 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
         sched::apply_default_cpu_schedule(sch, sampled);
       } else if (cpu) {
         sched::apply_default_cpu_schedule(sch, *cpu);
+      } else if (options.target.kind == codegen::TargetKind::kCuda &&
+                 options.schedule != ScheduleKind::kNone) {
+        sched::apply_default_gpu_schedule(sch);
       }
       k.scheduled = k.flat = sch.func();
     }
@@ -297,7 +304,7 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
 
   for (const tir_passes::TirPass& pass : tir_passes::passes_before_backend()) run_tir_pass(pass.name, kernels, pass.run, o);
   for (CompiledKernel& k : kernels) {
-    tir::verify(k.flat);  // always: the backend assumes a valid function
+    tir::verify(k.flat, o.tir_verify);  // always: the backend assumes a valid function
     k.bytes = param_bytes(k.flat);
   }
 

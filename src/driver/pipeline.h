@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ir/graph/graph.h"
+#include "ir/tensor/verifier.h"
 #include "src/frontend/onnx/importer.h"
 
 namespace tessel::driver {
@@ -30,6 +31,7 @@ struct StageOptions {
   std::set<std::string> print_after;  // stage names; "all" for every stage
   std::ostream* print_to = nullptr;   // where --print-after writes (needed when print_after is set)
   std::ostream* time_to = nullptr;    // --time-passes: one line per stage as it ends
+  tir::VerifyOptions tir_verify;      // what the target allows (thread bindings on a GPU)
   bool prints(const std::string& stage) const {
     return print_to && (print_after.count("all") || print_after.count(stage));
   }

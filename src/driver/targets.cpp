@@ -18,8 +18,8 @@ namespace {
 
 std::string cuda_target_line() {
   std::string why = codegen::cuda_target_unavailable_reason();
-  if (why.empty()) return ", cuda";
-  return "; cuda unavailable: " + why.substr(0, why.find('\n'));
+  if (why.empty()) return ", cuda, cuda-emulated";
+  return ", cuda-emulated; cuda unavailable: " + why.substr(0, why.find('\n'));
 }
 
 }  // namespace
@@ -63,7 +63,8 @@ std::string version_report() {
 }
 
 std::string log_target(const codegen::Target& target) {
-  std::string out = codegen::target_kind_name(target.kind);
+  bool emulated = target.kind == codegen::TargetKind::kCuda && target.gpu.emulated;
+  std::string out = emulated ? "cuda-emulated" : codegen::target_kind_name(target.kind);
   if (target.kind == codegen::TargetKind::kLlvm) {
     out += " -mcpu=" + target.cpu.cpu + " -vector-bits=" + std::to_string(target.cpu.vector_bits);
     // The default schedules' register tiles follow it, so records measured

@@ -1,6 +1,7 @@
 // Runs a graph on the tensor IR: groups it, lowers each group to a PrimFunc
 // and interprets the PrimFuncs in order. The executable check of lowering
-// (conformance target "tir"), before any schedule or backend.
+// (conformance target "tir"), before any schedule or backend; given a
+// compiled graph's functions, the check of its schedules (target "cuda").
 #pragma once
 
 #include <string_view>
@@ -18,6 +19,11 @@ class TirExecutor {
   // the executor.
   TirExecutor(const graph::Graph& g, passes::FusionPolicy fusion);
   TirExecutor(const graph::Graph& g, passes::FusionPolicy fusion, const lower::LayoutChoices& layouts);
+  // Groups already lowered (and perhaps scheduled: a compiled kernel's
+  // function, GPU thread bindings included), in an order that computes
+  // each value before it is read.
+  TirExecutor(const graph::Graph& g, std::vector<lower::LoweredGroup> groups)
+      : graph_(g), groups_(std::move(groups)) {}
 
   // Inputs in graph-input order, checked like the reference executor's.
   // An interpreter failure is a tir::InterpreterError naming the group.

@@ -104,7 +104,7 @@ TEST(Target, CudaTakesAnArchitecture) {
 }
 
 TEST(Target, MistakesAreUserErrorsNamingThePart) {
-  expect_user_error("opencl", "unknown target 'opencl' (available: llvm, cuda)");
+  expect_user_error("opencl", "unknown target 'opencl' (available: llvm, cuda, cuda-emulated)");
   expect_user_error("llvm -O3",
                     "unknown option '-O3' for target llvm (available: -mcpu=, -mattr=, -fmas-in-flight=)");
   expect_user_error("llvm -mcpu=pentium9", "unknown CPU 'pentium9'");
@@ -142,13 +142,13 @@ TEST(Backend, TheLlvmBackendBuildsLoadsAndTimesAFunction) {
   EXPECT_GE(code->time_function("k_matmul", args, 5), 0.0);
 }
 
-TEST(Backend, CudaIsRefusedWithTheReason) {
-  try {
-    codegen::make_backend(parse_target("cuda"));
-    FAIL() << "no error";
-  } catch (const UserError& e) {
-    EXPECT_NE(std::string(e.what()).find("target cuda is unavailable: "), std::string::npos) << e.what();
-  }
+TEST(Target, CudaEmulatedIsTheCudaKindRunOnThisCpu) {
+  codegen::Target t = parse_target("cuda-emulated -arch=sm_80");
+  EXPECT_EQ(t.kind, codegen::TargetKind::kCuda);
+  EXPECT_TRUE(t.gpu.emulated);
+  EXPECT_EQ(t.gpu.sm, 80);
+  EXPECT_FALSE(parse_target("cuda").gpu.emulated);
+  EXPECT_NE(codegen::describe(t).find("emulated: the CUDA C runs on this CPU\n"), std::string::npos);
 }
 
 using cli_test::contains;

@@ -115,7 +115,7 @@ std::vector<int> nvrtc_architectures() {
 std::string cuda_target_unavailable_reason() {
   std::string why;
   if (!load_nvrtc(&why)) return why;
-  return "the CUDA backend (tensor IR to CUDA C) is not part of this Tessel yet";
+  return {};
 }
 
 }  // namespace tessel::codegen

@@ -17,18 +17,7 @@ class LlvmLoaded final : public LoadedModule {
   KernelFn lookup(const std::string& symbol) const override { return jit_->lookup(symbol); }
 
   double time_function(const std::string& symbol, void* const* args, int repeat) const override {
-    TESSEL_ICHECK(repeat >= 1) << "time_function needs at least one run";
-    KernelFn fn = lookup(symbol);
-    TESSEL_USER_CHECK(fn(args) == 0, Span{}) << "function " << symbol << " failed";
-    std::vector<double> seconds;
-    for (int i = 0; i < repeat; ++i) {
-      auto start = std::chrono::steady_clock::now();
-      int32_t status = fn(args);
-      seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-      TESSEL_USER_CHECK(status == 0, Span{}) << "function " << symbol << " failed with status " << status;
-    }
-    std::nth_element(seconds.begin(), seconds.begin() + seconds.size() / 2, seconds.end());
-    return seconds[seconds.size() / 2];
+    return median_call_seconds(lookup(symbol), symbol, args, repeat);
   }
 
  private:

@@ -1,0 +1,96 @@
+// apply_default_gpu_schedule: for each block, the loops from the outermost
+// inward that bind only spatial iteration variables (and hold only the next
+// loop), fused, split by the block size, bound.
+#include "schedules/defaults/gpu_defaults.h"
+
+#include <set>
+
+#include "ir/tensor/functor.h"
+#include "schedules/schedule_error.h"
+
+namespace tessel::sched {
+
+namespace {
+
+// The variables the block's spatial iteration variables are bound to use.
+std::set<const tir::VarNode*> spatial_loop_vars(const tir::BlockNode& block,
+                                                std::set<const tir::VarNode*>& reduce) {
+  std::set<const tir::VarNode*> spatial;
+  for (size_t i = 0; i < block.iter_vars.size(); ++i) {
+    auto& into = block.iter_vars[i].kind == tir::IterKind::kSpatial ? spatial : reduce;
+    tir::walk_exprs(block.iter_values[i], [&](const tir::Expr& e) {
+      if (const auto* v = e.as<tir::VarNode>()) into.insert(v);
+    });
+  }
+  return spatial;
+}
+
+const tir::BlockNode* find_block(const tir::Stmt& root, const std::string& name) {
+  const tir::BlockNode* found = nullptr;
+  tir::walk(root, [&](const tir::Stmt& s) {
+    if (const auto* b = s.as<tir::BlockNode>(); b && b->name == name) found = b;
+    return found == nullptr;
+  });
+  return found;
+}
+
+// How many of the outer loops are perfectly nested spatial loops.
+size_t spatial_prefix(Schedule& sch, const std::vector<LoopRV>& loops, const tir::BlockNode& block) {
+  std::set<const tir::VarNode*> reduce;
+  std::set<const tir::VarNode*> spatial = spatial_loop_vars(block, reduce);
+  size_t n = 0;
+  for (; n < loops.size(); ++n) {
+    const tir::ForNode& loop = sch.loop(loops[n]);
+    const tir::VarNode* v = loop.var.get();
+    if (!spatial.count(v) || reduce.count(v) || loop.for_kind != tir::ForKind::kSerial) break;
+    bool perfect = n + 1 == loops.size() ? loop.body.as<tir::BlockNode>() != nullptr
+                                         : loop.body.as<tir::ForNode>() == &sch.loop(loops[n + 1]);
+    if (!perfect) return n + 1;
+  }
+  return n;
+}
+
+void bind_block(Schedule& sch, const std::string& name, const GpuScheduleOptions& options) {
+  BlockRV block = sch.get_block(name);
+  std::vector<LoopRV> loops = sch.get_loops(block);
+  const tir::BlockNode* node = find_block(sch.func()->body, name);
+  if (loops.empty() || !node) return;
+  size_t n = spatial_prefix(sch, loops, *node);
+  if (n == 0) return;
+  std::vector<LoopRV> outer(loops.begin(), loops.begin() + long(n));
+  LoopRV fused = outer.size() > 1 ? sch.fuse(outer) : outer[0];
+  const int64_t* extent = tir::as_const_int(sch.loop(fused).extent);
+  if (!extent) return;
+  if (*extent <= options.threads_per_block) {
+    sch.bind(fused, "threadIdx.x");
+    return;
+  }
+  std::vector<LoopRV> parts = sch.split(fused, {Factor(-1), Factor(options.threads_per_block)});
+  sch.bind(parts[0], "blockIdx.x");
+  sch.bind(parts[1], "threadIdx.x");
+}
+
+std::vector<std::string> block_names(const tir::PrimFunc& func) {
+  std::vector<std::string> names;
+  tir::walk(func->body, [&](const tir::Stmt& s) {
+    if (const auto* b = s.as<tir::BlockNode>(); b && b->name != "root") names.push_back(b->name);
+    return true;
+  });
+  return names;
+}
+
+}  // namespace
+
+void apply_default_gpu_schedule(Schedule& sch, const GpuScheduleOptions& options) {
+  for (const std::string& name : block_names(sch.func())) {
+    Schedule trial = sch;
+    try {
+      bind_block(trial, name, options);
+    } catch (const ScheduleError&) {
+      continue;  // left as it was: one thread runs the nest
+    }
+    sch = std::move(trial);
+  }
+}
+
+}  // namespace tessel::sched

@@ -1,0 +1,23 @@
+// The default GPU schedule: one thread per output element. Each block's
+// outer spatial loops are fused and split into thread blocks
+// (blockIdx.x, threadIdx.x); reductions stay serial inside the thread that
+// owns the output. Correct for every op the CPU handles; the tiled
+// schedules with shared memory come on top of it.
+#pragma once
+
+#include <cstdint>
+
+#include "schedules/schedule.h"
+
+namespace tessel::sched {
+
+struct GpuScheduleOptions {
+  int64_t threads_per_block = 256;
+};
+
+// Binds every block of sch.func() whose loop nest starts with spatial loops;
+// a block whose nest has none (a reduction to one value) stays one thread.
+// Never throws for a valid lowered group.
+void apply_default_gpu_schedule(Schedule& sch, const GpuScheduleOptions& options = {});
+
+}  // namespace tessel::sched

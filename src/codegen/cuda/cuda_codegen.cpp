@@ -1,0 +1,222 @@
+// generate_cuda: a function's top-level nests become launches, each a
+// __global__ kernel printed by CudaPrinter; then, for the emulator, a host
+// entry per function that runs its launches in order (cuda_prelude.cpp).
+#include "src/codegen/cuda/cuda_codegen.h"
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+#include "ir/core/diagnostics.h"
+#include "ir/tensor/functor.h"
+#include "src/codegen/cuda/cuda_prelude.h"
+#include "src/codegen/cuda/cuda_printer.h"
+
+namespace tessel::codegen {
+
+using namespace tir;
+using cuda_detail::CNames;
+using cuda_detail::CudaPrinter;
+
+namespace {
+
+constexpr int64_t kScratchAlignment = 64;
+constexpr int64_t kSharedAlignment = 16;
+constexpr int64_t kMaxGridX = (int64_t(1) << 31) - 1, kMaxGridYZ = 65535;
+
+int64_t storage_bytes(const BufferNode& b) {
+  int64_t elem = b.dtype == DType::kF16 || b.dtype == DType::kBF16 ? 2 : int64_t(dtype_size(b.dtype));
+  return std::max<int64_t>(1, b.storage_elements()) * elem;
+}
+
+int64_t align_up(int64_t x, int64_t a) {
+  return (x + a - 1) / a * a;
+}
+
+// The function body split at its top level: global allocations there are
+// scratch shared by the launches; every other statement is one launch.
+void split_top_level(const Stmt& s, std::vector<Buffer>& scratch, std::vector<Stmt>& launches) {
+  if (const auto* seq = s.as<SeqNode>()) {
+    for (const Stmt& c : seq->stmts) split_top_level(c, scratch, launches);
+    return;
+  }
+  if (const auto* a = s.as<AllocateNode>(); a && a->buffer->scope == MemScope::kGlobal) {
+    scratch.push_back(a->buffer);
+    split_top_level(a->body, scratch, launches);
+    return;
+  }
+  launches.push_back(s);
+}
+
+int tag_axis(const std::string& tag) {
+  return tag.back() - 'x';
+}
+
+// Grid and block from the bound loops, shared arena offsets, barriers, and
+// the buffers the launch reads or writes (in first-use order).
+CudaLaunch describe_launch(const std::string& symbol, const Stmt& body, const GpuTarget& gpu,
+                           const std::vector<Buffer>& visible, CudaPrinter& printer) {
+  CudaLaunch launch;
+  launch.kernel = symbol;
+  std::set<std::string> seen_tags;
+  walk(body, [&](const Stmt& s) {
+    if (const auto* loop = s.as<ForNode>(); loop && loop->for_kind == ForKind::kThreadBound) {
+      const int64_t* extent = as_const_int(loop->extent);
+      TESSEL_USER_CHECK(extent != nullptr, Span{})
+          << symbol << ": the loop " << loop->var->name << " bound to " << loop->thread_tag
+          << " has no constant extent";
+      int64_t* dims = is_block_idx(loop->thread_tag) ? launch.grid : launch.block;
+      int axis = tag_axis(loop->thread_tag);
+      TESSEL_USER_CHECK(!seen_tags.count(loop->thread_tag) || dims[axis] == *extent, Span{})
+          << symbol << ": two loops bound to " << loop->thread_tag << " with extents " << dims[axis]
+          << " and " << *extent;
+      seen_tags.insert(loop->thread_tag);
+      dims[axis] = *extent;
+    } else if (const auto* a = s.as<AllocateNode>(); a && a->buffer->scope == MemScope::kShared) {
+      launch.shared_bytes = align_up(launch.shared_bytes, kSharedAlignment);
+      printer.set_shared_offset(a->buffer.get(), launch.shared_bytes);
+      launch.shared_bytes += storage_bytes(*a->buffer);
+    } else if (s->kind == StmtKind::kBarrier) {
+      launch.has_barrier = true;
+    }
+    return true;
+  });
+  int64_t threads = launch.block[0] * launch.block[1] * launch.block[2];
+  TESSEL_USER_CHECK(threads <= gpu.max_threads_per_block, Span{})
+      << symbol << ": a thread block of " << threads << " threads; sm_" << gpu.sm << " runs at most "
+      << gpu.max_threads_per_block;
+  TESSEL_USER_CHECK(launch.shared_bytes <= gpu.shared_bytes_per_block, Span{})
+      << symbol << ": the kernel needs " << launch.shared_bytes << " bytes of shared memory per block; sm_"
+      << gpu.sm << " gives a block " << gpu.shared_bytes_per_block;
+  TESSEL_USER_CHECK(
+      launch.grid[0] <= kMaxGridX && launch.grid[1] <= kMaxGridYZ && launch.grid[2] <= kMaxGridYZ, Span{})
+      << symbol << ": a grid of " << launch.grid[0] << " x " << launch.grid[1] << " x " << launch.grid[2]
+      << " blocks is larger than CUDA launches";
+  std::set<const BufferNode*> used;
+  walk_exprs(body, [&](const Expr& e) {
+    if (const auto* l = e.as<LoadNode>()) used.insert(l->buffer.get());
+  });
+  walk(body, [&](const Stmt& s) {
+    if (const auto* st = s.as<StoreNode>()) used.insert(st->buffer.get());
+    return true;
+  });
+  for (const Buffer& b : visible)
+    if (used.count(b.get())) launch.buffers.push_back(b);
+  return launch;
+}
+
+bool writes(const Stmt& body, const BufferNode* buffer) {
+  bool found = false;
+  walk(body, [&](const Stmt& s) {
+    if (const auto* st = s.as<StoreNode>(); st && st->buffer.get() == buffer) found = true;
+    return !found;
+  });
+  return found;
+}
+
+void emit_kernel(const CudaLaunch& launch, const Stmt& body, CNames& names, CudaPrinter& printer,
+                 std::ostream& os) {
+  os << "TESSEL_KERNEL " << launch.kernel << "(";
+  for (const Buffer& b : launch.buffers) {
+    bool out = writes(body, b.get());
+    os << (out ? "" : "const ") << cuda_detail::c_storage_type(b->dtype) << "* TESSEL_RESTRICT "
+       << names.buffer(b.get()) << ", ";
+  }
+  os << "tessel_error* TESSEL_RESTRICT tessel_err) {\n";
+  if (launch.shared_bytes > 0) os << "  TESSEL_SHARED_ARENA\n";
+  printer.stmt(body, 1, os);
+  os << "}\n\n";
+}
+
+// Under emulation, each launch's thread entry for the launcher: the thread's
+// indices, then the kernel on the arguments the host entry packed.
+void emit_thread_entry(const CudaLaunch& l, std::ostream& os) {
+  os << "static void " << l.kernel << "_thread(const tessel_emu_thread* self, void* closure) {\n"
+     << "  tessel_emu_enter(self);\n  void* const* tessel_args = (void* const*)closure;\n  " << l.kernel
+     << "(";
+  for (size_t i = 0; i < l.buffers.size(); ++i)
+    os << "(" << cuda_detail::c_storage_type(l.buffers[i]->dtype) << "*)tessel_args[" << i << "], ";
+  os << "(tessel_error*)tessel_args[" << l.buffers.size() << "]);\n}\n\n";
+}
+
+// The host side under emulation: the scratch, then each launch and the check of its error slot.
+void emit_host_entry(const CudaFunction& f, CNames& names, std::ostream& os) {
+  for (const CudaLaunch& l : f.launches) emit_thread_entry(l, os);
+  os << "extern \"C\" int " << f.symbol << "(void* const* args) {\n";
+  for (size_t i = 0; i < f.params.size(); ++i) {
+    std::string type = cuda_detail::c_storage_type(f.params[i]->dtype);
+    os << "  " << type << "* " << names.buffer(f.params[i].get()) << " = (" << type << "*)args[" << i
+       << "];\n";
+  }
+  os << "  unsigned char* tessel_scratch = (unsigned char*)std::malloc("
+     << std::max<int64_t>(1, f.scratch_bytes)
+     << ");\n  if (!tessel_scratch) return tessel_emu_check(tessel_out_of_memory, tessel_assert_formats, "
+        "tessel_assert_values);\n";
+  for (size_t i = 0; i < f.scratch.size(); ++i) {
+    std::string type = cuda_detail::c_storage_type(f.scratch[i]->dtype);
+    os << "  " << type << "* " << names.buffer(f.scratch[i].get()) << " = (" << type << "*)(tessel_scratch + "
+       << f.scratch_offsets[i] << ");\n";
+  }
+  os << "  int tessel_status = 0;\n";
+  for (const CudaLaunch& l : f.launches) {
+    os << "  if (tessel_status == 0) {\n    static const tessel_launch_dims tessel_dims = {{" << l.grid[0]
+       << ", " << l.grid[1] << ", " << l.grid[2] << "}, {" << l.block[0] << ", " << l.block[1] << ", "
+       << l.block[2] << "}, " << l.shared_bytes << ", " << (l.has_barrier ? 1 : 0)
+       << "};\n    tessel_error tessel_err = {};\n    void* tessel_args[] = {";
+    for (const Buffer& b : l.buffers) os << names.buffer(b.get()) << ", ";
+    os << "&tessel_err};\n    tessel_status = tessel_emu_launch(&tessel_dims, " << l.kernel
+       << "_thread, tessel_args);\n"
+       << "    if (tessel_status == 0)\n      tessel_status = tessel_emu_check(tessel_err, "
+          "tessel_assert_formats, "
+          "tessel_assert_values);\n  }\n";
+  }
+  os << "  std::free(tessel_scratch);\n  return tessel_status;\n}\n\n";
+}
+
+}  // namespace
+
+CudaProgram generate_cuda(const std::vector<KernelSource>& kernels, const GpuTarget& gpu) {
+  CudaProgram program;
+  CNames names;
+  std::ostringstream device;
+  cuda_detail::reserve_c_words(names);
+  // The entries keep the symbols asked for: they are claimed before any other name.
+  for (const KernelSource& k : kernels)
+    TESSEL_ICHECK(names.fresh(k.symbol) == k.symbol) << "'" << k.symbol << "' is not a unique C identifier";
+  for (const KernelSource& k : kernels) {
+    CudaFunction f;
+    f.symbol = k.symbol;
+    f.params = k.func->params();
+    std::vector<Stmt> launches;
+    split_top_level(k.func->body, f.scratch, launches);
+    for (const Buffer& b : f.scratch) {
+      f.scratch_bytes = align_up(f.scratch_bytes, kScratchAlignment);
+      f.scratch_offsets.push_back(f.scratch_bytes);
+      f.scratch_bytes += storage_bytes(*b);
+    }
+    std::vector<Buffer> visible = f.params;
+    visible.insert(visible.end(), f.scratch.begin(), f.scratch.end());
+    for (size_t i = 0; i < launches.size(); ++i) {
+      CudaPrinter printer(names, program.asserts);
+      CudaLaunch launch = describe_launch(names.fresh(f.symbol + "_l" + std::to_string(i)), launches[i], gpu,
+                                          visible, printer);
+      emit_kernel(launch, launches[i], names, printer, device);
+      f.launches.push_back(std::move(launch));
+    }
+    program.functions.push_back(std::move(f));
+  }
+  std::ostringstream os;
+  os << cuda_prelude() << "\n" << device.str();
+  os << "#ifdef " << kCudaEmulationMacro << "\nstatic const char* const tessel_assert_formats[] = {";
+  for (const CudaAssert& a : program.asserts) os << cuda_detail::c_string_literal(a.format) << ", ";
+  os << "\"out of memory for the kernels' scratch\"};\nstatic const int tessel_assert_values[] = {";
+  for (const CudaAssert& a : program.asserts) os << a.values << ", ";
+  os << "0};\nstatic const tessel_error tessel_out_of_memory = {1, " << program.asserts.size()
+     << ", {0, 0, 0, 0}};\n\n";
+  for (const CudaFunction& f : program.functions) emit_host_entry(f, names, os);
+  os << "#endif  // " << kCudaEmulationMacro << "\n";
+  program.source = os.str();
+  return program;
+}
+
+}  // namespace tessel::codegen

@@ -1,0 +1,196 @@
+// The prelude of generated CUDA C (cuda_prelude.h). Under emulation it gives
+// the kernels their thread and block indices, shared arena and barrier from
+// the launcher in Tessel (cuda_emulator.cpp), which runs each emulated thread.
+#include "src/codegen/cuda/cuda_prelude.h"
+
+#include "src/codegen/cuda/cuda_emulator_abi.h"
+
+namespace tessel::codegen {
+
+namespace {
+
+// The part before the emulator's structures (cuda_emulator_abi.h).
+const char* const kEmulationHead = R"PRELUDE(// ---- Tessel prelude: scalar semantics of the tensor IR
+#ifdef TESSEL_CUDA_EMULATION
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+)PRELUDE";
+
+// The rest of the emulation's definitions; the kernels' macros for either compiler.
+const char* const kEmulationBody = R"PRELUDE(
+static thread_local tessel_dim3 threadIdx, blockIdx;
+static thread_local void* tessel_emu_barrier;
+static thread_local unsigned char* tessel_emu_shared;
+static tessel_emu_launch_fn tessel_emu_launch;
+static tessel_emu_sync_fn tessel_emu_sync;
+static tessel_emu_report_fn tessel_emu_report;
+extern "C" void tessel_emu_bind_runtime(tessel_emu_report_fn report, tessel_emu_launch_fn launch,
+                                        tessel_emu_sync_fn sync) {
+  tessel_emu_report = report;
+  tessel_emu_launch = launch;
+  tessel_emu_sync = sync;
+}
+// Called first on each emulated thread: its indices, barrier and shared arena.
+static void tessel_emu_enter(const tessel_emu_thread* self) {
+  blockIdx = self->block;
+  threadIdx = self->thread;
+  tessel_emu_barrier = self->barrier;
+  tessel_emu_shared = self->shared;
+}
+#define __syncthreads() tessel_emu_sync(tessel_emu_barrier)
+#define TESSEL_FN static inline
+#define TESSEL_KERNEL static void
+#define TESSEL_RESTRICT __restrict
+#define TESSEL_SHARED_ARENA unsigned char* tessel_shared = tessel_emu_shared;
+using std::isinf;
+#else
+#define TESSEL_FN static __device__ __forceinline__
+#define TESSEL_KERNEL extern "C" __global__ void
+#define TESSEL_RESTRICT __restrict__
+#define TESSEL_SHARED_ARENA extern __shared__ __align__(16) unsigned char tessel_shared[];
+#endif
+
+)PRELUDE";
+
+const char* const kPreludeRest = R"PRELUDE(typedef long long tessel_i64;
+typedef int tessel_i32;
+typedef signed char tessel_i8;
+typedef unsigned char tessel_u8;
+typedef unsigned short tessel_u16;
+
+// What the first failed assert of a launch records; the host reports it.
+struct tessel_error {
+  int state;
+  int id;
+  tessel_i64 values[4];
+};
+
+TESSEL_FN float tessel_f32_from_bits(unsigned b) {
+#ifdef TESSEL_CUDA_EMULATION
+  float f;
+  std::memcpy(&f, &b, 4);
+  return f;
+#else
+  return __uint_as_float(b);
+#endif
+}
+TESSEL_FN unsigned tessel_f32_bits(float f) {
+#ifdef TESSEL_CUDA_EMULATION
+  unsigned b;
+  std::memcpy(&b, &f, 4);
+  return b;
+#else
+  return __float_as_uint(f);
+#endif
+}
+TESSEL_FN double tessel_f64_from_bits(unsigned long long b) {
+#ifdef TESSEL_CUDA_EMULATION
+  double d;
+  std::memcpy(&d, &b, 8);
+  return d;
+#else
+  return __longlong_as_double((long long)b);
+#endif
+}
+
+// Integer division as scalar_semantics.h: by zero gives 0, by -1 negates
+// with wrap-around, floor division rounds toward minus infinity.
+TESSEL_FN tessel_i64 tessel_neg(tessel_i64 a) { return (tessel_i64)(0ULL - (unsigned long long)a); }
+TESSEL_FN tessel_i64 tessel_div(tessel_i64 a, tessel_i64 b) {
+  return b == 0 ? 0 : b == -1 ? tessel_neg(a) : a / b;
+}
+TESSEL_FN tessel_i64 tessel_floordiv(tessel_i64 a, tessel_i64 b) {
+  if (b == 0) return 0;
+  if (b == -1) return tessel_neg(a);
+  tessel_i64 q = a / b, r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? q - 1 : q;
+}
+TESSEL_FN tessel_i64 tessel_floormod(tessel_i64 a, tessel_i64 b) {
+  if (b == 0 || b == -1) return 0;
+  tessel_i64 r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+TESSEL_FN tessel_i64 tessel_imin(tessel_i64 a, tessel_i64 b) { return a < b ? a : b; }
+TESSEL_FN tessel_i64 tessel_imax(tessel_i64 a, tessel_i64 b) { return a > b ? a : b; }
+
+// Float min and max: NaN when either operand is NaN.
+TESSEL_FN float tessel_fminf(float a, float b) { return a != a ? a : b != b ? b : (b < a ? b : a); }
+TESSEL_FN float tessel_fmaxf(float a, float b) { return a != a ? a : b != b ? b : (b > a ? b : a); }
+TESSEL_FN double tessel_fmin(double a, double b) { return a != a ? a : b != b ? b : (b < a ? b : a); }
+TESSEL_FN double tessel_fmax(double a, double b) { return a != a ? a : b != b ? b : (b > a ? b : a); }
+
+// Float to integer as x86 converts: INT64_MIN for NaN and out-of-range values.
+TESSEL_FN tessel_i64 tessel_f2i(double x) {
+  if (!(x >= -9223372036854775808.0 && x < 9223372036854775808.0)) return (tessel_i64)0x8000000000000000ULL;
+  return (tessel_i64)x;
+}
+
+TESSEL_FN float tessel_sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
+TESSEL_FN double tessel_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+
+// 16-bit floats are stored as their bits and computed in float (dtype.cpp's conversions).
+TESSEL_FN float tessel_h2f(tessel_u16 h) {
+  unsigned sign = (unsigned)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  if (exp == 0) {
+    float v = (float)mant * 5.9604644775390625e-08f;
+    return sign ? -v : v;
+  }
+  return tessel_f32_from_bits(exp == 0x1f ? (sign | 0x7f800000u | (mant << 13)) : (sign | ((exp + 112) << 23) | (mant << 13)));
+}
+TESSEL_FN tessel_u16 tessel_f2h(float f) {
+  unsigned x = tessel_f32_bits(f);
+  unsigned short sign = (unsigned short)((x >> 16) & 0x8000);
+  if (f != f) return (tessel_u16)(sign | 0x7e00);
+  float a = f < 0 ? -f : f;
+  if (a >= 65520.0f) return (tessel_u16)(sign | 0x7c00);
+  if (a < 6.103515625e-05f) return (tessel_u16)(sign | (unsigned short)rintf(a * 16777216.0f));
+  unsigned h = ((((x >> 23) & 0xff) - 112) << 10) | ((x & 0x7fffff) >> 13), rest = x & 0x1fff;
+  if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) ++h;
+  return (tessel_u16)(sign | h);
+}
+TESSEL_FN float tessel_bf2f(tessel_u16 b) { return tessel_f32_from_bits((unsigned)b << 16); }
+TESSEL_FN tessel_u16 tessel_f2bf(float f) {
+  unsigned x = tessel_f32_bits(f);
+  if (f != f) return (tessel_u16)((x >> 16) | 0x40);
+  return (tessel_u16)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+}
+TESSEL_FN float tessel_round_h(float f) { return tessel_h2f(tessel_f2h(f)); }
+TESSEL_FN float tessel_round_bf(float f) { return tessel_bf2f(tessel_f2bf(f)); }
+
+// The first failing thread of a launch records which assert and its values.
+TESSEL_FN void tessel_fail(tessel_error* e, int id, tessel_i64 v0, tessel_i64 v1, tessel_i64 v2, tessel_i64 v3) {
+#ifdef TESSEL_CUDA_EMULATION
+  int expected = 0;
+  if (!__atomic_compare_exchange_n(&e->state, &expected, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return;
+#else
+  if (atomicCAS(&e->state, 0, 1) != 0) return;
+#endif
+  e->id = id;
+  e->values[0] = v0;
+  e->values[1] = v1;
+  e->values[2] = v2;
+  e->values[3] = v3;
+}
+
+#ifdef TESSEL_CUDA_EMULATION
+// After a launch: 0, or the failed assert reported to the runtime and 1.
+static int tessel_emu_check(const tessel_error& e, const char* const* formats, const int* counts) {
+  if (!e.state) return 0;
+  tessel_emu_report(formats[e.id], e.values, counts[e.id]);
+  return 1;
+}
+#endif
+// ---- end of the prelude
+)PRELUDE";
+
+}  // namespace
+
+const std::string& cuda_prelude() {
+  static const std::string text = std::string(kEmulationHead) +
+                                  TESSEL_CUDA_EMULATOR_ABI(TESSEL_CUDA_ABI_TEXT) + kEmulationBody +
+                                  kPreludeRest;
+  return text;
+}
+
+}  // namespace tessel::codegen

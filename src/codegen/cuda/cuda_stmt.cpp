@@ -1,0 +1,108 @@
+// Tensor IR statements as CUDA C. A thread-bound loop is its thread's index
+// (the launch has exactly its extent of threads or blocks on that axis); the
+// other loop kinds are C loops (vectorized and parallel mean nothing inside
+// a GPU thread; unrolled asks the compiler to unroll).
+#include "ir/core/diagnostics.h"
+#include "ir/tensor/simplify.h"
+#include "src/codegen/cuda/cuda_printer.h"
+
+namespace tessel::codegen::cuda_detail {
+
+using namespace tir;
+
+namespace {
+
+std::string pad(int indent) {
+  return std::string(size_t(indent) * 2, ' ');
+}
+
+std::string to_storage(DType t, const std::string& v) {
+  switch (t) {
+    case DType::kF16: return "tessel_f2h(" + v + ")";
+    case DType::kBF16: return "tessel_f2bf(" + v + ")";
+    case DType::kBool: return "(tessel_u8)" + v;
+    default: return v;
+  }
+}
+
+}  // namespace
+
+void CudaPrinter::stmt(const Stmt& s, int indent, std::ostream& os) {
+  switch (s->kind) {
+    case StmtKind::kFor: return loop(static_cast<const ForNode&>(*s), indent, os);
+    case StmtKind::kStore: return store(static_cast<const StoreNode&>(*s), indent, os);
+    case StmtKind::kAllocate: return allocate(static_cast<const AllocateNode&>(*s), indent, os);
+    case StmtKind::kIfThenElse: {
+      const auto& n = static_cast<const IfThenElseNode&>(*s);
+      os << pad(indent) << "if (" << expr(n.cond) << ") {\n";
+      stmt(n.then_case, indent + 1, os);
+      if (n.else_case.defined()) {
+        os << pad(indent) << "} else {\n";
+        stmt(n.else_case, indent + 1, os);
+      }
+      os << pad(indent) << "}\n";
+      return;
+    }
+    case StmtKind::kSeq:
+      for (const Stmt& c : static_cast<const SeqNode&>(*s).stmts) stmt(c, indent, os);
+      return;
+    case StmtKind::kBarrier: os << pad(indent) << "__syncthreads();\n"; return;
+    case StmtKind::kAssert: return assertion(static_cast<const AssertNode&>(*s), indent, os);
+    case StmtKind::kPrefetch: return;  // a CPU cache hint
+    case StmtKind::kBlock: TESSEL_ICHECK(false) << "CUDA codegen takes flattened functions (a block remains)";
+  }
+}
+
+void CudaPrinter::loop(const ForNode& n, int indent, std::ostream& os) {
+  std::string v = names_.var(n.var.get());
+  if (n.for_kind == ForKind::kThreadBound) {
+    std::string index = "(tessel_i64)" + n.thread_tag;
+    const int64_t* min = as_const_int(n.min);
+    if (!min || *min != 0) index = "(" + expr(n.min) + " + " + index + ")";
+    os << pad(indent) << "{\n" << pad(indent + 1) << "const tessel_i64 " << v << " = " << index << ";\n";
+    stmt(n.body, indent + 1, os);
+    os << pad(indent) << "}\n";
+    return;
+  }
+  if (n.for_kind == ForKind::kUnrolled) os << pad(indent) << "#pragma unroll\n";
+  const int64_t* min = as_const_int(n.min);
+  std::string end = min && *min == 0 ? expr(n.extent) : expr(simplify(n.min + n.extent));
+  os << pad(indent) << "for (tessel_i64 " << v << " = " << expr(n.min) << "; " << v << " < " << end << "; ++"
+     << v << ") {\n";
+  stmt(n.body, indent + 1, os);
+  os << pad(indent) << "}\n";
+}
+
+void CudaPrinter::store(const StoreNode& n, int indent, std::ostream& os) {
+  os << pad(indent) << names_.buffer(n.buffer.get()) << "[" << offset(*n.buffer, n.indices)
+     << "] = " << to_storage(n.buffer->dtype, expr(n.value)) << ";\n";
+}
+
+// Local buffers (and global ones a schedule placed inside a kernel: one copy
+// per thread, as the interpreter keeps them outside barriers) are arrays of
+// the thread; shared ones are views of the block's arena.
+void CudaPrinter::allocate(const AllocateNode& n, int indent, std::ostream& os) {
+  const BufferNode& b = *n.buffer;
+  std::string type = c_storage_type(b.dtype), name = names_.buffer(&b);
+  if (b.scope == MemScope::kShared) {
+    auto it = shared_offsets_.find(&b);
+    TESSEL_ICHECK(it != shared_offsets_.end()) << "shared buffer " << b.name << " has no place in the arena";
+    os << pad(indent) << type << "* " << name << " = (" << type << "*)(tessel_shared + " << it->second
+       << ");\n";
+  } else {
+    os << pad(indent) << type << " " << name << "[" << std::max<int64_t>(1, b.storage_elements()) << "];\n";
+  }
+  stmt(n.body, indent, os);
+}
+
+void CudaPrinter::assertion(const AssertNode& n, int indent, std::ostream& os) {
+  int id = int(asserts_.size());
+  asserts_.push_back({n.message, int(n.values.size())});
+  os << pad(indent) << "if (!" << expr(n.cond) << ") {\n"
+     << pad(indent + 1) << "tessel_fail(tessel_err, " << id;
+  for (size_t i = 0; i < AssertNode::kMaxAssertValues; ++i)
+    os << ", " << (i < n.values.size() ? "(tessel_i64)" + expr(n.values[i]) : std::string("0LL"));
+  os << ");\n" << pad(indent + 1) << "return;\n" << pad(indent) << "}\n";
+}
+
+}  // namespace tessel::codegen::cuda_detail

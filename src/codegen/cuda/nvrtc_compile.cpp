@@ -1,0 +1,84 @@
+// nvrtc_compile: one program per call, compiled twice, for the virtual
+// architecture (PTX, the fallback a newer GPU's driver compiles) and for the
+// real one (CUBIN).
+#include "src/codegen/cuda/nvrtc_compile.h"
+
+#include "ir/core/diagnostics.h"
+#include "src/codegen/cuda/nvrtc_library.h"
+
+namespace tessel::codegen {
+
+namespace {
+
+class Program {
+ public:
+  Program(const Nvrtc& nvrtc, const std::string& source, const std::string& name) : nvrtc_(nvrtc) {
+    int status = nvrtc.create_program(&program_, source.c_str(), name.c_str(), 0, nullptr, nullptr);
+    TESSEL_ICHECK(status == 0) << "nvrtcCreateProgram: " << nvrtc.get_error_string(status);
+  }
+  ~Program() { nvrtc_.destroy_program(&program_); }
+  Program(const Program&) = delete;
+  Program& operator=(const Program&) = delete;
+
+  // True when it compiled; the log either way.
+  bool compile(const std::vector<std::string>& options, std::string& log) {
+    std::vector<const char*> argv;
+    for (const std::string& o : options) argv.push_back(o.c_str());
+    int status = nvrtc_.compile_program(program_, int(argv.size()), argv.data());
+    size_t size = 0;
+    if (nvrtc_.get_program_log_size(program_, &size) == 0 && size > 1) {
+      log.assign(size, '\0');
+      nvrtc_.get_program_log(program_, log.data());
+      log.resize(size - 1);
+    }
+    return status == 0;
+  }
+  std::string ptx() {
+    size_t size = 0;
+    TESSEL_ICHECK(nvrtc_.get_ptx_size(program_, &size) == 0) << "nvrtcGetPTXSize failed";
+    std::string out(size, '\0');
+    TESSEL_ICHECK(nvrtc_.get_ptx(program_, out.data()) == 0) << "nvrtcGetPTX failed";
+    if (!out.empty() && out.back() == '\0') out.pop_back();
+    return out;
+  }
+  std::vector<char> cubin() {
+    size_t size = 0;
+    TESSEL_ICHECK(nvrtc_.get_cubin_size(program_, &size) == 0) << "nvrtcGetCUBINSize failed";
+    std::vector<char> out(size);
+    TESSEL_ICHECK(nvrtc_.get_cubin(program_, out.data()) == 0) << "nvrtcGetCUBIN failed";
+    return out;
+  }
+
+ private:
+  const Nvrtc& nvrtc_;
+  Nvrtc::Program program_ = nullptr;
+};
+
+std::vector<std::string> options_for(const std::string& arch) {
+  return {"--gpu-architecture=" + arch, "--std=c++17"};
+}
+
+}  // namespace
+
+NvrtcResult nvrtc_compile(const std::string& source, const std::string& name, int sm) {
+  std::string why;
+  const Nvrtc* nvrtc = load_nvrtc(&why);
+  TESSEL_USER_CHECK(nvrtc != nullptr, Span{}) << "cannot compile CUDA C: " << why;
+  NvrtcResult result;
+  std::string log;
+  {
+    Program virtual_arch(*nvrtc, source, name);
+    bool ok = virtual_arch.compile(options_for("compute_" + std::to_string(sm)), log);
+    TESSEL_ICHECK(ok) << "NVRTC rejected the generated CUDA C (" << name << ", compute_" << sm << "):\n"
+                      << log;
+    result.ptx = virtual_arch.ptx();
+  }
+  Program real_arch(*nvrtc, source, name);
+  bool ok = real_arch.compile(options_for("sm_" + std::to_string(sm)), result.log);
+  TESSEL_ICHECK(ok) << "NVRTC rejected the generated CUDA C (" << name << ", sm_" << sm << "):\n"
+                    << result.log;
+  result.cubin = real_arch.cubin();
+  return result;
+}
+
+}  // namespace tessel::codegen

@@ -1,0 +1,114 @@
+// The CUDA backend's text: the default GPU schedule's bindings, one launch
+// per loop nest with its grid and block, shared buffers in the arena,
+// barriers, refusals of what a GPU cannot launch, and NVRTC compiling it.
+#include <gtest/gtest.h>
+
+#include "ir/core/diagnostics.h"
+#include "ir/tensor/interpreter.h"
+#include "ir/tensor/printer.h"
+#include "src/codegen/cuda/cuda_codegen.h"
+#include "src/codegen/cuda/nvrtc_compile.h"
+#include "src/codegen/cuda/nvrtc_library.h"
+#include "tests/unit/cuda_test_util.h"
+
+namespace tessel::tir {
+namespace {
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+Tensor ramp(std::vector<int64_t> shape, double scale) {
+  Tensor t(DType::kF32, shape);
+  for (int64_t i = 0; i < t.numel(); ++i) t.set_f64(i, double(i % 13) * scale - 1.0);
+  return t;
+}
+
+TEST(GpuDefaults, EachOutputElementIsAThreadAndTheReductionStaysInIt) {
+  PrimFunc f = gpu_matmul(20, 30, 7);
+  std::string text = to_string(f);
+  EXPECT_TRUE(contains(text, "in 0..3 thread_bound(blockIdx.x)")) << text;
+  EXPECT_TRUE(contains(text, "in 0..256 thread_bound(threadIdx.x)")) << text;
+  EXPECT_TRUE(contains(text, "for k in 0..7:")) << text;
+  Tensor a = ramp({20, 7}, 0.5), b = ramp({7, 30}, 0.25);
+  EXPECT_EQ(interpret(f, {a, b})[0].to_f64_vector(),
+            interpret(make_matmul_func(20, 30, 7), {a, b})[0].to_f64_vector());
+}
+
+TEST(GpuDefaults, ASmallNestIsOneThreadBlock) {
+  std::string text = to_string(gpu_matmul(4, 8, 3));
+  EXPECT_TRUE(contains(text, "in 0..32 thread_bound(threadIdx.x)")) << text;
+  EXPECT_FALSE(contains(text, "blockIdx")) << text;
+}
+
+TEST(CudaCodegen, ALoopNestIsALaunchOfItsBoundExtents) {
+  codegen::CudaProgram p =
+      codegen::generate_cuda({{"k_matmul", gpu_matmul(20, 30, 7)}}, codegen::GpuTarget{});
+  ASSERT_EQ(p.functions.size(), 1u);
+  ASSERT_EQ(p.functions[0].launches.size(), 1u);
+  const codegen::CudaLaunch& l = p.functions[0].launches[0];
+  EXPECT_EQ(l.kernel, "k_matmul_l0");
+  EXPECT_EQ(std::vector<int64_t>(l.grid, l.grid + 3), (std::vector<int64_t>{3, 1, 1}));
+  EXPECT_EQ(std::vector<int64_t>(l.block, l.block + 3), (std::vector<int64_t>{256, 1, 1}));
+  EXPECT_EQ(l.shared_bytes, 0);
+  EXPECT_FALSE(l.has_barrier);
+  EXPECT_TRUE(contains(p.source,
+                       "TESSEL_KERNEL k_matmul_l0(const float* TESSEL_RESTRICT A, const float* "
+                       "TESSEL_RESTRICT B, float* TESSEL_RESTRICT C, tessel_error* TESSEL_RESTRICT "
+                       "tessel_err) {\n"))
+      << p.source;
+  EXPECT_TRUE(contains(p.source, "= (tessel_i64)blockIdx.x;\n")) << p.source;
+  EXPECT_TRUE(contains(p.source, "extern \"C\" int k_matmul(void* const* args) {\n")) << p.source;
+}
+
+TEST(CudaCodegen, SharedBuffersAreViewsOfTheArenaAndBarriersSyncTheBlock) {
+  codegen::CudaProgram p = codegen::generate_cuda({{"k_mirror", mirror_sum(32, true)}}, codegen::GpuTarget{});
+  const codegen::CudaLaunch& l = p.functions[0].launches[0];
+  EXPECT_EQ(l.shared_bytes, 32 * 4);
+  EXPECT_TRUE(l.has_barrier);
+  EXPECT_EQ(l.block[0], 32);
+  EXPECT_TRUE(contains(p.source, "  TESSEL_SHARED_ARENA\n")) << p.source;
+  EXPECT_TRUE(contains(p.source, "float* A_s = (float*)(tessel_shared + 0);\n")) << p.source;
+  EXPECT_TRUE(contains(p.source, "__syncthreads();\n")) << p.source;
+  codegen::CudaProgram none =
+      codegen::generate_cuda({{"k_mirror", mirror_sum(32, false)}}, codegen::GpuTarget{});
+  EXPECT_FALSE(none.functions[0].launches[0].has_barrier);
+}
+
+TEST(CudaCodegen, WhatAGpuCannotLaunchIsAUserError) {
+  codegen::GpuTarget gpu;
+  try {
+    codegen::generate_cuda({{"k_big", mirror_sum(2048, true)}}, gpu);
+    FAIL() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_TRUE(contains(e.what(), "k_big_l0: a thread block of 2048 threads; sm_90 runs at most 1024"))
+        << e.what();
+  }
+  gpu.shared_bytes_per_block = 64;
+  try {
+    codegen::generate_cuda({{"k_mirror", mirror_sum(32, true)}}, gpu);
+    FAIL() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_TRUE(contains(e.what(), "needs 128 bytes of shared memory per block; sm_90 gives a block 64"))
+        << e.what();
+  }
+}
+
+TEST(CudaCodegen, NvrtcCompilesTheTextForTheArchitecture) {
+  if (!codegen::load_nvrtc()) GTEST_SKIP() << "no NVRTC on this machine";
+  codegen::CudaProgram p = codegen::generate_cuda(
+      {{"k_matmul", gpu_matmul(20, 30, 7)}, {"k_mirror", mirror_sum(32, true)}}, codegen::GpuTarget{});
+  for (int sm : {80, 90}) {
+    codegen::NvrtcResult r = codegen::nvrtc_compile(p.source, "test.cu", sm);
+    EXPECT_TRUE(contains(r.ptx, ".entry k_matmul_l0(")) << r.ptx.substr(0, 2000);
+    EXPECT_TRUE(contains(r.ptx, ".target sm_" + std::to_string(sm))) << r.ptx.substr(0, 400);
+    EXPECT_TRUE(contains(r.ptx, "bar.sync")) << "the barrier of k_mirror";
+    ASSERT_GT(r.cubin.size(), 4u);
+    EXPECT_EQ(std::string(r.cubin.data(), 4),
+              "\x7f"
+              "ELF");
+  }
+}
+
+}  // namespace
+}  // namespace tessel::tir

@@ -1,0 +1,99 @@
+// The generated CUDA C run on this CPU: the same results as the tensor-IR
+// interpreter, thread blocks that meet at their barriers, a schedule that
+// misses a barrier caught, and a failed run-time check reported.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "ir/tensor/interpreter.h"
+#include "src/codegen/cuda/cuda_codegen.h"
+#include "src/codegen/cuda/cuda_emulator.h"
+#include "tests/unit/cuda_test_util.h"
+
+namespace tessel::tir {
+namespace {
+
+struct Reported {
+  std::string format;
+  std::vector<int64_t> values;
+};
+Reported g_reported;
+
+void record(const char* format, const int64_t* values, int32_t count) {
+  g_reported = {format, std::vector<int64_t>(values, values + count)};
+}
+
+// Runs the program's function `symbol` on host arrays; the status it returns.
+int32_t run(const codegen::EmulatedCudaLibrary& lib, const std::string& symbol, std::vector<Tensor*> args) {
+  std::vector<void*> pointers;
+  for (Tensor* t : args) pointers.push_back(t->raw());
+  return lib.entry(symbol)(pointers.data());
+}
+
+Tensor ramp(std::vector<int64_t> shape, double scale) {
+  Tensor t(DType::kF32, shape);
+  for (int64_t i = 0; i < t.numel(); ++i) t.set_f64(i, double(i % 13) * scale - 1.0);
+  return t;
+}
+
+TEST(CudaEmulator, RunsTheGeneratedTextAsTheInterpreterRunsTheIr) {
+  PrimFunc f = gpu_matmul(20, 30, 7);
+  codegen::EmulatedCudaLibrary lib(codegen::generate_cuda({{"k_matmul", f}}, codegen::GpuTarget{}).source,
+                                   record);
+  Tensor a = ramp({20, 7}, 0.5), b = ramp({7, 30}, 0.25), c(DType::kF32, {20, 30});
+  ASSERT_EQ(run(lib, "k_matmul", {&a, &b, &c}), 0);
+  EXPECT_EQ(c.to_f64_vector(), interpret(f, {a, b})[0].to_f64_vector());
+}
+
+TEST(CudaEmulator, ThreadsOfABlockMeetAtItsBarriersAndAMissingOneShows) {
+  Tensor a = ramp({8 * 64}, 1.0);
+  std::vector<double> want(64, 0.0);
+  for (int64_t t = 0; t < 64; ++t)
+    for (int64_t k = 0; k < 8; ++k) want[size_t(t)] += a.get_f64(k * 64 + 63 - t);
+  for (bool barriers : {true, false}) {
+    codegen::CudaProgram p =
+        codegen::generate_cuda({{"k_mirror", mirror_sum(64, barriers)}}, codegen::GpuTarget{});
+    codegen::EmulatedCudaLibrary lib(p.source, record);
+    Tensor out(DType::kF32, {64});
+    ASSERT_EQ(run(lib, "k_mirror", {&a, &out}), 0);
+    if (barriers)
+      EXPECT_EQ(out.to_f64_vector(), want);
+    else
+      EXPECT_NE(out.to_f64_vector(), want) << "a read of shared memory before its write went unnoticed";
+  }
+}
+
+// y[i] = x[idx[i]] for 4 threads, with the index checked as lowering checks gathers.
+PrimFunc checked_gather() {
+  Buffer x = make_buffer("x", DType::kF32, {10}), idx = make_buffer("idx", DType::kI64, {4});
+  Buffer y = make_buffer("y", DType::kF32, {4});
+  Var t = var("t");
+  Expr i = load(idx, {t});
+  Stmt body = make_seq(
+      {make_assert(i >= int_imm(0) && i < int_imm(10), "index {} of element {} is out of range", {i, t}),
+       make_store(y, load(x, {i}), {t})});
+  return flattened(make_prim_func(
+      "gather", {x, idx}, {y},
+      make_root_block(make_for(t, int_imm(0), int_imm(4), ForKind::kThreadBound, body, "threadIdx.x"), {})));
+}
+
+TEST(CudaEmulator, AFailedRunTimeCheckIsReportedWithItsValues) {
+  codegen::EmulatedCudaLibrary lib(
+      codegen::generate_cuda({{"k_gather", checked_gather()}}, codegen::GpuTarget{}).source, record);
+  Tensor x = ramp({10}, 1.0), idx(DType::kI64, {4}), y(DType::kF32, {4});
+  for (int64_t i = 0; i < 4; ++i) idx.set_f64(i, double(9 - i));
+  ASSERT_EQ(run(lib, "k_gather", {&x, &idx, &y}), 0);
+  EXPECT_EQ(y.get_f64(0), x.get_f64(9));
+  g_reported = {};
+  idx.set_f64(2, 12);
+  EXPECT_EQ(run(lib, "k_gather", {&x, &idx, &y}), 1);
+  EXPECT_EQ(g_reported.format, "index {} of element {} is out of range");
+  EXPECT_EQ(g_reported.values, (std::vector<int64_t>{12, 2}));
+}
+
+TEST(CudaEmulator, AHostCompilerThatFailsIsAUserErrorWithItsOutput) {
+  EXPECT_THROW(codegen::EmulatedCudaLibrary("this is not C++;", record), UserError);
+}
+
+}  // namespace
+}  // namespace tessel::tir
