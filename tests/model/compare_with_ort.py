@@ -4,7 +4,8 @@
 # satisfy max|ours - ORT| / max|ORT| <= 1e-4. Tessel is the reference executor (`tessel run
 # --reference`), or with --compiled the model compiled by `tessel compile` to a model.so, loaded
 # with the Python package (python/tessel) and, with --c-example, also run by the C example
-# (examples/c_api/main.c) built against it. Usage: compare_with_ort.py TESSEL_BIN [--compiled]
+# (examples/c_api/main.c) built against it; with --target T, `tessel run --target T` (cuda-emulated:
+# the generated CUDA C run on this CPU). Usage: compare_with_ort.py TESSEL_BIN [--compiled | --target T]
 import argparse
 import json
 import os
@@ -114,9 +115,10 @@ def run_step(cmd, what, timeout):
     return proc.stdout, ""
 
 
-def run_reference(tessel, path, shape_args, in_dir, out_dir, timeout):
-    """(ok, {output name: array}, message) of `tessel run --reference`."""
-    cmd = [tessel, "run", path, "--reference", "--inputs", in_dir, "--out", out_dir] + shape_args
+def run_in_process(tessel, path, shape_args, in_dir, out_dir, timeout, mode):
+    """(ok, {output name: array}, message) of `tessel run` with mode's options (--reference, or
+    --target T: the model compiled in memory for T)."""
+    cmd = [tessel, "run", path] + mode + ["--inputs", in_dir, "--out", out_dir] + shape_args
     output, error = run_step(cmd, "tessel run", timeout)
     if output is None:
         return False, {}, error
@@ -164,7 +166,7 @@ def last_lines(text, n=6):
     return "\n".join("    | " + l for l in lines[-n:])
 
 
-def check_model(ort, tessel, index, spec, work, timeout, threads, compiled):
+def check_model(ort, tessel, index, spec, work, timeout, threads, compiled, target):
     name, path, makers, shapes = spec
     if makers is None:
         return False, f"not in the export manifest (run scripts/export_models.py): {path}"
@@ -202,7 +204,8 @@ def check_model(ort, tessel, index, spec, work, timeout, threads, compiled):
     if compiled:
         ok, produced, message = run_compiled(tessel, path, shape_args, feeds, mdir, timeout)
     else:
-        ok, produced, message = run_reference(tessel, path, shape_args, in_dir, out_dir, timeout)
+        mode = ["--target", target] if target else ["--reference"]
+        ok, produced, message = run_in_process(tessel, path, shape_args, in_dir, out_dir, timeout, mode)
     ours_s = time.monotonic() - t0
     if not ok:
         return False, message
@@ -259,8 +262,10 @@ def main():
     ap.add_argument("--compiled", action="store_true",
                     help="compile each model to a .so and run it through the Python package")
     ap.add_argument("--c-example", help="with --compiled: also build this C example against each .so and run it")
+    ap.add_argument("--target", help="instead of the reference executor, `tessel run --target T` (the model "
+                    "compiled in memory: cuda-emulated runs the generated CUDA C on this CPU)")
     ap.add_argument("models", nargs="*", help="only these models")
-    args = ap.parse_args()
+    args = ap.parse_intermixed_args()
 
     global C_EXAMPLE
     C_EXAMPLE = args.c_example
@@ -285,7 +290,7 @@ def main():
                 continue
             try:
                 ok, message = check_model(ort, tessel, index, spec, work, args.timeout, args.threads,
-                                          args.compiled)
+                                          args.compiled, args.target)
             except Exception as e:  # one broken model must not hide the others
                 ok, message = False, f"{type(e).__name__}: {e}"
             print(f"{'PASS' if ok else 'FAIL'} {spec[0]:<26} {message}", flush=True)
