@@ -1,6 +1,7 @@
 // apply_default_gpu_schedule: for each block, the loops from the outermost
 // inward that bind only spatial iteration variables (and hold only the next
-// loop), fused, split by the block size, bound.
+// loop), fused, split by the block size, bound; a reduction accumulates in a
+// local buffer.
 #include "schedules/defaults/gpu_defaults.h"
 
 #include <set>
@@ -61,13 +62,22 @@ void bind_block(Schedule& sch, const std::string& name, const GpuScheduleOptions
   LoopRV fused = outer.size() > 1 ? sch.fuse(outer) : outer[0];
   const int64_t* extent = tir::as_const_int(sch.loop(fused).extent);
   if (!extent) return;
+  LoopRV thread = fused;
   if (*extent <= options.threads_per_block) {
     sch.bind(fused, "threadIdx.x");
-    return;
+  } else {
+    std::vector<LoopRV> parts = sch.split(fused, {Factor(-1), Factor(options.threads_per_block)});
+    sch.bind(parts[0], "blockIdx.x");
+    sch.bind(parts[1], "threadIdx.x");
+    thread = parts[1];
   }
-  std::vector<LoopRV> parts = sch.split(fused, {Factor(-1), Factor(options.threads_per_block)});
-  sch.bind(parts[0], "blockIdx.x");
-  sch.bind(parts[1], "threadIdx.x");
+  if (!node->is_reduction() || n == loops.size()) return;
+  // The thread's sum in a register, written once, its init before the
+  // reduction loops: accumulating in global memory cost a load and a store per step.
+  BlockRV copy = sch.cache_write(block, 0, tir::MemScope::kLocal);
+  sch.reverse_compute_at(copy, thread);
+  std::vector<LoopRV> inner = sch.get_loops(block);
+  sch.decompose_reduction(block, inner[inner.size() - (loops.size() - n)]);
 }
 
 std::vector<std::string> block_names(const tir::PrimFunc& func) {
