@@ -22,6 +22,8 @@ TEST(CudaCli, CompilePrintsTheCudaCWithoutALibrary) {
       {"compile", kTiny, "--input-shape", "image=1x1x28x28", "--target", "cuda -arch=sm_80", "--print-cuda"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "TESSEL_KERNEL tessel_k0_fused_conv1_l0(")) << r.out.substr(0, 3000);
+  EXPECT_TRUE(contains(r.out, "// ptxas, sm_80, per kernel:\n//   tessel_k0_fused_conv1_l0: "))
+      << r.out.substr(0, 3000);
   EXPECT_TRUE(contains(r.out, "(tessel_i64)threadIdx.x;")) << r.out.substr(0, 3000);
   EXPECT_TRUE(contains(r.out, "#define TESSEL_KERNEL extern \"C\" __global__ void")) << r.out.substr(0, 3000);
 }

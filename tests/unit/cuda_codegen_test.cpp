@@ -103,11 +103,30 @@ TEST(CudaCodegen, NvrtcCompilesTheTextForTheArchitecture) {
     EXPECT_TRUE(contains(r.ptx, ".entry k_matmul_l0(")) << r.ptx.substr(0, 2000);
     EXPECT_TRUE(contains(r.ptx, ".target sm_" + std::to_string(sm))) << r.ptx.substr(0, 400);
     EXPECT_TRUE(contains(r.ptx, "bar.sync")) << "the barrier of k_mirror";
+    EXPECT_GT(r.resources["k_matmul_l0"].registers, 0) << r.log;
     ASSERT_GT(r.cubin.size(), 4u);
     EXPECT_EQ(std::string(r.cubin.data(), 4),
               "\x7f"
               "ELF");
   }
+}
+
+TEST(CudaCodegen, PtxasReportsRegistersAndSpillsPerKernel) {
+  std::map<std::string, codegen::KernelResources> r = codegen::parse_ptxas_report(
+      "ptxas info    : 0 bytes gmem\n"
+      "ptxas info    : Compiling entry function 'k2' for 'sm_90'\n"
+      "ptxas info    : Function properties for k2\n"
+      "ptxas         .     16 bytes stack frame, 8 bytes spill stores, 12 bytes spill loads\n"
+      "ptxas info    : Used 255 registers, used 1 barriers, 256 bytes smem\n"
+      "ptxas info    : Compiling entry function 'k' for 'sm_90'\n"
+      "ptxas info    : Used 8 registers, used 0 barriers\n");
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r["k2"].registers, 255);
+  EXPECT_EQ(r["k2"].stack_bytes, 16);
+  EXPECT_EQ(r["k2"].spill_store_bytes, 8);
+  EXPECT_EQ(r["k2"].spill_load_bytes, 12);
+  EXPECT_EQ(r["k"].registers, 8);
+  EXPECT_EQ(r["k"].spill_store_bytes, 0);
 }
 
 }  // namespace

@@ -38,7 +38,24 @@ class CudaBuilt final : public Module {
   CudaBuilt(const Target& target, CudaProgram program) : target_(target), program_(std::move(program)) {
     if (!target_.gpu.emulated) nvrtc_ = nvrtc_compile(program_.source, "tessel_kernels.cu", target_.gpu.sm);
   }
-  std::string source_text() const override { return program_.source; }
+  // Compiled for a GPU, the text opens with what ptxas reported of each kernel.
+  std::string source_text() const override {
+    if (nvrtc_.resources.empty()) return program_.source;
+    std::string head = "// ptxas, sm_" + std::to_string(target_.gpu.sm) + ", per kernel:\n";
+    for (const CudaFunction& f : program_.functions)
+      for (const CudaLaunch& l : f.launches) {
+        auto it = nvrtc_.resources.find(l.kernel);
+        if (it == nvrtc_.resources.end()) continue;
+        const KernelResources& r = it->second;
+        head += "//   " + l.kernel + ": " + std::to_string(r.registers) + " registers, " +
+                std::to_string(r.spill_store_bytes + r.spill_load_bytes) + " bytes spilled, " +
+                std::to_string(l.shared_bytes) + " bytes shared, grid " + std::to_string(l.grid[0]) + "x" +
+                std::to_string(l.grid[1]) + "x" + std::to_string(l.grid[2]) + ", block " +
+                std::to_string(l.block[0]) + "x" + std::to_string(l.block[1]) + "x" +
+                std::to_string(l.block[2]) + "\n";
+      }
+    return head + program_.source;
+  }
   void export_object(const ModelData&, const std::string& path) override {
     TESSEL_USER_ERROR(Span{})
         << "writing " << path << ": a model library for target cuda is not built yet; "

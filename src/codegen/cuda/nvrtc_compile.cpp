@@ -3,6 +3,9 @@
 // real one (CUBIN).
 #include "src/codegen/cuda/nvrtc_compile.h"
 
+#include <cctype>
+#include <sstream>
+
 #include "ir/core/diagnostics.h"
 #include "src/codegen/cuda/nvrtc_library.h"
 
@@ -58,7 +61,39 @@ std::vector<std::string> options_for(const std::string& arch) {
   return {"--gpu-architecture=" + arch, "--std=c++17"};
 }
 
+// The number before `unit` in line ("12 bytes spill stores" -> 12), or -1.
+int64_t number_before(const std::string& line, const std::string& unit) {
+  size_t at = line.find(unit);
+  if (at == std::string::npos || at == 0) return -1;
+  size_t end = at;
+  while (end > 0 && line[end - 1] == ' ') --end;
+  size_t begin = end;
+  while (begin > 0 && std::isdigit(static_cast<unsigned char>(line[begin - 1]))) --begin;
+  return begin == end ? -1 : std::stoll(line.substr(begin, end - begin));
+}
+
 }  // namespace
+
+std::map<std::string, KernelResources> parse_ptxas_report(const std::string& log) {
+  std::map<std::string, KernelResources> out;
+  KernelResources* current = nullptr;
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);) {
+    const std::string entry = "Compiling entry function '";
+    if (size_t at = line.find(entry); at != std::string::npos) {
+      size_t begin = at + entry.size(), end = line.find('\'', begin);
+      current = end == std::string::npos ? nullptr : &out[line.substr(begin, end - begin)];
+      continue;
+    }
+    if (!current) continue;
+    if (int64_t v = number_before(line, "bytes stack frame"); v >= 0) current->stack_bytes = v;
+    if (int64_t v = number_before(line, "bytes spill stores"); v >= 0) current->spill_store_bytes = v;
+    if (int64_t v = number_before(line, "bytes spill loads"); v >= 0) current->spill_load_bytes = v;
+    if (int64_t v = number_before(line, "registers"); v >= 0 && line.find("Used ") != std::string::npos)
+      current->registers = int(v);
+  }
+  return out;
+}
 
 NvrtcResult nvrtc_compile(const std::string& source, const std::string& name, int sm) {
   std::string why;
@@ -74,10 +109,13 @@ NvrtcResult nvrtc_compile(const std::string& source, const std::string& name, in
     result.ptx = virtual_arch.ptx();
   }
   Program real_arch(*nvrtc, source, name);
-  bool ok = real_arch.compile(options_for("sm_" + std::to_string(sm)), result.log);
+  std::vector<std::string> options = options_for("sm_" + std::to_string(sm));
+  options.push_back("--ptxas-options=--verbose");
+  bool ok = real_arch.compile(options, result.log);
   TESSEL_ICHECK(ok) << "NVRTC rejected the generated CUDA C (" << name << ", sm_" << sm << "):\n"
                     << result.log;
   result.cubin = real_arch.cubin();
+  result.resources = parse_ptxas_report(result.log);
   return result;
 }
 
