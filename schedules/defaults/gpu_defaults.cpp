@@ -7,9 +7,30 @@
 #include <set>
 
 #include "ir/tensor/functor.h"
-#include "schedules/schedule_error.h"
+#include "schedules/defaults/gpu_rules.h"
 
 namespace tessel::sched {
+
+namespace gpu_rules {
+
+std::vector<int> operand_reads(Schedule& sch, BlockRV block) {
+  const tir::BlockNode* node = nullptr;
+  std::string name = sch.block_name(block);
+  tir::walk(sch.func()->body, [&](const tir::Stmt& s) {
+    if (const auto* b = s.as<tir::BlockNode>(); b && b->name == name) node = b;
+    return node == nullptr;
+  });
+  std::vector<int> reads;
+  if (!node) return reads;
+  for (size_t r = 0; r < node->reads.size(); ++r) {
+    bool written = false;
+    for (const tir::BufferRegion& w : node->writes) written |= w.buffer.get() == node->reads[r].buffer.get();
+    if (!written) reads.push_back(int(r));
+  }
+  return reads;
+}
+
+}  // namespace gpu_rules
 
 namespace {
 
@@ -80,26 +101,13 @@ void bind_block(Schedule& sch, const std::string& name, const GpuScheduleOptions
   sch.decompose_reduction(block, inner[inner.size() - (loops.size() - n)]);
 }
 
-std::vector<std::string> block_names(const tir::PrimFunc& func) {
-  std::vector<std::string> names;
-  tir::walk(func->body, [&](const tir::Stmt& s) {
-    if (const auto* b = s.as<tir::BlockNode>(); b && b->name != "root") names.push_back(b->name);
-    return true;
-  });
-  return names;
-}
-
 }  // namespace
 
 void apply_default_gpu_schedule(Schedule& sch, const GpuScheduleOptions& options) {
-  for (const std::string& name : block_names(sch.func())) {
-    Schedule trial = sch;
-    try {
-      bind_block(trial, name, options);
-    } catch (const ScheduleError&) {
-      continue;  // left as it was: one thread runs the nest
-    }
-    sch = std::move(trial);
+  for (const BlockInfo& info : classify_blocks(sch.func())) {
+    if (gpu_rules::schedule_matmul(sch, info)) continue;
+    // Otherwise a thread per output; left as it was (one thread runs the nest) when that does not apply.
+    gpu_rules::attempt(sch, [&](Schedule& s) { bind_block(s, info.name, options); });
   }
 }
 

@@ -164,6 +164,7 @@ const std::vector<std::string>& pipeline_stages() {
                                                   "flatten_blocks",
                                                   "compact_buffers",
                                                   "partition_vector_loops",  // tensor-IR passes
+                                                  "insert_barriers",         // GPU targets
                                                   "plan",
                                                   "codegen",
                                                   "export"};
@@ -302,7 +303,9 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
   }
   after_tir_stage("schedule", kernels, [](const CompiledKernel& k) { return k.scheduled; }, o);
 
-  for (const tir_passes::TirPass& pass : tir_passes::passes_before_backend()) run_tir_pass(pass.name, kernels, pass.run, o);
+  for (const tir_passes::TirPass& pass :
+       gpu ? tir_passes::passes_before_gpu_backend() : tir_passes::passes_before_backend())
+    run_tir_pass(pass.name, kernels, pass.run, o);
   for (CompiledKernel& k : kernels) {
     tir::verify(k.flat, o.tir_verify);  // always: the backend assumes a valid function
     k.bytes = param_bytes(k.flat);

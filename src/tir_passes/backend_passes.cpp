@@ -3,6 +3,7 @@
 #include "ir/tensor/verifier.h"
 #include "src/tir_passes/compact_buffers.h"
 #include "src/tir_passes/flatten_blocks.h"
+#include "src/tir_passes/insert_barriers.h"
 #include "src/tir_passes/partition_loops.h"
 
 namespace tessel::tir_passes {
@@ -13,6 +14,15 @@ const std::vector<TirPass>& passes_before_backend() {
       {"compact_buffers", compact_buffers},
       {"partition_vector_loops", [](const tir::PrimFunc& f) { return partition_vector_loops(f); }},
   };
+  return passes;
+}
+
+const std::vector<TirPass>& passes_before_gpu_backend() {
+  static const std::vector<TirPass> passes = [] {
+    std::vector<TirPass> p = passes_before_backend();
+    p.push_back({"insert_barriers", insert_barriers});
+    return p;
+  }();
   return passes;
 }
 

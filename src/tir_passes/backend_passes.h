@@ -18,6 +18,9 @@ struct TirPass {
 };
 
 const std::vector<TirPass>& passes_before_backend();
+// For a GPU target: the same, then the thread-block barriers where shared
+// memory is exchanged (insert_barriers.h).
+const std::vector<TirPass>& passes_before_gpu_backend();
 
 // All of them, then the verifier (which throws on an invalid function).
 tir::PrimFunc prepare_for_backend(const tir::PrimFunc& scheduled);

@@ -55,6 +55,13 @@ class RegionCollector : public StmtVisitor {
   RegionCollector(const BufferNode* buffer, const Analyzer& outer) : buffer_(buffer), outer_(outer) {}
   std::vector<std::vector<IntSet>> regions;
 
+  // A loop around the statement visited whose iterations all share the
+  // buffer (a thread loop around a shared buffer's placement): relaxed too.
+  void relax_enclosing(const Var& v, const Range& range) {
+    relax_[v.get()] = range;
+    loops_.push_back(v);
+  }
+
   using StmtVisitor::visit;
   void visit(const Stmt& s) override {
     const IfThenElseNode* n = s.as<IfThenElseNode>();
@@ -207,6 +214,7 @@ class AllocationPlacer {
     const BufferNode* b = buffer_.get();
     if (const ForNode* f = s.as<ForNode>()) {
       if (uses_buffer(f->min, b) || uses_buffer(f->extent, b)) return compact_at(s);
+      if (is_shared_across(*f)) return place_across_threads(*f);
       outer_.push_back({f->var, {f->min, f->extent}});
       if (!may_enter(*f)) {
         outer_.pop_back();
@@ -239,13 +247,29 @@ class AllocationPlacer {
   }
 
  private:
+  // A shared buffer is one copy for the thread block: it is allocated
+  // outside the block's threadIdx loops, but its region is the one below its
+  // accesses' common ancestor, with every thread's accesses in it (a tile
+  // staged per step of a loop inside the threads is one step's tile).
+  bool is_shared_across(const ForNode& f) const {
+    return f.for_kind == ForKind::kThreadBound && is_thread_idx(f.thread_tag) &&
+           buffer_->scope == MemScope::kShared;
+  }
+  Stmt place_across_threads(const ForNode& f) {
+    bool outermost = threads_.empty();
+    threads_.push_back({f.var, {f.min, f.extent}});
+    Stmt body = place(f.body);
+    threads_.pop_back();
+    Stmt loop = with_body(f, std::move(body));
+    return outermost ? make_allocate(placed_, loop) : loop;
+  }
+
   // Whether the allocation may move into loop f (pushed on outer_): a new
   // copy per iteration must lose no value that a later iteration reads.
   bool may_enter(const ForNode& f) const {
-    if (f.for_kind == ForKind::kThreadBound) {
-      if (is_thread_idx(f.thread_tag)) return buffer_->scope == MemScope::kLocal;  // shared: one per block
-      if (buffer_->scope != MemScope::kGlobal) return true;  // already one copy per thread block
-    }
+    if (f.for_kind == ForKind::kThreadBound && !is_thread_idx(f.thread_tag) &&
+        buffer_->scope != MemScope::kGlobal)
+      return true;  // already one copy per thread block
     return iterations_disjoint(f, compacted_dims(f.body), outer_analyzer());
   }
 
@@ -259,6 +283,7 @@ class AllocationPlacer {
   std::vector<CompactDim> compacted_dims(const Stmt& s) const {
     Analyzer analyzer = outer_analyzer();
     RegionCollector collector(buffer_.get(), analyzer);
+    for (const Loop& t : threads_) collector.relax_enclosing(t.var, t.range);
     collector.visit(s);
     TESSEL_ICHECK(!collector.regions.empty()) << "compact_buffers: no access to " << buffer_->name;
     std::vector<Range> region = union_regions(collector.regions, buffer_->shape, analyzer);
@@ -277,9 +302,17 @@ class AllocationPlacer {
       shape.push_back(dims[d].extent);
       offset.push_back(dims[d].min);
     }
-    if (unchanged) return make_allocate(buffer_, lca);  // keeps the strides storage_align chose
+    // Across threads, the allocation goes around the outermost thread loop (place_across_threads).
+    auto allocate = [&](Buffer b, Stmt body) {
+      if (!threads_.empty()) {
+        placed_ = std::move(b);
+        return body;
+      }
+      return make_allocate(std::move(b), std::move(body));
+    };
+    if (unchanged) return allocate(buffer_, lca);  // keeps the strides storage_align chose
     Buffer compact = make_buffer(buffer_->name, buffer_->dtype, std::move(shape), buffer_->scope);
-    return make_allocate(compact, AccessShifter(buffer_.get(), compact, std::move(offset)).mutate(lca));
+    return allocate(compact, AccessShifter(buffer_.get(), compact, std::move(offset)).mutate(lca));
   }
 
   // The region's min where it is an expression of the loops above the
@@ -305,7 +338,9 @@ class AllocationPlacer {
   }
 
   Buffer buffer_;
-  std::vector<Loop> outer_;  // the loops enclosing the statement being looked at, outermost first
+  std::vector<Loop> outer_;    // the loops enclosing the statement being looked at, outermost first
+  std::vector<Loop> threads_;  // a shared buffer's thread loops descended through (not in outer_)
+  Buffer placed_;              // what place_across_threads allocates around them
 };
 
 // Visits every Allocate (inner ones first) with the loops around it, and places it.

@@ -11,7 +11,10 @@
 //     for i1, j: C[i0*8 + i1, j] = acc[i0*8 + i1, j]  for i1, j: C[i0*8 + i1, j] = acc[i1, j]
 //
 // Placement: the lowest common ancestor of the buffer's loads and stores; for
-// a shared buffer never inside a threadIdx loop (one copy per thread block).
+// a shared buffer never inside a threadIdx loop (one copy per thread block):
+// it is allocated around the outermost one, with the region below that
+// ancestor, every thread's accesses in it (a tile staged per step of a loop
+// inside the threads is one step's tile).
 // Region: the union of the accesses with the loops below the placement relaxed
 // over their ranges (branch conditions ignored: over-approximated); its min
 // may depend on the loops above, its extent is their constant upper bound, and

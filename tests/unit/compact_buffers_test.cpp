@@ -125,15 +125,17 @@ TEST(CompactBuffers, GpuSharedTileInsideTheReductionLoopOutsideTheThreads) {
 }
 
 // ko inside the thread loops: the shared copy cannot follow it there (one copy
-// per thread block), so it covers the thread block's rows over all of K.
+// per thread block): it is allocated above the threads, but holds one step's
+// tile (the steps' tiles are disjoint), every thread's accesses in it.
 TEST(CompactBuffers, GpuSharedTileRaisedAboveTheThreadLoops) {
   Schedule sch = gpu_matmul(/*ko_outside_threads=*/false);
   tir::PrimFunc compact = flatten_and_compact(sch.func(), true);
   std::optional<Allocation> tile = find_allocation(compact, "A_shared");
   ASSERT_TRUE(tile) << compact;
-  EXPECT_EQ(tile->shape, (std::vector<int64_t>{8, 24})) << compact;
+  EXPECT_EQ(tile->shape, (std::vector<int64_t>{8, 6})) << compact;
   EXPECT_EQ(tile->loops_above, (std::vector<std::string>{"i0_0", "i1_0"})) << compact;
-  EXPECT_NE(tir::to_string(compact).find("alloc A_shared: f32[8, 24] shared\n      for i0_1 in 0..8 thread_bound(threadIdx.y)"),
+  EXPECT_NE(tir::to_string(compact).find(
+                "alloc A_shared: f32[8, 6] shared\n      for i0_1 in 0..8 thread_bound(threadIdx.y)"),
             std::string::npos)
       << compact;
   expect_compacted_equal(Workload::kMatmul, sch.func(), true);

@@ -35,6 +35,19 @@ TEST(GpuDefaults, EachOutputElementIsAThreadAndTheReductionStaysInIt) {
             interpret(make_matmul_func(20, 30, 7), {a, b})[0].to_f64_vector());
 }
 
+TEST(GpuDefaults, ADividingMatmulIsTiledThroughSharedMemory) {
+  PrimFunc f = gpu_matmul(128, 64, 32);
+  std::string text = to_string(f);
+  EXPECT_TRUE(contains(text, "in 0..2 thread_bound(blockIdx.y)")) << text;
+  EXPECT_TRUE(contains(text, "in 0..16 thread_bound(threadIdx.y)")) << text;
+  EXPECT_TRUE(contains(text, "alloc A_shared: f32[64, 16] shared")) << text;
+  EXPECT_TRUE(contains(text, "barrier()")) << text;
+  Tensor a = ramp({128, 32}, 0.5), b = ramp({32, 64}, 0.25);
+  std::vector<double> want = interpret(make_matmul_func(128, 64, 32), {a, b})[0].to_f64_vector();
+  for (ThreadOrder order : {ThreadOrder::kForward, ThreadOrder::kReverse, ThreadOrder::kShuffled})
+    EXPECT_EQ(interpret(f, {a, b}, {order, 3})[0].to_f64_vector(), want) << int(order);
+}
+
 TEST(GpuDefaults, ASmallNestIsOneThreadBlock) {
   std::string text = to_string(gpu_matmul(4, 8, 3));
   EXPECT_TRUE(contains(text, "in 0..32 thread_bound(threadIdx.x)")) << text;

@@ -45,6 +45,16 @@ TEST(CudaEmulator, RunsTheGeneratedTextAsTheInterpreterRunsTheIr) {
   EXPECT_EQ(c.to_f64_vector(), interpret(f, {a, b})[0].to_f64_vector());
 }
 
+TEST(CudaEmulator, ATiledMatmulStagedInSharedMemoryComputesTheProduct) {
+  PrimFunc f = gpu_matmul(64, 128, 16);
+  codegen::CudaProgram p = codegen::generate_cuda({{"k_matmul", f}}, codegen::GpuTarget{});
+  ASSERT_TRUE(p.functions[0].launches[0].has_barrier);
+  codegen::EmulatedCudaLibrary lib(p.source, record);
+  Tensor a = ramp({64, 16}, 0.5), b = ramp({16, 128}, 0.25), c(DType::kF32, {64, 128});
+  ASSERT_EQ(run(lib, "k_matmul", {&a, &b, &c}), 0);
+  EXPECT_EQ(c.to_f64_vector(), interpret(make_matmul_func(64, 128, 16), {a, b})[0].to_f64_vector());
+}
+
 TEST(CudaEmulator, ThreadsOfABlockMeetAtItsBarriersAndAMissingOneShows) {
   Tensor a = ramp({8 * 64}, 1.0);
   std::vector<double> want(64, 0.0);
