@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "schedules/defaults/attempt.h"
 #include "schedules/defaults/block_kind.h"
 #include "schedules/defaults/cpu_defaults.h"
 #include "schedules/defaults/cpu_knobs.h"
@@ -21,19 +22,6 @@ struct Context {
   Schedule& sch;
   const CpuScheduleOptions& options;
 };
-
-// Runs a rule on a copy of the schedule and keeps the copy only when every step was legal.
-template <class Rule>
-bool attempt(Schedule& sch, Rule&& rule) {
-  Schedule trial = sch;
-  try {
-    rule(trial);
-  } catch (const ScheduleError&) {
-    return false;
-  }
-  sch = std::move(trial);
-  return true;
-}
 
 // The value of knob `key` (cpu_knobs.h): the tuner's when it decides, else `default_value`.
 int64_t choose(Context& ctx, Schedule& sch, const std::string& key, std::vector<int64_t> candidates,

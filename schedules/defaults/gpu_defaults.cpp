@@ -107,7 +107,7 @@ void apply_default_gpu_schedule(Schedule& sch, const GpuScheduleOptions& options
   for (const BlockInfo& info : classify_blocks(sch.func())) {
     if (gpu_rules::schedule_matmul(sch, info)) continue;
     // Otherwise a thread per output; left as it was (one thread runs the nest) when that does not apply.
-    gpu_rules::attempt(sch, [&](Schedule& s) { bind_block(s, info.name, options); });
+    attempt(sch, [&](Schedule& s) { bind_block(s, info.name, options); });
   }
 }
 

@@ -5,25 +5,11 @@
 #include <optional>
 #include <vector>
 
+#include "schedules/defaults/attempt.h"
 #include "schedules/defaults/block_kind.h"
 #include "schedules/schedule.h"
-#include "schedules/schedule_error.h"
 
 namespace tessel::sched::gpu_rules {
-
-// Runs rule on a copy of sch and keeps the result; false, and sch unchanged,
-// when a primitive refuses.
-template <typename Rule>
-bool attempt(Schedule& sch, Rule&& rule) {
-  Schedule trial = sch;
-  try {
-    rule(trial);
-  } catch (const ScheduleError&) {
-    return false;
-  }
-  sch = std::move(trial);
-  return true;
-}
 
 // The indices of the block's reads other than of the buffer it writes (the
 // operands, not the accumulator).

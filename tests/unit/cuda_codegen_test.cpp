@@ -18,12 +18,6 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-Tensor ramp(std::vector<int64_t> shape, double scale) {
-  Tensor t(DType::kF32, shape);
-  for (int64_t i = 0; i < t.numel(); ++i) t.set_f64(i, double(i % 13) * scale - 1.0);
-  return t;
-}
-
 TEST(GpuDefaults, EachOutputElementIsAThreadAndTheReductionStaysInIt) {
   PrimFunc f = gpu_matmul(20, 30, 7);
   std::string text = to_string(f);

@@ -30,12 +30,6 @@ int32_t run(const codegen::EmulatedCudaLibrary& lib, const std::string& symbol, 
   return lib.entry(symbol)(pointers.data());
 }
 
-Tensor ramp(std::vector<int64_t> shape, double scale) {
-  Tensor t(DType::kF32, shape);
-  for (int64_t i = 0; i < t.numel(); ++i) t.set_f64(i, double(i % 13) * scale - 1.0);
-  return t;
-}
-
 TEST(CudaEmulator, RunsTheGeneratedTextAsTheInterpreterRunsTheIr) {
   PrimFunc f = gpu_matmul(20, 30, 7);
   codegen::EmulatedCudaLibrary lib(codegen::generate_cuda({{"k_matmul", f}}, codegen::GpuTarget{}).source,

@@ -46,4 +46,11 @@ inline PrimFunc mirror_sum(int64_t threads, bool barriers) {
   return without;
 }
 
+// i % 13 * scale - 1 at element i: small exact values, none repeated nearby.
+inline Tensor ramp(std::vector<int64_t> shape, double scale) {
+  Tensor t(DType::kF32, std::move(shape));
+  for (int64_t i = 0; i < t.numel(); ++i) t.set_f64(i, double(i % 13) * scale - 1.0);
+  return t;
+}
+
 }  // namespace tessel::tir

@@ -187,8 +187,9 @@ TEST(LowerCliTest, ConformanceOnTheTensorIr) {
       contains(r.out, "FAIL test_symbolic: node 'Reshape_node' (Reshape): lowering needs static shapes"))
       << r.out;
   EXPECT_TRUE(contains(r.out, "1 passed, 2 failed\n")) << r.out;
-  expect_user_error(tessel("conformance '" + dir.string() + "' --target tpu"),
-                    "unknown conformance target 'tpu' (available: reference, tir, llvm)");
+  expect_user_error(
+      tessel("conformance '" + dir.string() + "' --target tpu"),
+      "unknown conformance target 'tpu' (available: reference, tir, llvm, cuda, cuda-emulated)");
   expect_user_error(tessel("conformance '" + dir.string() + "' --target tir --fusion all"),
                     "unknown fusion policy 'all'");
   fs::remove_all(dir);
