@@ -267,9 +267,11 @@ class AllocationPlacer {
   // Whether the allocation may move into loop f (pushed on outer_): a new
   // copy per iteration must lose no value that a later iteration reads.
   bool may_enter(const ForNode& f) const {
-    if (f.for_kind == ForKind::kThreadBound && !is_thread_idx(f.thread_tag) &&
-        buffer_->scope != MemScope::kGlobal)
-      return true;  // already one copy per thread block
+    if (f.for_kind == ForKind::kThreadBound) {
+      if (is_thread_idx(f.thread_tag))
+        return buffer_->scope == MemScope::kLocal;           // shared: place_across_threads
+      if (buffer_->scope != MemScope::kGlobal) return true;  // already one copy per thread block
+    }
     return iterations_disjoint(f, compacted_dims(f.body), outer_analyzer());
   }
 

@@ -24,6 +24,8 @@ TEST(GpuDefaults, EachOutputElementIsAThreadAndTheReductionStaysInIt) {
   EXPECT_TRUE(contains(text, "in 0..3 thread_bound(blockIdx.x)")) << text;
   EXPECT_TRUE(contains(text, "in 0..256 thread_bound(threadIdx.x)")) << text;
   EXPECT_TRUE(contains(text, "for k in 0..7:")) << text;
+  // The sum is the thread's own: one element, allocated inside the thread loop.
+  EXPECT_TRUE(contains(text, "thread_bound(threadIdx.x):\n      alloc C_local: f32[1, 1] local\n")) << text;
   Tensor a = ramp({20, 7}, 0.5), b = ramp({7, 30}, 0.25);
   EXPECT_EQ(interpret(f, {a, b})[0].to_f64_vector(),
             interpret(make_matmul_func(20, 30, 7), {a, b})[0].to_f64_vector());

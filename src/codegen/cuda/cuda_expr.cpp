@@ -175,8 +175,20 @@ std::string CudaPrinter::binary(const ExprNode& e) {
   return is_float(t) ? float_binary(e, a, b) : int_binary(e, a, b);
 }
 
+bool CudaPrinter::is_plain_division(const ExprNode& e) const {
+  const int64_t* divisor = as_const_int(binary_b(e));
+  if (!divisor || *divisor <= 0) return false;
+  std::optional<int64_t> min = ranges_.bound(binary_a(e)).min;
+  return min && *min >= 0;
+}
+
 std::string CudaPrinter::int_binary(const ExprNode& e, const std::string& a, const std::string& b) {
   std::string r;
+  bool plain = (e.kind == ExprKind::kFloorDiv || e.kind == ExprKind::kFloorMod) && is_plain_division(e);
+  if (plain) {
+    r = "(" + a + (e.kind == ExprKind::kFloorDiv ? " / " : " % ") + b + ")";
+    return is_narrow_int(e.dtype) ? "((" + c_type(e.dtype) + ")" + r + ")" : r;
+  }
   switch (e.kind) {
     case ExprKind::kAdd: r = "(" + a + " + " + b + ")"; break;
     case ExprKind::kSub: r = "(" + a + " - " + b + ")"; break;
@@ -251,7 +263,7 @@ std::string CudaPrinter::offset(const BufferNode& buffer, const std::vector<Expr
     Expr i = indices[d]->dtype == kIndexType ? indices[d] : tir::cast(kIndexType, indices[d]);
     off = off + i * buffer.strides[d];
   }
-  return expr(simplify(off));
+  return expr(ranges_.simplify(off));
 }
 
 std::string CudaPrinter::load(const LoadNode& e) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/tensor/function.h"
+#include "ir/tensor/simplify.h"
 #include "src/codegen/cuda/cuda_codegen.h"
 
 namespace tessel::codegen::cuda_detail {
@@ -53,6 +54,8 @@ class CudaPrinter {
  private:
   std::string binary(const tir::ExprNode& e);
   std::string int_binary(const tir::ExprNode& e, const std::string& a, const std::string& b);
+  // Whether a floor division or modulo of e is C's: a positive constant divisor, a dividend never negative.
+  bool is_plain_division(const tir::ExprNode& e) const;
   std::string float_binary(const tir::ExprNode& e, const std::string& a, const std::string& b);
   std::string cast(DType to, DType from, const std::string& value);
   std::string call(const tir::CallNode& e);
@@ -67,6 +70,7 @@ class CudaPrinter {
   CNames& names_;
   std::vector<CudaAssert>& asserts_;  // numbered in order: a kernel reports a failed one by number
   std::map<const tir::BufferNode*, int64_t> shared_offsets_;
+  tir::Analyzer ranges_;  // every loop variable printed so far, bound to its range
 };
 
 }  // namespace tessel::codegen::cuda_detail

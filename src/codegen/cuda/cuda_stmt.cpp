@@ -55,6 +55,7 @@ void CudaPrinter::stmt(const Stmt& s, int indent, std::ostream& os) {
 
 void CudaPrinter::loop(const ForNode& n, int indent, std::ostream& os) {
   std::string v = names_.var(n.var.get());
+  ranges_.bind(n.var, Range{n.min, n.extent});
   if (n.for_kind == ForKind::kThreadBound) {
     std::string index = "(tessel_i64)" + n.thread_tag;
     const int64_t* min = as_const_int(n.min);
