@@ -7,6 +7,7 @@
 #include <set>
 
 #include "ir/tensor/functor.h"
+#include "schedules/defaults/cpu_knobs.h"
 #include "schedules/defaults/gpu_rules.h"
 
 namespace tessel::sched {
@@ -28,6 +29,12 @@ std::vector<int> operand_reads(Schedule& sch, BlockRV block) {
     if (!written) reads.push_back(int(r));
   }
   return reads;
+}
+
+int64_t choose(Schedule& sch, const GpuScheduleOptions& options, const std::string& key,
+               std::vector<int64_t> candidates, int64_t default_value) {
+  if (!options.knobs) return default_value;
+  return options.knobs->choose(sch, key, std::move(candidates), default_value);
 }
 
 }  // namespace gpu_rules
@@ -73,6 +80,8 @@ size_t spatial_prefix(Schedule& sch, const std::vector<LoopRV>& loops, const tir
 }
 
 void bind_block(Schedule& sch, const std::string& name, const GpuScheduleOptions& options) {
+  int64_t threads_per_block = gpu_rules::choose(sch, options, name + ".threads", {64, 128, 256, 512, 1024},
+                                                options.threads_per_block);
   BlockRV block = sch.get_block(name);
   std::vector<LoopRV> loops = sch.get_loops(block);
   const tir::BlockNode* node = find_block(sch.func()->body, name);
@@ -84,10 +93,10 @@ void bind_block(Schedule& sch, const std::string& name, const GpuScheduleOptions
   const int64_t* extent = tir::as_const_int(sch.loop(fused).extent);
   if (!extent) return;
   LoopRV thread = fused;
-  if (*extent <= options.threads_per_block) {
+  if (*extent <= threads_per_block) {
     sch.bind(fused, "threadIdx.x");
   } else {
-    std::vector<LoopRV> parts = sch.split(fused, {Factor(-1), Factor(options.threads_per_block)});
+    std::vector<LoopRV> parts = sch.split(fused, {Factor(-1), Factor(threads_per_block)});
     sch.bind(parts[0], "blockIdx.x");
     sch.bind(parts[1], "threadIdx.x");
     thread = parts[1];
@@ -105,7 +114,7 @@ void bind_block(Schedule& sch, const std::string& name, const GpuScheduleOptions
 
 void apply_default_gpu_schedule(Schedule& sch, const GpuScheduleOptions& options) {
   for (const BlockInfo& info : classify_blocks(sch.func())) {
-    if (gpu_rules::schedule_matmul(sch, info)) continue;
+    if (gpu_rules::schedule_matmul(sch, info, options)) continue;
     // Otherwise a thread per output; left as it was (one thread runs the nest) when that does not apply.
     attempt(sch, [&](Schedule& s) { bind_block(s, info.name, options); });
   }

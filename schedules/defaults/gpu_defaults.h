@@ -11,8 +11,14 @@
 
 namespace tessel::sched {
 
+class KnobChoices;
+
 struct GpuScheduleOptions {
   int64_t threads_per_block = 256;
+  // The tuner's choices (cpu_knobs.h's KnobChoices): "<block>.threads" of a
+  // thread-per-output block, "<block>.thread_tile" and "<block>.step" of a
+  // tiled matmul (0: not tiled). None: the default's own picks.
+  KnobChoices* knobs = nullptr;
 };
 
 // Binds every block of sch.func() whose loop nest starts with spatial loops;

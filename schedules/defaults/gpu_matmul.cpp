@@ -5,6 +5,8 @@
 // together (the barriers come from insert_barriers).
 #include "schedules/defaults/gpu_rules.h"
 
+#include <algorithm>
+
 namespace tessel::sched::gpu_rules {
 
 namespace {
@@ -15,16 +17,30 @@ struct MatmulTiles {
 
 constexpr int64_t kThreadsPerSide = 16;
 
-// The largest tiles (64 x 64 with 4 x 4 per thread, else 32 x 32 with 2 x 2)
-// that divide the rows, columns and reduction; none: the thread-per-output
-// schedule is used instead.
-std::optional<MatmulTiles> choose_tiles(int64_t rows, int64_t cols, int64_t depth) {
-  for (int64_t per_thread : {4, 2}) {
-    int64_t side = per_thread * kThreadsPerSide, step = 4 * per_thread;
-    if (rows % side == 0 && cols % side == 0 && depth % step == 0)
-      return MatmulTiles{side, side, per_thread, per_thread, step};
-  }
-  return std::nullopt;
+// The tiles: 16 x 16 threads, each a square register tile whose side
+// (thread_tile) makes a block tile that divides the rows and columns, and a
+// reduction step that divides the depth. The default takes 4 x 4 per thread
+// (else 2 x 2) and a step of four times that; the knobs offer every side and
+// step that divides, and 0: no tiling (the thread-per-output schedule).
+std::optional<MatmulTiles> choose_tiles(Schedule& sch, const BlockInfo& info,
+                                        const GpuScheduleOptions& options, int64_t rows, int64_t cols,
+                                        int64_t depth) {
+  std::vector<int64_t> sides = {0}, steps;
+  for (int64_t per_thread : {1, 2, 4, 8})
+    if (rows % (per_thread * kThreadsPerSide) == 0 && cols % (per_thread * kThreadsPerSide) == 0)
+      sides.push_back(per_thread);
+  for (int64_t step : {4, 8, 16, 32})
+    if (depth % step == 0) steps.push_back(step);
+  int64_t side_default = 0;
+  for (int64_t s : {4, 2})
+    if (side_default == 0 && std::count(sides.begin(), sides.end(), s) && depth % (4 * s) == 0)
+      side_default = s;
+  if (steps.empty() || sides.size() == 1) return std::nullopt;
+  int64_t side = choose(sch, options, info.name + ".thread_tile", sides, side_default);
+  if (side == 0) return std::nullopt;
+  int64_t step_default = std::count(steps.begin(), steps.end(), 4 * side) ? 4 * side : steps.back();
+  int64_t step = choose(sch, options, info.name + ".step", steps, step_default);
+  return MatmulTiles{side * kThreadsPerSide, side * kThreadsPerSide, side, side, step};
 }
 
 // The shared copy's loops inside the reduction step, fused and spread over
@@ -41,13 +57,14 @@ void cooperative_fetch(Schedule& sch, BlockRV copy, size_t outer_loops) {
 
 }  // namespace
 
-bool schedule_matmul(Schedule& sch, const BlockInfo& info) {
+bool schedule_matmul(Schedule& sch, const BlockInfo& info, const GpuScheduleOptions& options) {
   if (info.kind != BlockKind::kMatmul || info.reduce.size() != 1 || info.spatial.size() < 2) return false;
   int row_loop = info.spatial[info.spatial.size() - 2], col_loop = info.spatial.back();
   if (info.unroll_loop != row_loop || info.vector_loop != col_loop || info.reduce[0] != col_loop + 1)
     return false;
-  std::optional<MatmulTiles> t = choose_tiles(info.extents[size_t(row_loop)], info.extents[size_t(col_loop)],
-                                              info.extents[size_t(info.reduce[0])]);
+  std::optional<MatmulTiles> t =
+      choose_tiles(sch, info, options, info.extents[size_t(row_loop)], info.extents[size_t(col_loop)],
+                   info.extents[size_t(info.reduce[0])]);
   if (!t) return false;
   return attempt(sch, [&](Schedule& s) {
     BlockRV block = s.get_block(info.name);

@@ -7,6 +7,7 @@
 
 #include "schedules/defaults/attempt.h"
 #include "schedules/defaults/block_kind.h"
+#include "schedules/defaults/gpu_defaults.h"
 #include "schedules/schedule.h"
 
 namespace tessel::sched::gpu_rules {
@@ -15,8 +16,13 @@ namespace tessel::sched::gpu_rules {
 // operands, not the accumulator).
 std::vector<int> operand_reads(Schedule& sch, BlockRV block);
 
+// The value of knob `key` (cpu_knobs.h): the tuner's when it decides, else `default_value`.
+int64_t choose(Schedule& sch, const GpuScheduleOptions& options, const std::string& key,
+               std::vector<int64_t> candidates, int64_t default_value);
+
 // A matmul whose tiles divide it: shared-memory staging and register tiles
-// (gpu_matmul.cpp). False when the shape or the nest does not fit.
-bool schedule_matmul(Schedule& sch, const BlockInfo& info);
+// (gpu_matmul.cpp). False when the shape or the nest does not fit, or the
+// knobs ask for no tiling.
+bool schedule_matmul(Schedule& sch, const BlockInfo& info, const GpuScheduleOptions& options);
 
 }  // namespace tessel::sched::gpu_rules

@@ -114,7 +114,9 @@ int cmd_conformance(Args& args) {
     o.case_timeout_s = double(seconds);
   }
   if (auto seed = args.value("--sample-knobs")) {
-    TESSEL_USER_CHECK(o.target == "llvm", Span{}) << "--sample-knobs samples CPU schedules: it needs --target llvm";
+    TESSEL_USER_CHECK(o.target == "llvm" || o.target == "cuda" || o.target == "cuda-emulated", Span{})
+        << "--sample-knobs samples the default schedules' knobs: it needs --target llvm, cuda or "
+           "cuda-emulated";
     o.knob_seed = uint64_t(parse_int(*seed, "--sample-knobs"));
   }
   std::vector<std::string> pos = args.positionals();

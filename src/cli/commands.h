@@ -181,9 +181,10 @@ line, and the run closes with "N passed, N failed". Exit code 1 if any failed.
   --fusion F      how the compiling targets group nodes into kernels
                   (default: none):
 )" TESSEL_FUSION_POLICIES_HELP R"(  --timeout S     per-case limit in seconds (default 120)
-  --sample-knobs SEED   llvm: each kernel's schedule drawn from the tuner's
-                  search space (the default schedule's knobs at random)
-                  instead of the default: every point of it must be correct
+  --sample-knobs SEED   llvm, cuda, cuda-emulated: each kernel's schedule
+                  drawn from the tuner's search space (the default
+                  schedule's knobs at random) instead of the default: every
+                  point of it must be correct
 )";
 
 inline constexpr const char* kLowerHelp =

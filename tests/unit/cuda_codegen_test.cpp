@@ -6,6 +6,7 @@
 #include "ir/core/diagnostics.h"
 #include "ir/tensor/interpreter.h"
 #include "ir/tensor/printer.h"
+#include "schedules/defaults/cpu_knobs.h"
 #include "src/codegen/cuda/cuda_codegen.h"
 #include "src/codegen/cuda/nvrtc_compile.h"
 #include "src/codegen/cuda/nvrtc_library.h"
@@ -42,6 +43,31 @@ TEST(GpuDefaults, ADividingMatmulIsTiledThroughSharedMemory) {
   std::vector<double> want = interpret(make_matmul_func(128, 64, 32), {a, b})[0].to_f64_vector();
   for (ThreadOrder order : {ThreadOrder::kForward, ThreadOrder::kReverse, ThreadOrder::kShuffled})
     EXPECT_EQ(interpret(f, {a, b}, {order, 3})[0].to_f64_vector(), want) << int(order);
+}
+
+// Each point of the matmul's knobs (the tuner's search space) computes the product.
+TEST(GpuDefaults, EveryMatmulTilingTheKnobsOfferComputesTheProduct) {
+  Tensor a = ramp({128, 32}, 0.5), b = ramp({32, 128}, 0.25);
+  std::vector<double> want = interpret(make_matmul_func(128, 128, 32), {a, b})[0].to_f64_vector();
+  for (int64_t side : {0, 1, 2, 4, 8})
+    for (int64_t step : {4, 32}) {
+      sched::KnobChoices knobs({{"C.thread_tile", side}, {"C.step", step}});
+      sched::Schedule sch(make_matmul_func(128, 128, 32));
+      sched::apply_default_gpu_schedule(sch, {.knobs = &knobs});
+      EXPECT_EQ(knobs.taken().at("C.thread_tile"), side);
+      PrimFunc f = flattened(sch.func());
+      EXPECT_EQ(contains(to_string(f), "A_shared"), side > 0) << side;
+      EXPECT_EQ(interpret(f, {a, b}, {ThreadOrder::kShuffled, 5})[0].to_f64_vector(), want)
+          << "thread tile " << side << ", step " << step;
+    }
+  sched::KnobChoices asked;
+  sched::Schedule sch(make_matmul_func(128, 128, 32));
+  sched::apply_default_gpu_schedule(sch, {.knobs = &asked});
+  ASSERT_EQ(asked.knobs().size(), 2u);
+  EXPECT_EQ(asked.knobs()[0].candidates, (std::vector<int64_t>{0, 1, 2, 4, 8}));
+  EXPECT_EQ(asked.knobs()[0].default_value, 4);
+  EXPECT_EQ(asked.knobs()[1].candidates, (std::vector<int64_t>{4, 8, 16, 32}));
+  EXPECT_EQ(asked.knobs()[1].default_value, 16);
 }
 
 TEST(GpuDefaults, ASmallNestIsOneThreadBlock) {
