@@ -110,10 +110,43 @@ void bind_block(Schedule& sch, const std::string& name, const GpuScheduleOptions
   sch.decompose_reduction(block, inner[inner.size() - (loops.size() - n)]);
 }
 
+// Whether the block only moves data (a padded copy, a transpose): its value
+// loads, selects and constants, no float arithmetic, so that reading it in
+// its consumers costs what reading its buffer would.
+bool moves_data(const tir::BlockNode& block) {
+  const auto* store = block.body.as<tir::StoreNode>();
+  if (!store || block.is_reduction()) return false;
+  bool only_movement = true;
+  tir::walk_exprs(store->value, [&](const tir::Expr& e) {
+    if (e->kind == tir::ExprKind::kCall || (tir::is_binary(e->kind) && is_float(e->dtype)))
+      only_movement = false;
+  });
+  return only_movement;
+}
+
 }  // namespace
 
+// Data movement is read where it is needed, an elementwise epilogue computed
+// where its producer writes (in a reduction's write-back, from the register),
+// so that a fused group is as few launches as its stages allow; then each
+// block that remains gets its rule.
 void apply_default_gpu_schedule(Schedule& sch, const GpuScheduleOptions& options) {
+  std::vector<BlockInfo> lowered = classify_blocks(sch.func());
+  std::set<std::string> matmuls;  // tiled through shared memory: their operands stay buffers
+  for (const BlockInfo& info : lowered)
+    if (info.kind == BlockKind::kMatmul) matmuls.insert(info.name);
+  for (const BlockInfo& info : lowered) {
+    const tir::BlockNode* node = find_block(sch.func()->body, info.name);
+    if (info.kind != BlockKind::kElementwise || !node || !moves_data(*node)) continue;
+    bool feeds_a_matmul = false;
+    for (BlockRV consumer : sch.get_consumers(sch.get_block(info.name)))
+      feeds_a_matmul |= matmuls.count(sch.block_name(consumer)) > 0;
+    if (!feeds_a_matmul) attempt(sch, [&](Schedule& s) { s.compute_inline(s.get_block(info.name)); });
+  }
   for (const BlockInfo& info : classify_blocks(sch.func())) {
+    if (info.kind == BlockKind::kElementwise &&
+        attempt(sch, [&](Schedule& s) { s.reverse_compute_inline(s.get_block(info.name)); }))
+      continue;
     if (gpu_rules::schedule_matmul(sch, info, options)) continue;
     // Otherwise a thread per output; left as it was (one thread runs the nest) when that does not apply.
     attempt(sch, [&](Schedule& s) { bind_block(s, info.name, options); });

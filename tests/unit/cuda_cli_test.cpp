@@ -26,6 +26,9 @@ TEST(CudaCli, CompilePrintsTheCudaCWithoutALibrary) {
       << r.out.substr(0, 3000);
   EXPECT_TRUE(contains(r.out, "(tessel_i64)threadIdx.x;")) << r.out.substr(0, 3000);
   EXPECT_TRUE(contains(r.out, "#define TESSEL_KERNEL extern \"C\" __global__ void")) << r.out.substr(0, 3000);
+  // The conv's padded input read in place and its bias + ReLU in its write-back: one launch.
+  EXPECT_FALSE(contains(r.out, "tessel_k0_fused_conv1_l1")) << r.out.substr(0, 3000);
+  EXPECT_TRUE(contains(r.out, "float* TESSEL_RESTRICT r1, tessel_error*")) << r.out.substr(0, 3000);
 }
 
 TEST(CudaCli, CheckRunsTheCudaCOnThisCpuKernelByKernel) {
