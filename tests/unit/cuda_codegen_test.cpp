@@ -129,6 +129,40 @@ TEST(CudaCodegen, WhatAGpuCannotLaunchIsAUserError) {
   }
 }
 
+// for bx in blockIdx.x: alloc T (scope, elements); for tx in threadIdx.x: T[tx] = A[bx * 32 + tx]; out[...] =
+// T[tx]
+PrimFunc block_buffer(MemScope scope, int64_t elements, bool inside_threads) {
+  Buffer a = make_buffer("A", DType::kF32, {64}), out = make_buffer("out", DType::kF32, {64});
+  Buffer t = make_buffer("T", DType::kF32, {elements}, scope);
+  Var bx = var("bx"), tx = var("tx");
+  Stmt body = make_seq(
+      {make_store(t, load(a, {bx * 32 + tx}), {tx}), make_store(out, load(t, {tx}), {bx * 32 + tx})});
+  Stmt threads = inside_threads ? make_for(tx, int_imm(0), int_imm(32), ForKind::kThreadBound,
+                                           make_allocate(t, body), "threadIdx.x")
+                                : make_allocate(t, make_for(tx, int_imm(0), int_imm(32),
+                                                            ForKind::kThreadBound, body, "threadIdx.x"));
+  Stmt nest = make_for(bx, int_imm(0), int_imm(2), ForKind::kThreadBound, threads, "blockIdx.x");
+  return make_prim_func("f", {a}, {out}, nest);
+}
+
+TEST(CudaCodegen, ABufferNoThreadCanHoldIsAUserError) {
+  EXPECT_NO_THROW(
+      codegen::generate_cuda({{"k", block_buffer(MemScope::kGlobal, 32, true)}}, codegen::GpuTarget{}));
+  try {
+    codegen::generate_cuda({{"k", block_buffer(MemScope::kGlobal, 32, false)}}, codegen::GpuTarget{});
+    FAIL() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_TRUE(contains(e.what(), "global buffer T is allocated inside a kernel, outside its thread loops"))
+        << e.what();
+  }
+  try {
+    codegen::generate_cuda({{"k", block_buffer(MemScope::kLocal, 1 << 20, true)}}, codegen::GpuTarget{});
+    FAIL() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_TRUE(contains(e.what(), "buffer T would be an array of 4194304 bytes per thread")) << e.what();
+  }
+}
+
 TEST(CudaCodegen, NvrtcCompilesTheTextForTheArchitecture) {
   if (!codegen::load_nvrtc()) GTEST_SKIP() << "no NVRTC on this machine";
   codegen::CudaProgram p = codegen::generate_cuda(

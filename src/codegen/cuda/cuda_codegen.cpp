@@ -25,8 +25,7 @@ constexpr int64_t kSharedAlignment = 16;
 constexpr int64_t kMaxGridX = (int64_t(1) << 31) - 1, kMaxGridYZ = 65535;
 
 int64_t storage_bytes(const BufferNode& b) {
-  int64_t elem = b.dtype == DType::kF16 || b.dtype == DType::kBF16 ? 2 : int64_t(dtype_size(b.dtype));
-  return std::max<int64_t>(1, b.storage_elements()) * elem;
+  return std::max<int64_t>(1, b.storage_elements()) * cuda_detail::c_storage_bytes(b.dtype);
 }
 
 int64_t align_up(int64_t x, int64_t a) {
@@ -82,6 +81,7 @@ CudaLaunch describe_launch(const std::string& symbol, const Stmt& body, const Gp
     return true;
   });
   int64_t threads = launch.block[0] * launch.block[1] * launch.block[2];
+  printer.set_threads_per_block(threads);
   TESSEL_USER_CHECK(threads <= gpu.max_threads_per_block, Span{})
       << symbol << ": a thread block of " << threads << " threads; sm_" << gpu.sm << " runs at most "
       << gpu.max_threads_per_block;

@@ -122,6 +122,10 @@ std::string c_storage_type(DType t) {
   }
 }
 
+int64_t c_storage_bytes(DType t) {
+  return t == DType::kF16 || t == DType::kBF16 ? 2 : int64_t(dtype_size(t));
+}
+
 std::string c_string_literal(const std::string& text) {
   std::string out = "\"";
   for (char c : text) {

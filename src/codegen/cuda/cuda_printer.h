@@ -37,6 +37,7 @@ void reserve_c_words(CNames& names);
 // and the type its elements are stored as in a buffer (their bits; bool: a byte).
 std::string c_type(DType t);
 std::string c_storage_type(DType t);
+int64_t c_storage_bytes(DType t);  // of one element in a buffer
 
 // A C string literal of text.
 std::string c_string_literal(const std::string& text);
@@ -47,6 +48,8 @@ class CudaPrinter {
 
   // Where a shared buffer starts in the block's arena (cuda_codegen.cpp lays them out).
   void set_shared_offset(const tir::BufferNode* buffer, int64_t offset) { shared_offsets_[buffer] = offset; }
+  // The threads of the launch's block (a global buffer allocated outside its thread loops is one per block).
+  void set_threads_per_block(int64_t threads) { threads_per_block_ = threads; }
 
   std::string expr(const tir::Expr& e);
   void stmt(const tir::Stmt& s, int indent, std::ostream& os);
@@ -71,6 +74,8 @@ class CudaPrinter {
   std::vector<CudaAssert>& asserts_;  // numbered in order: a kernel reports a failed one by number
   std::map<const tir::BufferNode*, int64_t> shared_offsets_;
   tir::Analyzer ranges_;  // every loop variable printed so far, bound to its range
+  int64_t threads_per_block_ = 1;
+  int thread_loops_ = 0;  // threadIdx loops around the statement being printed
 };
 
 }  // namespace tessel::codegen::cuda_detail

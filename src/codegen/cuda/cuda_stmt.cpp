@@ -12,6 +12,10 @@ using namespace tir;
 
 namespace {
 
+// What a thread's own array may take: CUDA gives a thread 512 KiB of local
+// memory, and the emulator runs each thread on a stack of its own.
+constexpr int64_t kMaxThreadArrayBytes = 64 * 1024;
+
 std::string pad(int indent) {
   return std::string(size_t(indent) * 2, ' ');
 }
@@ -61,7 +65,9 @@ void CudaPrinter::loop(const ForNode& n, int indent, std::ostream& os) {
     const int64_t* min = as_const_int(n.min);
     if (!min || *min != 0) index = "(" + expr(n.min) + " + " + index + ")";
     os << pad(indent) << "{\n" << pad(indent + 1) << "const tessel_i64 " << v << " = " << index << ";\n";
+    thread_loops_ += is_thread_idx(n.thread_tag);
     stmt(n.body, indent + 1, os);
+    thread_loops_ -= is_thread_idx(n.thread_tag);
     os << pad(indent) << "}\n";
     return;
   }
@@ -91,6 +97,16 @@ void CudaPrinter::allocate(const AllocateNode& n, int indent, std::ostream& os) 
     os << pad(indent) << type << "* " << name << " = (" << type << "*)(tessel_shared + " << it->second
        << ");\n";
   } else {
+    // Each thread's own array: right for local buffers, and for global ones
+    // inside the thread loops (or in a one-thread block); elsewhere a global
+    // buffer is the block's, which only shared memory could be.
+    TESSEL_USER_CHECK(b.scope == MemScope::kLocal || thread_loops_ > 0 || threads_per_block_ == 1, Span{})
+        << "cannot generate CUDA C: global buffer " << b.name
+        << " is allocated inside a kernel, outside its thread loops (stage it in shared memory instead)";
+    int64_t bytes = std::max<int64_t>(1, b.storage_elements()) * c_storage_bytes(b.dtype);
+    TESSEL_USER_CHECK(bytes <= kMaxThreadArrayBytes, Span{})
+        << "cannot generate CUDA C: buffer " << b.name << " would be an array of " << bytes
+        << " bytes per thread (at most " << kMaxThreadArrayBytes << ")";
     os << pad(indent) << type << " " << name << "[" << std::max<int64_t>(1, b.storage_elements()) << "];\n";
   }
   stmt(n.body, indent, os);
