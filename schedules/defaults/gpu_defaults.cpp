@@ -1,7 +1,8 @@
-// apply_default_gpu_schedule: for each block, the loops from the outermost
-// inward that bind only spatial iteration variables (and hold only the next
-// loop), fused, split by the block size, bound; a reduction accumulates in a
-// local buffer.
+// apply_default_gpu_schedule: data movement inlined into its consumers and
+// epilogues into their producers; then a matmul tiled (gpu_matmul.cpp) or,
+// for any other block, the loops from the outermost inward that bind only
+// spatial iteration variables (and hold only the next loop) fused, split by
+// the block size and bound, a reduction summing in a local buffer.
 #include "schedules/defaults/gpu_defaults.h"
 
 #include <set>
@@ -12,15 +13,23 @@
 
 namespace tessel::sched {
 
+namespace {
+
+const tir::BlockNode* find_block(const tir::Stmt& root, const std::string& name) {
+  const tir::BlockNode* found = nullptr;
+  tir::walk(root, [&](const tir::Stmt& s) {
+    if (const auto* b = s.as<tir::BlockNode>(); b && b->name == name) found = b;
+    return found == nullptr;
+  });
+  return found;
+}
+
+}  // namespace
+
 namespace gpu_rules {
 
 std::vector<int> operand_reads(Schedule& sch, BlockRV block) {
-  const tir::BlockNode* node = nullptr;
-  std::string name = sch.block_name(block);
-  tir::walk(sch.func()->body, [&](const tir::Stmt& s) {
-    if (const auto* b = s.as<tir::BlockNode>(); b && b->name == name) node = b;
-    return node == nullptr;
-  });
+  const tir::BlockNode* node = find_block(sch.func()->body, sch.block_name(block));
   std::vector<int> reads;
   if (!node) return reads;
   for (size_t r = 0; r < node->reads.size(); ++r) {
@@ -52,15 +61,6 @@ std::set<const tir::VarNode*> spatial_loop_vars(const tir::BlockNode& block,
     });
   }
   return spatial;
-}
-
-const tir::BlockNode* find_block(const tir::Stmt& root, const std::string& name) {
-  const tir::BlockNode* found = nullptr;
-  tir::walk(root, [&](const tir::Stmt& s) {
-    if (const auto* b = s.as<tir::BlockNode>(); b && b->name == name) found = b;
-    return found == nullptr;
-  });
-  return found;
 }
 
 // How many of the outer loops are perfectly nested spatial loops.

@@ -294,9 +294,10 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
         sched::apply_default_cpu_schedule(sch, sampled);
       } else if (cpu) {
         sched::apply_default_cpu_schedule(sch, *cpu);
-      } else if (options.target.kind == codegen::TargetKind::kCuda &&
-                 options.schedule != ScheduleKind::kNone) {
-        sched::apply_default_gpu_schedule(sch);
+      } else if (gpu && options.schedule != ScheduleKind::kNone) {
+        std::optional<sched::KnobChoices> knobs;
+        if (options.knob_seed) knobs.emplace(sched::KnobDecisions{}, *options.knob_seed + i);
+        sched::apply_default_gpu_schedule(sch, {.knobs = knobs ? &*knobs : nullptr});
       }
       k.scheduled = k.flat = sch.func();
     }

@@ -3,7 +3,11 @@
 // here refused with the reason.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "src/codegen/cuda/nvrtc_library.h"
+#include "src/driver/compile_model.h"
+#include "src/driver/pipeline.h"
 #include "tests/unit/cli_runner.h"
 
 namespace tessel {
@@ -37,6 +41,26 @@ TEST(CudaCli, CheckRunsTheCudaCOnThisCpuKernelByKernel) {
   ASSERT_EQ(r.code, 0) << r.err << r.out;
   EXPECT_TRUE(contains(r.out, "check passed")) << r.out;
   EXPECT_TRUE(contains(r.out, "kernel 0 ")) << r.out;
+}
+
+// A knob seed (conformance --sample-knobs) draws the GPU schedules' knobs in the pipeline.
+TEST(CudaCli, AKnobSeedDrawsTheGpuSchedulesKnobs) {
+  driver::PipelineOptions pipeline;
+  pipeline.import.input_shapes["image"] = {1, 1, 28, 28};
+  driver::CompileOptions options;
+  options.target = codegen::parse_target("cuda-emulated");
+  auto block_sizes = [&](std::optional<uint64_t> seed) {
+    graph::Graph g = driver::load_graph(kTiny, pipeline);
+    options.knob_seed = seed;
+    std::string text = driver::compile_graph(g, options).module->source_text();
+    std::set<std::string> sizes;
+    for (size_t at = text.find("static const tessel_launch_dims"); at != std::string::npos;
+         at = text.find("static const tessel_launch_dims", at + 1))
+      sizes.insert(text.substr(text.find("}, {", at), 12));
+    return sizes;
+  };
+  std::set<std::string> fixed = block_sizes(std::nullopt), drawn = block_sizes(3);
+  EXPECT_NE(fixed, drawn) << "the knobs were not drawn";
 }
 
 TEST(CudaCli, WhatNeedsAGpuOrAnLlvmTargetIsRefused) {
