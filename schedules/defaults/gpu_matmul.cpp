@@ -59,9 +59,12 @@ void cooperative_fetch(Schedule& sch, BlockRV copy, size_t outer_loops) {
 
 bool schedule_matmul(Schedule& sch, const BlockInfo& info, const GpuScheduleOptions& options) {
   if (info.kind != BlockKind::kMatmul || info.reduce.size() != 1 || info.spatial.size() < 2) return false;
-  int row_loop = info.spatial[info.spatial.size() - 2], col_loop = info.spatial.back();
-  if (info.unroll_loop != row_loop || info.vector_loop != col_loop || info.reduce[0] != col_loop + 1)
-    return false;
+  // Rows, then columns, then the reduction, innermost; loops of extent 1
+  // between rows and columns (a [M, 1, N] result) go out with the batch.
+  int row_loop = info.unroll_loop, col_loop = info.spatial.back();
+  if (row_loop < 0 || info.vector_loop != col_loop || info.reduce[0] != col_loop + 1) return false;
+  for (int l = row_loop + 1; l < col_loop; ++l)
+    if (info.extents[size_t(l)] != 1) return false;
   std::optional<MatmulTiles> t =
       choose_tiles(sch, info, options, info.extents[size_t(row_loop)], info.extents[size_t(col_loop)],
                    info.extents[size_t(info.reduce[0])]);
@@ -69,6 +72,13 @@ bool schedule_matmul(Schedule& sch, const BlockInfo& info, const GpuScheduleOpti
   return attempt(sch, [&](Schedule& s) {
     BlockRV block = s.get_block(info.name);
     std::vector<LoopRV> loops = s.get_loops(block);
+    if (col_loop > row_loop + 1) {  // the unit loops out of the rows
+      std::vector<LoopRV> order(loops.begin() + row_loop + 1, loops.begin() + col_loop);
+      order.push_back(loops[size_t(row_loop)]);
+      s.reorder(order);
+      loops = s.get_loops(block);
+      row_loop = col_loop - 1;
+    }
     std::vector<LoopRV> batch(loops.begin(), loops.begin() + row_loop);
     std::vector<LoopRV> i =
         s.split(loops[size_t(row_loop)], {Factor(-1), Factor(kThreadsPerSide), Factor(t->thread_rows)});
