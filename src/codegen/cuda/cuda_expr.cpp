@@ -205,7 +205,7 @@ std::string CudaPrinter::int_binary(const ExprNode& e, const std::string& a, con
     default: TESSEL_ICHECK(false) << "no CUDA C for integer " << expr_kind_name(e.kind);
   }
   // C computes narrow integers in int (or the helpers in int64): narrow back, wrapping.
-  bool helper = r[0] != '(';
+  bool helper = e.kind != ExprKind::kAdd && e.kind != ExprKind::kSub && e.kind != ExprKind::kMul;
   if (is_narrow_int(e.dtype) || (helper && e.dtype != DType::kI64))
     return "((" + c_type(e.dtype) + ")" + r + ")";
   return r;

@@ -1,6 +1,6 @@
-// nvrtc_compile: one program per call, compiled twice, for the virtual
-// architecture (PTX, the fallback a newer GPU's driver compiles) and for the
-// real one (CUBIN).
+// nvrtc_compile: one program per call, compiled once for the real
+// architecture: NVRTC keeps the PTX it assembled the CUBIN from (the fallback
+// a newer GPU's driver compiles), and ptxas's report.
 #include "src/codegen/cuda/nvrtc_compile.h"
 
 #include <cctype>
@@ -100,21 +100,14 @@ NvrtcResult nvrtc_compile(const std::string& source, const std::string& name, in
   const Nvrtc* nvrtc = load_nvrtc(&why);
   TESSEL_USER_CHECK(nvrtc != nullptr, Span{}) << "cannot compile CUDA C: " << why;
   NvrtcResult result;
-  std::string log;
-  {
-    Program virtual_arch(*nvrtc, source, name);
-    bool ok = virtual_arch.compile(options_for("compute_" + std::to_string(sm)), log);
-    TESSEL_ICHECK(ok) << "NVRTC rejected the generated CUDA C (" << name << ", compute_" << sm << "):\n"
-                      << log;
-    result.ptx = virtual_arch.ptx();
-  }
-  Program real_arch(*nvrtc, source, name);
+  Program program(*nvrtc, source, name);
   std::vector<std::string> options = options_for("sm_" + std::to_string(sm));
   options.push_back("--ptxas-options=--verbose");
-  bool ok = real_arch.compile(options, result.log);
+  bool ok = program.compile(options, result.log);
   TESSEL_ICHECK(ok) << "NVRTC rejected the generated CUDA C (" << name << ", sm_" << sm << "):\n"
                     << result.log;
-  result.cubin = real_arch.cubin();
+  result.ptx = program.ptx();
+  result.cubin = program.cubin();
   result.resources = parse_ptxas_report(result.log);
   return result;
 }
