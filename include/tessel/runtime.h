@@ -48,9 +48,10 @@ typedef enum tessel_status {
   TESSEL_ERR_SHAPE_MISMATCH = 2,   /* a tensor's rank or dimensions differ from the model's */
   TESSEL_ERR_DTYPE_MISMATCH = 3,   /* a tensor's dtype differs from the model's */
   TESSEL_ERR_OUT_OF_MEMORY = 4,
-  TESSEL_ERR_CORRUPT_MODEL = 5,    /* the embedded plan or weights fail their checks or checksums */
-  TESSEL_ERR_KERNEL_FAILED = 6,    /* a kernel returned an error */
-  TESSEL_ERR_UNSUPPORTED_CPU = 7   /* the model was compiled for CPU features this CPU lacks */
+  TESSEL_ERR_CORRUPT_MODEL = 5,     /* the embedded plan or weights fail their checks or checksums */
+  TESSEL_ERR_KERNEL_FAILED = 6,     /* a kernel returned an error */
+  TESSEL_ERR_UNSUPPORTED_CPU = 7,   /* the model was compiled for CPU features this CPU lacks */
+  TESSEL_ERR_UNSUPPORTED_DEVICE = 8 /* no CUDA driver or GPU, or a GPU older than the code's architecture */
 } tessel_status;
 
 /* A dense, row-major tensor owned by the caller. */

@@ -16,6 +16,7 @@ class Status(enum.IntEnum):
     CORRUPT_MODEL = 5
     KERNEL_FAILED = 6
     UNSUPPORTED_CPU = 7
+    UNSUPPORTED_DEVICE = 8
 
 
 class TesselError(RuntimeError):

@@ -22,6 +22,10 @@
 #include "ir/tensor/function.h"
 #include "src/codegen/target.h"
 
+namespace tessel::rt {
+class GpuRunner;
+}  // namespace tessel::rt
+
 namespace tessel::codegen {
 
 // One function: `func` has been through flatten_blocks (no blocks remain);
@@ -60,8 +64,15 @@ struct ModelData {
 class LoadedModule {
  public:
   virtual ~LoadedModule() = default;
-  // The entry of `symbol`; an internal error when the module has none.
+  // The entry of `symbol` in this process; an internal error when the module
+  // has none or its functions run elsewhere (a GPU's: call, gpu_runner).
   virtual KernelFn lookup(const std::string& symbol) const = 0;
+  // Runs `symbol` on host arrays as its entry would: 0, or non-zero with the
+  // message left for rt::take_kernel_error.
+  virtual int32_t call(const std::string& symbol, void* const* args) const { return lookup(symbol)(args); }
+  // The runner of a module whose functions run on a GPU (or its emulation),
+  // which a plan runs through on device memory; null for host code.
+  virtual rt::GpuRunner* gpu_runner() const { return nullptr; }
   // The median wall time in seconds of `repeat` calls (after one warm-up
   // call) of `symbol` on args; a non-zero status is a user error.
   virtual double time_function(const std::string& symbol, void* const* args, int repeat) const = 0;

@@ -1,9 +1,10 @@
 // The two ways out of compile_graph: model.so and the JIT.
 #include "src/driver/compile_model.h"
 
+#include <unistd.h>
 #include <cstring>
 #include <filesystem>
-#include <unistd.h>
+#include <optional>
 
 #include "ir/core/diagnostics.h"
 #include "ir/tensor/printer.h"
@@ -11,6 +12,7 @@
 #include "src/driver/targets.h"
 #include "src/runtime/checksum.h"
 #include "src/runtime/cpu_features.h"
+#include "src/runtime/gpu/gpu_plan_executor.h"
 #include "src/runtime/kernel_abi.h"
 #include "src/runtime/kernel_error.h"
 #include "src/runtime/plan_executor.h"
@@ -55,9 +57,23 @@ void export_shared_library(CompiledGraph compiled, const std::string& output_pat
   fs::remove(object);
 }
 
+// The plan on host memory through the kernels' entries, or, for a GPU
+// module, on device memory through its runner.
 struct JitModel::Executor {
-  rt::PlanExecutor executor;
+  std::optional<rt::PlanExecutor> host;
+  std::optional<rt::GpuPlanExecutor> gpu;
+  std::unique_ptr<rt::GpuPlanExecutor::Workspace> gpu_workspace;
 };
+
+namespace {
+
+std::vector<size_t> gpu_functions(rt::GpuRunner& runner, const std::vector<CompiledKernel>& kernels) {
+  std::vector<size_t> out;
+  for (const CompiledKernel& k : kernels) out.push_back(runner.index(k.symbol));
+  return out;
+}
+
+}  // namespace
 
 JitModel::JitModel(CompiledGraph compiled)
     : plan_(std::move(compiled.plan)),
@@ -66,8 +82,19 @@ JitModel::JitModel(CompiledGraph compiled)
   check_runs_here(compiled.target);
   if (!compiled.weights.empty()) std::memcpy(weights_.raw(), compiled.weights.data(), compiled.weights.size());
   code_ = compiled.module->load(codegen::runtime_symbols(rt::kernel_runtime_symbols()));
-  for (const CompiledKernel& k : kernels_) table_.push_back(code_->lookup(k.symbol));
-  executor_ = std::make_unique<Executor>(Executor{rt::PlanExecutor(plan_, table_, weights_.raw())});
+  executor_ = std::make_unique<Executor>();
+  if (rt::GpuRunner* runner = code_->gpu_runner()) {
+    try {
+      executor_->gpu.emplace(plan_, *runner, gpu_functions(*runner, kernels_), weights_.raw());
+      executor_->gpu_workspace = executor_->gpu->workspace();
+    } catch (const rt::StatusError& e) {
+      TESSEL_USER_ERROR(Span{}) << e.what();
+    }
+    return;
+  }
+  std::vector<tessel_kernel_fn> table;
+  for (const CompiledKernel& k : kernels_) table.push_back(code_->lookup(k.symbol));
+  executor_->host.emplace(plan_, std::move(table), weights_.raw());
   arena_storage_.resize(size_t(plan_.arena_bytes) + 64);
 }
 
@@ -92,7 +119,7 @@ std::vector<Tensor> JitModel::run_kernel(size_t i, const std::vector<Tensor>& in
   std::vector<void*> args;
   for (const Tensor& t : inputs) args.push_back(const_cast<void*>(t.raw()));
   for (Tensor& t : outputs) args.push_back(t.raw());
-  int32_t status = table_[i](args.data());
+  int32_t status = code_->call(kernels_[i].symbol, args.data());
   if (status != 0) {
     std::string why = rt::take_kernel_error();
     TESSEL_USER_ERROR(Span{}) << "kernel " << kernels_[i].symbol << " failed with status " << status
@@ -112,8 +139,12 @@ std::vector<Tensor> JitModel::run(const std::vector<Tensor>& inputs, std::vector
   void* arena = reinterpret_cast<void*>((base + 63) / 64 * 64);
   if (kernel_seconds) kernel_seconds->assign(plan_.steps.size(), 0.0);
   try {
-    executor_->executor.run(in.data(), int32_t(in.size()), out.data(), int32_t(out.size()), arena,
-                            kernel_seconds ? kernel_seconds->data() : nullptr);
+    double* seconds = kernel_seconds ? kernel_seconds->data() : nullptr;
+    if (executor_->gpu)
+      executor_->gpu->run(*executor_->gpu_workspace, in.data(), int32_t(in.size()), out.data(),
+                          int32_t(out.size()), seconds);
+    else
+      executor_->host->run(in.data(), int32_t(in.size()), out.data(), int32_t(out.size()), arena, seconds);
   } catch (const rt::StatusError& e) {
     TESSEL_USER_CHECK(false, Span{}) << e.what();
   }

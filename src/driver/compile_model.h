@@ -132,7 +132,6 @@ class JitModel final : public CompiledModel {
   Tensor weights_;  // u8, 64-byte aligned as kernels assume
   std::vector<CompiledKernel> kernels_;
   std::unique_ptr<codegen::LoadedModule> code_;
-  std::vector<tessel_kernel_fn> table_;
   struct Executor;
   std::unique_ptr<Executor> executor_;
   std::vector<uint8_t> arena_storage_;

@@ -33,36 +33,6 @@ std::string dtype_str(int dtype) {
   return dtype >= 0 && dtype < 9 ? dtype_name(uint8_t(dtype)) : "dtype " + std::to_string(dtype);
 }
 
-// Checks one caller tensor against its spec.
-void check_tensor(const tessel_tensor& t, const TensorSpec& spec, const char* kind) {
-  std::string name = std::string(kind) + " '" + spec.name + "'";
-  if (int(t.dtype) != int(spec.dtype))
-    throw StatusError(TESSEL_ERR_DTYPE_MISMATCH, name + ": expected dtype " + dtype_str(spec.dtype) +
-                                                     ", got " + dtype_str(int(t.dtype)));
-  if (t.rank < 0)
-    throw StatusError(TESSEL_ERR_INVALID_ARGUMENT, name + ": negative rank " + std::to_string(t.rank));
-  if (t.rank > 0 && !t.shape) throw StatusError(TESSEL_ERR_INVALID_ARGUMENT, name + ": shape is NULL");
-  bool same = size_t(t.rank) == spec.shape.size();
-  for (int32_t i = 0; same && i < t.rank; ++i) same = t.shape[i] == spec.shape[size_t(i)];
-  if (!same)
-    throw StatusError(TESSEL_ERR_SHAPE_MISMATCH,
-                      name + ": expected shape " + shape_str(spec.shape.data(), int32_t(spec.shape.size())) +
-                          ", got " + shape_str(t.shape, t.rank));
-  if (!t.data && tensor_bytes(spec) > 0)
-    throw StatusError(TESSEL_ERR_INVALID_ARGUMENT, name + ": data is NULL");
-}
-
-void check_tensors(const tessel_tensor* tensors, int32_t count, const std::vector<TensorSpec>& specs,
-                   const char* kind) {
-  if (count < 0 || size_t(count) != specs.size())
-    throw StatusError(TESSEL_ERR_INVALID_ARGUMENT, "expected " + std::to_string(specs.size()) + " " + kind +
-                                                       "s, got " + std::to_string(count));
-  if (count > 0 && !tensors)
-    throw StatusError(TESSEL_ERR_INVALID_ARGUMENT,
-                      std::string(kind) + "s is NULL with a count of " + std::to_string(count));
-  for (int32_t i = 0; i < count; ++i) check_tensor(tensors[i], specs[size_t(i)], kind);
-}
-
 struct Range {
   uintptr_t begin, end;
   bool overlaps(const Range& o) const { return begin < o.end && o.begin < end; }
@@ -132,6 +102,36 @@ class TensorBinding {
 };
 
 }  // namespace
+
+// Checks one caller tensor against its spec.
+static void check_tensor(const tessel_tensor& t, const TensorSpec& spec, const char* kind) {
+  std::string name = std::string(kind) + " '" + spec.name + "'";
+  if (int(t.dtype) != int(spec.dtype))
+    throw StatusError(TESSEL_ERR_DTYPE_MISMATCH, name + ": expected dtype " + dtype_str(spec.dtype) +
+                                                     ", got " + dtype_str(int(t.dtype)));
+  if (t.rank < 0)
+    throw StatusError(TESSEL_ERR_INVALID_ARGUMENT, name + ": negative rank " + std::to_string(t.rank));
+  if (t.rank > 0 && !t.shape) throw StatusError(TESSEL_ERR_INVALID_ARGUMENT, name + ": shape is NULL");
+  bool same = size_t(t.rank) == spec.shape.size();
+  for (int32_t i = 0; same && i < t.rank; ++i) same = t.shape[i] == spec.shape[size_t(i)];
+  if (!same)
+    throw StatusError(TESSEL_ERR_SHAPE_MISMATCH,
+                      name + ": expected shape " + shape_str(spec.shape.data(), int32_t(spec.shape.size())) +
+                          ", got " + shape_str(t.shape, t.rank));
+  if (!t.data && tensor_bytes(spec) > 0)
+    throw StatusError(TESSEL_ERR_INVALID_ARGUMENT, name + ": data is NULL");
+}
+
+void check_tensors(const tessel_tensor* tensors, int32_t count, const std::vector<TensorSpec>& specs,
+                   const char* kind) {
+  if (count < 0 || size_t(count) != specs.size())
+    throw StatusError(TESSEL_ERR_INVALID_ARGUMENT, "expected " + std::to_string(specs.size()) + " " + kind +
+                                                       "s, got " + std::to_string(count));
+  if (count > 0 && !tensors)
+    throw StatusError(TESSEL_ERR_INVALID_ARGUMENT,
+                      std::string(kind) + "s is NULL with a count of " + std::to_string(count));
+  for (int32_t i = 0; i < count; ++i) check_tensor(tensors[i], specs[size_t(i)], kind);
+}
 
 PlanExecutor::PlanExecutor(Plan plan, std::vector<tessel_kernel_fn> kernels, const void* weights)
     : plan_(std::move(plan)), kernels_(std::move(kernels)), weights_(static_cast<const uint8_t*>(weights)) {

@@ -12,6 +12,12 @@
 
 namespace tessel::rt {
 
+// Throws StatusError unless the caller's tensors are `count` of the specs'
+// dtypes and shapes, with data where they hold any bytes; kind names them
+// ("input", "output") in the message.
+void check_tensors(const tessel_tensor* tensors, int32_t count, const std::vector<TensorSpec>& specs,
+                   const char* kind);
+
 class PlanExecutor {
  public:
   // Validates the plan against the kernel table (PlanError). weights holds

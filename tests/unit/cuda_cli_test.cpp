@@ -3,6 +3,7 @@
 // here refused with the reason.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <set>
 
 #include "src/codegen/cuda/nvrtc_library.h"
@@ -17,6 +18,7 @@ using cli_test::contains;
 using cli_test::expect_user_error;
 using cli_test::Result;
 using cli_test::run_tessel;
+using cli_test::run_tessel_line;
 
 const std::string kTiny = std::string(TESSEL_SOURCE_DIR) + "/examples/tiny_cnn.onnx";
 
@@ -26,7 +28,8 @@ TEST(CudaCli, CompilePrintsTheCudaCWithoutALibrary) {
       {"compile", kTiny, "--input-shape", "image=1x1x28x28", "--target", "cuda -arch=sm_80", "--print-cuda"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "TESSEL_KERNEL tessel_k0_fused_conv1_l0(")) << r.out.substr(0, 3000);
-  EXPECT_TRUE(contains(r.out, "// ptxas, sm_80, per kernel:\n//   tessel_k0_fused_conv1_l0: "))
+  EXPECT_TRUE(
+      contains(r.out, "// launches, with ptxas's report for sm_80:\n//   tessel_k0_fused_conv1_l0: grid "))
       << r.out.substr(0, 3000);
   EXPECT_TRUE(contains(r.out, "(tessel_i64)threadIdx.x;")) << r.out.substr(0, 3000);
   EXPECT_TRUE(contains(r.out, "#define TESSEL_KERNEL extern \"C\" __global__ void")) << r.out.substr(0, 3000);
@@ -54,9 +57,8 @@ TEST(CudaCli, AKnobSeedDrawsTheGpuSchedulesKnobs) {
     options.knob_seed = seed;
     std::string text = driver::compile_graph(g, options).module->source_text();
     std::set<std::string> sizes;
-    for (size_t at = text.find("static const tessel_launch_dims"); at != std::string::npos;
-         at = text.find("static const tessel_launch_dims", at + 1))
-      sizes.insert(text.substr(text.find("}, {", at), 12));
+    for (size_t at = text.find(", block "); at != std::string::npos; at = text.find(", block ", at + 1))
+      sizes.insert(text.substr(at, text.find(',', at + 2) - at));
     return sizes;
   };
   std::set<std::string> fixed = block_sizes(std::nullopt), drawn = block_sizes(3);
@@ -75,6 +77,26 @@ TEST(CudaCli, WhatNeedsAGpuOrAnLlvmTargetIsRefused) {
       "compile needs -o OUT.so");
   expect_user_error(run_tessel({"conformance", std::string(TESSEL_SOURCE_DIR), "--target", "opencl"}),
                     "(available: reference, tir, llvm, cuda, cuda-emulated)");
+}
+
+// A run on the GPU opens the CUDA driver ($TESSEL_LIBCUDA here); where it
+// is missing or is the toolkit's stub, the run stops saying so.
+TEST(CudaCli, RunningOnAGpuWithoutItsDriverSaysWhy) {
+  const codegen::Nvrtc* nvrtc = codegen::load_nvrtc();
+  if (!nvrtc) GTEST_SKIP() << "no NVRTC on this machine";
+  std::string check = "check " + cli_test::quote(kTiny) + " --input-shape image=1x1x28x28 --target cuda";
+  auto expect_refused = [](const Result& r, const std::string& why) {
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_TRUE(contains(r.err, "tessel: error: " + why)) << r.err;
+    EXPECT_TRUE(contains(r.err, "; --target cuda-emulated runs the generated CUDA C on this CPU")) << r.err;
+  };
+  expect_refused(run_tessel_line(check, "TESSEL_LIBCUDA=/nonexistent/libcuda.so.1"),
+                 "no CUDA driver (/nonexistent/libcuda.so.1: ");
+  std::filesystem::path stub = std::filesystem::path(nvrtc->path).parent_path() / "stubs" / "libcuda.so";
+  if (!std::filesystem::exists(stub)) GTEST_SKIP() << "the toolkit has no stub driver at " << stub;
+  expect_refused(run_tessel_line(check, "TESSEL_LIBCUDA=" + cli_test::quote(stub.string())),
+                 "the CUDA driver did not start: CUDA_ERROR_STUB_LIBRARY: " + stub.string() +
+                     " is the toolkit's stub, not a driver");
 }
 
 }  // namespace

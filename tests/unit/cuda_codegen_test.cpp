@@ -87,13 +87,31 @@ TEST(CudaCodegen, ALoopNestIsALaunchOfItsBoundExtents) {
   EXPECT_EQ(std::vector<int64_t>(l.block, l.block + 3), (std::vector<int64_t>{256, 1, 1}));
   EXPECT_EQ(l.shared_bytes, 0);
   EXPECT_FALSE(l.has_barrier);
-  EXPECT_TRUE(contains(p.source,
-                       "TESSEL_KERNEL k_matmul_l0(const float* TESSEL_RESTRICT A, const float* "
-                       "TESSEL_RESTRICT B, float* TESSEL_RESTRICT C, tessel_error* TESSEL_RESTRICT "
-                       "tessel_err) {\n"))
+  EXPECT_TRUE(
+      contains(p.source,
+               "TESSEL_KERNEL k_matmul_l0(TESSEL_THREAD_PARAM const float* TESSEL_RESTRICT A, const float* "
+               "TESSEL_RESTRICT B, float* TESSEL_RESTRICT C, tessel_error* TESSEL_RESTRICT "
+               "tessel_err) {\n"))
       << p.source;
   EXPECT_TRUE(contains(p.source, "= (tessel_i64)blockIdx.x;\n")) << p.source;
-  EXPECT_TRUE(contains(p.source, "extern \"C\" int k_matmul(void* const* args) {\n")) << p.source;
+  EXPECT_TRUE(contains(
+      p.source, "extern \"C\" void k_matmul_l0_thread(const tessel_emu_thread* self, void* closure) {\n"))
+      << p.source;
+  rt::GpuProgram table = codegen::gpu_program(p);  // what the runtime launches
+  ASSERT_EQ(table.functions.size(), 1u);
+  const rt::GpuFunction& f = table.functions[0];
+  EXPECT_EQ(f.symbol, "k_matmul");
+  EXPECT_EQ(f.num_inputs, 2u);
+  EXPECT_EQ(f.param_bytes, (std::vector<uint64_t>{20 * 7 * 4, 7 * 30 * 4, 20 * 30 * 4}));
+  ASSERT_EQ(f.launches.size(), 1u);
+  EXPECT_EQ(f.launches[0].kernel, "k_matmul_l0");
+  EXPECT_EQ(f.launches[0].grid[0], 3u);
+  EXPECT_EQ(f.launches[0].block[0], 256u);
+  ASSERT_EQ(f.launches[0].args.size(), 3u);
+  for (uint64_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(f.launches[0].args[i].kind, rt::GpuArg::Kind::kParam);
+    EXPECT_EQ(f.launches[0].args[i].value, i);
+  }
 }
 
 TEST(CudaCodegen, SharedBuffersAreViewsOfTheArenaAndBarriersSyncTheBlock) {

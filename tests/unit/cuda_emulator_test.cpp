@@ -1,6 +1,7 @@
-// The generated CUDA C run on this CPU: the same results as the tensor-IR
-// interpreter, thread blocks that meet at their barriers, a schedule that
-// misses a barrier caught, and a failed run-time check reported.
+// The generated CUDA C run on this CPU through the GPU runtime: the same
+// results as the tensor-IR interpreter, thread blocks that meet at their
+// barriers, a schedule that misses a barrier caught, and a failed run-time
+// check reported.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -8,34 +9,31 @@
 #include "ir/tensor/interpreter.h"
 #include "src/codegen/cuda/cuda_codegen.h"
 #include "src/codegen/cuda/cuda_emulator.h"
+#include "src/runtime/gpu/gpu_runner.h"
+#include "src/runtime/kernel_error.h"
 #include "tests/unit/cuda_test_util.h"
 
 namespace tessel::tir {
 namespace {
 
-struct Reported {
-  std::string format;
-  std::vector<int64_t> values;
+// The program on the emulator behind the GPU runtime, as the CUDA backend loads it.
+struct Emulated {
+  explicit Emulated(const codegen::CudaProgram& p)
+      : runner(codegen::gpu_program(p), codegen::open_emulated_device(p.source)) {}
+  // Runs `symbol` on host arrays; the status it returns.
+  int32_t run(const std::string& symbol, std::vector<Tensor*> args) {
+    std::vector<void*> pointers;
+    for (Tensor* t : args) pointers.push_back(t->raw());
+    return runner.call_host(runner.index(symbol), pointers.data());
+  }
+  rt::GpuRunner runner;
 };
-Reported g_reported;
-
-void record(const char* format, const int64_t* values, int32_t count) {
-  g_reported = {format, std::vector<int64_t>(values, values + count)};
-}
-
-// Runs the program's function `symbol` on host arrays; the status it returns.
-int32_t run(const codegen::EmulatedCudaLibrary& lib, const std::string& symbol, std::vector<Tensor*> args) {
-  std::vector<void*> pointers;
-  for (Tensor* t : args) pointers.push_back(t->raw());
-  return lib.entry(symbol)(pointers.data());
-}
 
 TEST(CudaEmulator, RunsTheGeneratedTextAsTheInterpreterRunsTheIr) {
   PrimFunc f = gpu_matmul(20, 30, 7);
-  codegen::EmulatedCudaLibrary lib(codegen::generate_cuda({{"k_matmul", f}}, codegen::GpuTarget{}).source,
-                                   record);
+  Emulated lib(codegen::generate_cuda({{"k_matmul", f}}, codegen::GpuTarget{}));
   Tensor a = ramp({20, 7}, 0.5), b = ramp({7, 30}, 0.25), c(DType::kF32, {20, 30});
-  ASSERT_EQ(run(lib, "k_matmul", {&a, &b, &c}), 0);
+  ASSERT_EQ(lib.run("k_matmul", {&a, &b, &c}), 0);
   EXPECT_EQ(c.to_f64_vector(), interpret(f, {a, b})[0].to_f64_vector());
 }
 
@@ -43,9 +41,9 @@ TEST(CudaEmulator, ATiledMatmulStagedInSharedMemoryComputesTheProduct) {
   PrimFunc f = gpu_matmul(64, 128, 16);
   codegen::CudaProgram p = codegen::generate_cuda({{"k_matmul", f}}, codegen::GpuTarget{});
   ASSERT_TRUE(p.functions[0].launches[0].has_barrier);
-  codegen::EmulatedCudaLibrary lib(p.source, record);
+  Emulated lib(p);
   Tensor a = ramp({64, 16}, 0.5), b = ramp({16, 128}, 0.25), c(DType::kF32, {64, 128});
-  ASSERT_EQ(run(lib, "k_matmul", {&a, &b, &c}), 0);
+  ASSERT_EQ(lib.run("k_matmul", {&a, &b, &c}), 0);
   EXPECT_EQ(c.to_f64_vector(), interpret(make_matmul_func(64, 128, 16), {a, b})[0].to_f64_vector());
 }
 
@@ -57,9 +55,9 @@ TEST(CudaEmulator, ThreadsOfABlockMeetAtItsBarriersAndAMissingOneShows) {
   for (bool barriers : {true, false}) {
     codegen::CudaProgram p =
         codegen::generate_cuda({{"k_mirror", mirror_sum(64, barriers)}}, codegen::GpuTarget{});
-    codegen::EmulatedCudaLibrary lib(p.source, record);
+    Emulated lib(p);
     Tensor out(DType::kF32, {64});
-    ASSERT_EQ(run(lib, "k_mirror", {&a, &out}), 0);
+    ASSERT_EQ(lib.run("k_mirror", {&a, &out}), 0);
     if (barriers)
       EXPECT_EQ(out.to_f64_vector(), want);
     else
@@ -82,21 +80,18 @@ PrimFunc checked_gather() {
 }
 
 TEST(CudaEmulator, AFailedRunTimeCheckIsReportedWithItsValues) {
-  codegen::EmulatedCudaLibrary lib(
-      codegen::generate_cuda({{"k_gather", checked_gather()}}, codegen::GpuTarget{}).source, record);
+  Emulated lib(codegen::generate_cuda({{"k_gather", checked_gather()}}, codegen::GpuTarget{}));
   Tensor x = ramp({10}, 1.0), idx(DType::kI64, {4}), y(DType::kF32, {4});
   for (int64_t i = 0; i < 4; ++i) idx.set_f64(i, double(9 - i));
-  ASSERT_EQ(run(lib, "k_gather", {&x, &idx, &y}), 0);
+  ASSERT_EQ(lib.run("k_gather", {&x, &idx, &y}), 0);
   EXPECT_EQ(y.get_f64(0), x.get_f64(9));
-  g_reported = {};
   idx.set_f64(2, 12);
-  EXPECT_EQ(run(lib, "k_gather", {&x, &idx, &y}), 1);
-  EXPECT_EQ(g_reported.format, "index {} of element {} is out of range");
-  EXPECT_EQ(g_reported.values, (std::vector<int64_t>{12, 2}));
+  EXPECT_EQ(lib.run("k_gather", {&x, &idx, &y}), 1);
+  EXPECT_EQ(rt::take_kernel_error(), "index 12 of element 2 is out of range");
 }
 
 TEST(CudaEmulator, AHostCompilerThatFailsIsAUserErrorWithItsOutput) {
-  EXPECT_THROW(codegen::EmulatedCudaLibrary("this is not C++;", record), UserError);
+  EXPECT_THROW(codegen::open_emulated_device("this is not C++;"), UserError);
 }
 
 }  // namespace

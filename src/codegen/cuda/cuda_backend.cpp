@@ -1,36 +1,69 @@
 // CudaBackend: build = generate_cuda (+ NVRTC unless emulated); load = the
-// emulator's library, or, for a real GPU, the CUDA driver.
+// GPU runtime's runner on the emulator, or on a GPU through the CUDA driver.
 #include "src/codegen/cuda/cuda_backend.h"
-
-#include <dlfcn.h>
 
 #include "ir/core/diagnostics.h"
 #include "src/codegen/cuda/cuda_codegen.h"
 #include "src/codegen/cuda/cuda_emulator.h"
 #include "src/codegen/cuda/nvrtc_compile.h"
 #include "src/codegen/cuda/nvrtc_library.h"
+#include "src/runtime/gpu/cuda_driver.h"
+#include "src/runtime/gpu/gpu_runner.h"
+#include "src/runtime/plan.h"
 
 namespace tessel::codegen {
 
 namespace {
 
-class EmulatedLoaded final : public LoadedModule {
+// The program's functions on a GPU or the emulator, through the GPU runtime.
+class CudaLoaded final : public LoadedModule {
  public:
-  EmulatedLoaded(const std::string& source, KernelErrorReporter report) : library_(source, report) {}
-  KernelFn lookup(const std::string& symbol) const override { return library_.entry(symbol); }
-  double time_function(const std::string& symbol, void* const* args, int repeat) const override {
-    return median_call_seconds(lookup(symbol), symbol, args, repeat);
+  explicit CudaLoaded(std::unique_ptr<rt::GpuRunner> runner) : runner_(std::move(runner)) {}
+  KernelFn lookup(const std::string& symbol) const override {
+    TESSEL_ICHECK(false) << symbol << " runs on " << runner_->device().name() << ", not in this process";
+    return nullptr;
   }
+  int32_t call(const std::string& symbol, void* const* args) const override {
+    return runner_->call_host(index(symbol), args);
+  }
+  double time_function(const std::string& symbol, void* const* args, int repeat) const override {
+    TESSEL_ICHECK(repeat >= 1) << "time_function needs at least one run";
+    try {
+      return runner_->time_host(index(symbol), args, repeat);
+    } catch (const rt::StatusError& e) {
+      TESSEL_USER_ERROR(Span{}) << e.what();
+    }
+    return 0;
+  }
+  rt::GpuRunner* gpu_runner() const override { return runner_.get(); }
 
  private:
-  EmulatedCudaLibrary library_;
+  size_t index(const std::string& symbol) const {
+    try {
+      return runner_->index(symbol);
+    } catch (const rt::StatusError& e) {
+      TESSEL_ICHECK(false) << e.what();
+    }
+    return 0;
+  }
+  std::unique_ptr<rt::GpuRunner> runner_;
 };
 
-KernelErrorReporter kernel_error_reporter(const std::vector<RuntimeSymbol>& symbols) {
-  for (const RuntimeSymbol& s : symbols)
-    if (s.name == "tessel_rt_kernel_error") return reinterpret_cast<KernelErrorReporter>(s.address);
-  TESSEL_ICHECK(false) << "loading CUDA code needs the runtime's tessel_rt_kernel_error";
+// The device that runs the program: the emulator, or the first GPU; a user error saying why not.
+std::unique_ptr<rt::GpuDevice> open_device(const Target& target, const CudaProgram& program,
+                                           const NvrtcResult& compiled) {
+  if (target.gpu.emulated) return open_emulated_device(program.source);
+  try {
+    return rt::open_cuda_device(
+        {target.gpu.sm, std::string(compiled.cubin.begin(), compiled.cubin.end()), compiled.ptx});
+  } catch (const rt::StatusError& e) {
+    TESSEL_USER_ERROR(Span{}) << e.what() << "; --target cuda-emulated runs the generated CUDA C on this CPU";
+  }
   return nullptr;
+}
+
+std::string dims(const int64_t (&d)[3]) {
+  return std::to_string(d[0]) + "x" + std::to_string(d[1]) + "x" + std::to_string(d[2]);
 }
 
 class CudaBuilt final : public Module {
@@ -38,21 +71,21 @@ class CudaBuilt final : public Module {
   CudaBuilt(const Target& target, CudaProgram program) : target_(target), program_(std::move(program)) {
     if (!target_.gpu.emulated) nvrtc_ = nvrtc_compile(program_.source, "tessel_kernels.cu", target_.gpu.sm);
   }
-  // Compiled for a GPU, the text opens with what ptxas reported of each kernel.
+  // The text opens with each launch's grid, block and shared memory, and,
+  // compiled for a GPU, what ptxas reported of its kernel.
   std::string source_text() const override {
-    if (nvrtc_.resources.empty()) return program_.source;
-    std::string head = "// ptxas, sm_" + std::to_string(target_.gpu.sm) + ", per kernel:\n";
+    std::string head = nvrtc_.resources.empty() ? "// launches:\n"
+                                                : "// launches, with ptxas's report for sm_" +
+                                                      std::to_string(target_.gpu.sm) + ":\n";
     for (const CudaFunction& f : program_.functions)
       for (const CudaLaunch& l : f.launches) {
-        auto it = nvrtc_.resources.find(l.kernel);
-        if (it == nvrtc_.resources.end()) continue;
-        const KernelResources& r = it->second;
-        head += "//   " + l.kernel + ": " + std::to_string(r.registers) + " registers, " +
-                std::to_string(r.spill_store_bytes + r.spill_load_bytes) + " bytes spilled, " +
-                std::to_string(l.shared_bytes) + " bytes shared, grid " + std::to_string(l.grid[0]) + "x" +
-                std::to_string(l.grid[1]) + "x" + std::to_string(l.grid[2]) + ", block " +
-                std::to_string(l.block[0]) + "x" + std::to_string(l.block[1]) + "x" +
-                std::to_string(l.block[2]) + "\n";
+        head += "//   " + l.kernel + ": grid " + dims(l.grid) + ", block " + dims(l.block) + ", " +
+                std::to_string(l.shared_bytes) + " bytes shared";
+        if (auto it = nvrtc_.resources.find(l.kernel); it != nvrtc_.resources.end())
+          head += ", " + std::to_string(it->second.registers) + " registers, " +
+                  std::to_string(it->second.spill_store_bytes + it->second.spill_load_bytes) +
+                  " bytes spilled";
+        head += "\n";
       }
     return head + program_.source;
   }
@@ -61,17 +94,14 @@ class CudaBuilt final : public Module {
         << "writing " << path << ": a model library for target cuda is not built yet; "
         << "compile for llvm, or run the CUDA C on this CPU with --target cuda-emulated";
   }
-  std::unique_ptr<LoadedModule> load(const std::vector<RuntimeSymbol>& runtime_symbols) override {
-    if (target_.gpu.emulated)
-      return std::make_unique<EmulatedLoaded>(program_.source, kernel_error_reporter(runtime_symbols));
-    void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    const char* why = driver ? nullptr : dlerror();
-    TESSEL_USER_CHECK(driver != nullptr, Span{})
-        << "no CUDA driver (libcuda.so.1: " << (why ? why : "not found") << "): this machine cannot run CUDA "
-        << "code; --target cuda-emulated runs the generated CUDA C on this CPU";
-    dlclose(driver);
-    TESSEL_USER_ERROR(Span{}) << "running compiled CUDA on the GPU is not part of this Tessel yet; "
-                              << "--target cuda-emulated runs the generated CUDA C on this CPU";
+  std::unique_ptr<LoadedModule> load(const std::vector<RuntimeSymbol>&) override {
+    std::unique_ptr<rt::GpuDevice> device = open_device(target_, program_, nvrtc_);
+    try {
+      return std::make_unique<CudaLoaded>(
+          std::make_unique<rt::GpuRunner>(gpu_program(program_), std::move(device)));
+    } catch (const rt::StatusError& e) {
+      TESSEL_USER_ERROR(Span{}) << "loading the CUDA program: " << e.what();
+    }
     return nullptr;
   }
 

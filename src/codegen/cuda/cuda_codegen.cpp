@@ -116,7 +116,7 @@ bool writes(const Stmt& body, const BufferNode* buffer) {
 
 void emit_kernel(const CudaLaunch& launch, const Stmt& body, CNames& names, CudaPrinter& printer,
                  std::ostream& os) {
-  os << "TESSEL_KERNEL " << launch.kernel << "(";
+  os << "TESSEL_KERNEL " << launch.kernel << "(TESSEL_THREAD_PARAM ";
   for (const Buffer& b : launch.buffers) {
     bool out = writes(body, b.get());
     os << (out ? "" : "const ") << cuda_detail::c_storage_type(b->dtype) << "* TESSEL_RESTRICT "
@@ -128,49 +128,25 @@ void emit_kernel(const CudaLaunch& launch, const Stmt& body, CNames& names, Cuda
   os << "}\n\n";
 }
 
-// Under emulation, each launch's thread entry for the launcher: the thread's
-// indices, then the kernel on the arguments the host entry packed.
+// Under emulation, each launch's thread entry for the launcher: the kernel
+// on the launch's parameters, given as cuLaunchKernel takes them.
 void emit_thread_entry(const CudaLaunch& l, std::ostream& os) {
-  os << "static void " << l.kernel << "_thread(const tessel_emu_thread* self, void* closure) {\n"
-     << "  tessel_emu_enter(self);\n  void* const* tessel_args = (void* const*)closure;\n  " << l.kernel
-     << "(";
+  os << "extern \"C\" void " << l.kernel << "_thread(const tessel_emu_thread* self, void* closure) {\n"
+     << "  void* const* p = (void* const*)closure;\n  " << l.kernel << "(self, ";
   for (size_t i = 0; i < l.buffers.size(); ++i)
-    os << "(" << cuda_detail::c_storage_type(l.buffers[i]->dtype) << "*)tessel_args[" << i << "], ";
-  os << "(tessel_error*)tessel_args[" << l.buffers.size() << "]);\n}\n\n";
+    os << "*(" << cuda_detail::c_storage_type(l.buffers[i]->dtype) << "* const*)p[" << i << "], ";
+  os << "*(tessel_error* const*)p[" << l.buffers.size() << "]);\n}\n\n";
 }
 
-// The host side under emulation: the scratch, then each launch and the check of its error slot.
-void emit_host_entry(const CudaFunction& f, CNames& names, std::ostream& os) {
-  for (const CudaLaunch& l : f.launches) emit_thread_entry(l, os);
-  os << "extern \"C\" int " << f.symbol << "(void* const* args) {\n";
-  for (size_t i = 0; i < f.params.size(); ++i) {
-    std::string type = cuda_detail::c_storage_type(f.params[i]->dtype);
-    os << "  " << type << "* " << names.buffer(f.params[i].get()) << " = (" << type << "*)args[" << i
-       << "];\n";
-  }
-  os << "  unsigned char* tessel_scratch = (unsigned char*)std::malloc("
-     << std::max<int64_t>(1, f.scratch_bytes)
-     << ");\n  if (!tessel_scratch) return tessel_emu_check(tessel_out_of_memory, tessel_assert_formats, "
-        "tessel_assert_values);\n";
-  for (size_t i = 0; i < f.scratch.size(); ++i) {
-    std::string type = cuda_detail::c_storage_type(f.scratch[i]->dtype);
-    os << "  " << type << "* " << names.buffer(f.scratch[i].get()) << " = (" << type << "*)(tessel_scratch + "
-       << f.scratch_offsets[i] << ");\n";
-  }
-  os << "  int tessel_status = 0;\n";
-  for (const CudaLaunch& l : f.launches) {
-    os << "  if (tessel_status == 0) {\n    static const tessel_launch_dims tessel_dims = {{" << l.grid[0]
-       << ", " << l.grid[1] << ", " << l.grid[2] << "}, {" << l.block[0] << ", " << l.block[1] << ", "
-       << l.block[2] << "}, " << l.shared_bytes << ", " << (l.has_barrier ? 1 : 0)
-       << "};\n    tessel_error tessel_err = {};\n    void* tessel_args[] = {";
-    for (const Buffer& b : l.buffers) os << names.buffer(b.get()) << ", ";
-    os << "&tessel_err};\n    tessel_status = tessel_emu_launch(&tessel_dims, " << l.kernel
-       << "_thread, tessel_args);\n"
-       << "    if (tessel_status == 0)\n      tessel_status = tessel_emu_check(tessel_err, "
-          "tessel_assert_formats, "
-          "tessel_assert_values);\n  }\n";
-  }
-  os << "  std::free(tessel_scratch);\n  return tessel_status;\n}\n\n";
+// Where a launch's buffer lives: a parameter of its function or its scratch.
+rt::GpuArg launch_arg(const CudaFunction& f, const Buffer& b) {
+  for (size_t i = 0; i < f.params.size(); ++i)
+    if (f.params[i].get() == b.get()) return {rt::GpuArg::Kind::kParam, i};
+  for (size_t i = 0; i < f.scratch.size(); ++i)
+    if (f.scratch[i].get() == b.get()) return {rt::GpuArg::Kind::kScratch, uint64_t(f.scratch_offsets[i])};
+  TESSEL_ICHECK(false) << "launch buffer " << b->name << " is neither a parameter nor scratch of "
+                       << f.symbol;
+  return {};
 }
 
 }  // namespace
@@ -187,6 +163,7 @@ CudaProgram generate_cuda(const std::vector<KernelSource>& kernels, const GpuTar
     CudaFunction f;
     f.symbol = k.symbol;
     f.params = k.func->params();
+    f.num_inputs = k.func->inputs.size();
     std::vector<Stmt> launches;
     split_top_level(k.func->body, f.scratch, launches);
     for (const Buffer& b : f.scratch) {
@@ -207,16 +184,40 @@ CudaProgram generate_cuda(const std::vector<KernelSource>& kernels, const GpuTar
   }
   std::ostringstream os;
   os << cuda_prelude() << "\n" << device.str();
-  os << "#ifdef " << kCudaEmulationMacro << "\nstatic const char* const tessel_assert_formats[] = {";
-  for (const CudaAssert& a : program.asserts) os << cuda_detail::c_string_literal(a.format) << ", ";
-  os << "\"out of memory for the kernels' scratch\"};\nstatic const int tessel_assert_values[] = {";
-  for (const CudaAssert& a : program.asserts) os << a.values << ", ";
-  os << "0};\nstatic const tessel_error tessel_out_of_memory = {1, " << program.asserts.size()
-     << ", {0, 0, 0, 0}};\n\n";
-  for (const CudaFunction& f : program.functions) emit_host_entry(f, names, os);
+  os << "#ifdef " << kCudaEmulationMacro << "\n";
+  for (const CudaFunction& f : program.functions)
+    for (const CudaLaunch& l : f.launches) emit_thread_entry(l, os);
   os << "#endif  // " << kCudaEmulationMacro << "\n";
   program.source = os.str();
   return program;
+}
+
+rt::GpuProgram gpu_program(const CudaProgram& program) {
+  rt::GpuProgram out;
+  for (const CudaFunction& f : program.functions) {
+    rt::GpuFunction g;
+    g.symbol = f.symbol;
+    g.num_inputs = uint32_t(f.num_inputs);
+    g.num_outputs = uint32_t(f.params.size() - f.num_inputs);
+    for (const Buffer& b : f.params)
+      g.param_bytes.push_back(uint64_t(b->storage_elements() * cuda_detail::c_storage_bytes(b->dtype)));
+    g.scratch_bytes = uint64_t(f.scratch_bytes);
+    for (const CudaLaunch& l : f.launches) {
+      rt::GpuLaunch gl;
+      gl.kernel = l.kernel;
+      for (int d = 0; d < 3; ++d) {
+        gl.grid[d] = uint32_t(l.grid[d]);
+        gl.block[d] = uint32_t(l.block[d]);
+      }
+      gl.shared_bytes = uint64_t(l.shared_bytes);
+      gl.has_barrier = l.has_barrier;
+      for (const Buffer& b : l.buffers) gl.args.push_back(launch_arg(f, b));
+      g.launches.push_back(std::move(gl));
+    }
+    out.functions.push_back(std::move(g));
+  }
+  for (const CudaAssert& a : program.asserts) out.asserts.push_back({a.format, a.values});
+  return out;
 }
 
 }  // namespace tessel::codegen

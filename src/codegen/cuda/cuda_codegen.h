@@ -7,8 +7,9 @@
 //
 //   CudaProgram p = generate_cuda({{"k0", flat_func}}, target.gpu);
 //   p.source;                       // the prelude, the kernels, and (under
-//                                   // TESSEL_CUDA_EMULATION) a host entry per function
+//                                   // TESSEL_CUDA_EMULATION) a thread entry per kernel
 //   p.functions[0].launches[0];     // kernel name, grid, block, shared bytes
+//   rt::GpuProgram table = gpu_program(p);  // what the GPU runtime runs
 #pragma once
 
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "src/codegen/backend.h"
+#include "src/runtime/gpu/gpu_program.h"
 
 namespace tessel::codegen {
 
@@ -32,7 +34,8 @@ struct CudaLaunch {
 // (the function's intermediates, at byte offsets of one allocation).
 struct CudaFunction {
   std::string symbol;
-  std::vector<tir::Buffer> params;
+  std::vector<tir::Buffer> params;  // inputs, then outputs
+  size_t num_inputs = 0;
   std::vector<tir::Buffer> scratch;
   std::vector<int64_t> scratch_offsets;
   int64_t scratch_bytes = 0;
@@ -56,5 +59,8 @@ struct CudaProgram {
 // whose extent is not a constant, more threads per block or shared memory
 // than the architecture allows.
 CudaProgram generate_cuda(const std::vector<KernelSource>& kernels, const GpuTarget& gpu);
+
+// The program's launch table for the runtime (src/runtime/gpu/gpu_runner.h).
+rt::GpuProgram gpu_program(const CudaProgram& program);
 
 }  // namespace tessel::codegen

@@ -1,6 +1,6 @@
-// EmulatedCudaLibrary: write the text to a private temporary folder, compile
-// it to a shared library, dlopen it, hand it the launcher, the barrier and
-// the error reporter (cuda_emulator_abi.h).
+// EmulatedDevice: write the text to a private temporary folder, compile it
+// to a shared library, dlopen it, hand it the barrier (cuda_emulator_abi.h);
+// launches run each block's threads through the library's thread entries.
 #include "src/codegen/cuda/cuda_emulator.h"
 
 #include <dlfcn.h>
@@ -9,7 +9,10 @@
 #include <algorithm>
 #include <atomic>
 #include <barrier>
+#include <chrono>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 #include <vector>
@@ -18,6 +21,8 @@
 #include "ir/core/subprocess.h"
 #include "src/codegen/cuda/cuda_emulator_abi.h"
 #include "src/codegen/cuda/cuda_prelude.h"
+#include "src/runtime/plan.h"
+#include "tessel/runtime.h"
 
 namespace tessel::codegen {
 
@@ -26,8 +31,6 @@ TESSEL_CUDA_EMULATOR_ABI(TESSEL_CUDA_ABI_CODE)
 }  // namespace emu
 
 namespace {
-
-KernelErrorReporter g_report = nullptr;  // set by every library's constructor to the same runtime function
 
 // The barrier an emulated __syncthreads waits at.
 void sync_block(void* barrier) {
@@ -62,23 +65,25 @@ void run_block(const emu::tessel_launch_dims& d, emu::tessel_dim3 block, unsigne
   for (std::thread& t : team) t.join();
 }
 
-// The launcher: blocks one after another, each with its shared arena filled
-// with 0xff bytes (NaN as floats), so that a read the schedule did not order
-// after its write shows in the result.
-int launch(const emu::tessel_launch_dims* d, emu::tessel_emu_thread_fn run, void* closure) {
+// Blocks one after another, each with its shared arena filled with 0xff
+// bytes (NaN as floats), so that a read the schedule did not order after its
+// write shows in the result.
+void run_launch(const rt::GpuLaunch& l, emu::tessel_emu_thread_fn run, void** params) {
+  emu::tessel_launch_dims d{{l.grid[0], l.grid[1], l.grid[2]},
+                            {l.block[0], l.block[1], l.block[2]},
+                            l.shared_bytes,
+                            l.has_barrier ? 1 : 0};
   try {
-    std::vector<unsigned char> arena(std::max<unsigned long long>(16, d->shared_bytes));
-    for (unsigned bz = 0; bz < d->grid[2]; ++bz)
-      for (unsigned by = 0; by < d->grid[1]; ++by)
-        for (unsigned bx = 0; bx < d->grid[0]; ++bx) {
+    std::vector<unsigned char> arena(std::max<unsigned long long>(16, d.shared_bytes));
+    for (unsigned bz = 0; bz < d.grid[2]; ++bz)
+      for (unsigned by = 0; by < d.grid[1]; ++by)
+        for (unsigned bx = 0; bx < d.grid[0]; ++bx) {
           std::fill(arena.begin(), arena.end(), 0xff);
-          run_block(*d, {bx, by, bz}, arena.data(), run, closure);
+          run_block(d, {bx, by, bz}, arena.data(), run, params);
         }
-    return 0;
-  } catch (const std::exception& e) {  // no more threads, no memory
-    std::string message = std::string("the CUDA emulator could not run a launch: ") + e.what();
-    if (g_report) g_report(message.c_str(), nullptr, 0);
-    return 1;
+  } catch (const std::system_error& e) {  // no more threads
+    throw rt::StatusError(TESSEL_ERR_KERNEL_FAILED,
+                          "the CUDA emulator could not run " + l.kernel + ": " + e.what());
   }
 }
 
@@ -100,10 +105,66 @@ std::filesystem::path private_folder() {
   return dir;
 }
 
-}  // namespace
+// Device memory is host memory filled with 0xff bytes (NaN as floats), so
+// that a kernel reading what nothing wrote shows in its result.
+class EmulatedDevice final : public rt::GpuDevice {
+ public:
+  explicit EmulatedDevice(const std::string& source);
+  ~EmulatedDevice() override;
+  EmulatedDevice(const EmulatedDevice&) = delete;
+  EmulatedDevice& operator=(const EmulatedDevice&) = delete;
 
-EmulatedCudaLibrary::EmulatedCudaLibrary(const std::string& source, KernelErrorReporter report)
-    : dir_(private_folder()) {
+  std::string name() const override { return "the CUDA emulator on this CPU"; }
+  rt::DevicePtr alloc(uint64_t bytes) override {
+    uint64_t rounded = (std::max<uint64_t>(bytes, 1) + 255) / 256 * 256;
+    void* p = std::aligned_alloc(256, rounded);
+    if (!p)
+      throw rt::StatusError(TESSEL_ERR_OUT_OF_MEMORY, "out of memory allocating " + std::to_string(bytes) +
+                                                          " bytes of emulated device memory");
+    std::memset(p, 0xff, rounded);
+    return reinterpret_cast<rt::DevicePtr>(p);
+  }
+  void release(rt::DevicePtr p) override { std::free(host(p)); }
+  void upload(rt::DevicePtr dst, const void* src, uint64_t bytes) override {
+    std::memcpy(host(dst), src, bytes);
+  }
+  void download(void* dst, rt::DevicePtr src, uint64_t bytes) override { std::memcpy(dst, host(src), bytes); }
+  void copy(rt::DevicePtr dst, rt::DevicePtr src, uint64_t bytes) override {
+    std::memmove(host(dst), host(src), bytes);
+  }
+  void zero(rt::DevicePtr dst, uint64_t bytes) override { std::memset(host(dst), 0, bytes); }
+
+  void* kernel(const std::string& name) override {
+    void* f = dlsym(handle_, (name + "_thread").c_str());
+    if (!f)
+      throw rt::StatusError(TESSEL_ERR_CORRUPT_MODEL, "the emulated CUDA library has no kernel " + name);
+    return f;
+  }
+  void launch(void* kernel, const rt::GpuLaunch& l, void** params) override {
+    run_launch(l, reinterpret_cast<emu::tessel_emu_thread_fn>(kernel), params);
+  }
+  void synchronize() override {}  // launches finish before they return
+
+  // Launches finish before they return: an event is the time it is recorded.
+  void* create_event() override { return new std::chrono::steady_clock::time_point(); }
+  void destroy_event(void* e) override { delete static_cast<std::chrono::steady_clock::time_point*>(e); }
+  void record_event(void* e) override {
+    *static_cast<std::chrono::steady_clock::time_point*>(e) = std::chrono::steady_clock::now();
+  }
+  double seconds_between(void* start, void* end) override {
+    return std::chrono::duration<double>(*static_cast<std::chrono::steady_clock::time_point*>(end) -
+                                         *static_cast<std::chrono::steady_clock::time_point*>(start))
+        .count();
+  }
+
+ private:
+  static void* host(rt::DevicePtr p) { return reinterpret_cast<void*>(p); }
+
+  std::filesystem::path dir_;
+  void* handle_ = nullptr;
+};
+
+EmulatedDevice::EmulatedDevice(const std::string& source) : dir_(private_folder()) {
   std::filesystem::path text = dir_ / "kernels.cpp", library = dir_ / "kernels.so";
   std::ofstream(text) << source;
   std::vector<std::string> argv = host_compiler();
@@ -120,23 +181,22 @@ EmulatedCudaLibrary::EmulatedCudaLibrary(const std::string& source, KernelErrorR
       << done.output;
   handle_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   TESSEL_USER_CHECK(handle_ != nullptr, Span{}) << "cannot load " << library.string() << ": " << dlerror();
-  using Bind = void (*)(emu::tessel_emu_report_fn, emu::tessel_emu_launch_fn, emu::tessel_emu_sync_fn);
+  using Bind = void (*)(emu::tessel_emu_sync_fn);
   auto bind = reinterpret_cast<Bind>(dlsym(handle_, "tessel_emu_bind_runtime"));
   TESSEL_ICHECK(bind != nullptr) << "the emulated CUDA library has no tessel_emu_bind_runtime";
-  g_report = report;
-  bind(reinterpret_cast<emu::tessel_emu_report_fn>(report), launch, sync_block);
+  bind(sync_block);
 }
 
-EmulatedCudaLibrary::~EmulatedCudaLibrary() {
+EmulatedDevice::~EmulatedDevice() {
   if (handle_) dlclose(handle_);
   std::error_code ec;
   std::filesystem::remove_all(dir_, ec);
 }
 
-KernelFn EmulatedCudaLibrary::entry(const std::string& symbol) const {
-  void* f = dlsym(handle_, symbol.c_str());
-  TESSEL_ICHECK(f != nullptr) << "the emulated CUDA library has no function " << symbol;
-  return reinterpret_cast<KernelFn>(f);
+}  // namespace
+
+std::unique_ptr<rt::GpuDevice> open_emulated_device(const std::string& source) {
+  return std::make_unique<EmulatedDevice>(source);
 }
 
 }  // namespace tessel::codegen

@@ -1,5 +1,5 @@
-// The prelude of generated CUDA C (cuda_prelude.h). Under emulation it gives
-// the kernels their thread and block indices, shared arena and barrier from
+// The prelude of generated CUDA C (cuda_prelude.h). Under emulation the
+// kernels get their thread and block indices, shared arena and barrier from
 // the launcher in Tessel (cuda_emulator.cpp), which runs each emulated thread.
 #include "src/codegen/cuda/cuda_prelude.h"
 
@@ -19,34 +19,24 @@ const char* const kEmulationHead = R"PRELUDE(// ---- Tessel prelude: scalar sema
 
 // The rest of the emulation's definitions; the kernels' macros for either compiler.
 const char* const kEmulationBody = R"PRELUDE(
-static thread_local tessel_dim3 threadIdx, blockIdx;
-static thread_local void* tessel_emu_barrier;
-static thread_local unsigned char* tessel_emu_shared;
-static tessel_emu_launch_fn tessel_emu_launch;
+// No thread_local: a dlclosed library's thread storage stays in the threads'
+// tables, where LeakSanitizer's exit scan reads it. Each kernel takes its
+// emulated thread as a first parameter instead.
 static tessel_emu_sync_fn tessel_emu_sync;
-static tessel_emu_report_fn tessel_emu_report;
-extern "C" void tessel_emu_bind_runtime(tessel_emu_report_fn report, tessel_emu_launch_fn launch,
-                                        tessel_emu_sync_fn sync) {
-  tessel_emu_report = report;
-  tessel_emu_launch = launch;
-  tessel_emu_sync = sync;
-}
-// Called first on each emulated thread: its indices, barrier and shared arena.
-static void tessel_emu_enter(const tessel_emu_thread* self) {
-  blockIdx = self->block;
-  threadIdx = self->thread;
-  tessel_emu_barrier = self->barrier;
-  tessel_emu_shared = self->shared;
-}
-#define __syncthreads() tessel_emu_sync(tessel_emu_barrier)
+extern "C" void tessel_emu_bind_runtime(tessel_emu_sync_fn sync) { tessel_emu_sync = sync; }
+#define TESSEL_THREAD_PARAM const tessel_emu_thread* tessel_self,
+#define threadIdx (tessel_self->thread)
+#define blockIdx (tessel_self->block)
+#define __syncthreads() tessel_emu_sync(tessel_self->barrier)
 #define TESSEL_FN static inline
 #define TESSEL_KERNEL static void
 #define TESSEL_RESTRICT __restrict
-#define TESSEL_SHARED_ARENA unsigned char* tessel_shared = tessel_emu_shared;
+#define TESSEL_SHARED_ARENA unsigned char* tessel_shared = tessel_self->shared;
 using std::isinf;
 #else
 #define TESSEL_FN static __device__ __forceinline__
 #define TESSEL_KERNEL extern "C" __global__ void
+#define TESSEL_THREAD_PARAM
 #define TESSEL_RESTRICT __restrict__
 #define TESSEL_SHARED_ARENA extern __shared__ __align__(16) unsigned char tessel_shared[];
 #endif
@@ -173,14 +163,6 @@ TESSEL_FN void tessel_fail(tessel_error* e, int id, tessel_i64 v0, tessel_i64 v1
   e->values[3] = v3;
 }
 
-#ifdef TESSEL_CUDA_EMULATION
-// After a launch: 0, or the failed assert reported to the runtime and 1.
-static int tessel_emu_check(const tessel_error& e, const char* const* formats, const int* counts) {
-  if (!e.state) return 0;
-  tessel_emu_report(formats[e.id], e.values, counts[e.id]);
-  return 1;
-}
-#endif
 // ---- end of the prelude
 )PRELUDE";
 

@@ -1,0 +1,110 @@
+// GpuPlanExecutor: device memory for the plan's slots, the steps queued, the
+// error slots read back.
+#include "src/runtime/gpu/gpu_plan_executor.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+
+#include "src/runtime/plan_executor.h"
+
+namespace tessel::rt {
+
+namespace {
+
+// Device allocations of zero bytes still get an address no kernel reads.
+uint64_t at_least_one(uint64_t bytes) {
+  return std::max<uint64_t>(bytes, 1);
+}
+
+}  // namespace
+
+GpuPlanExecutor::GpuPlanExecutor(Plan plan, GpuRunner& runner, std::vector<size_t> kernel_functions,
+                                 const void* weights)
+    : plan_(std::move(plan)), runner_(runner), kernel_functions_(std::move(kernel_functions)) {
+  validate_plan(plan_, uint32_t(kernel_functions_.size()), plan_.weights_bytes);
+  if (plan_.weights_bytes > 0 && !weights) throw PlanError("invalid model plan: the weights are NULL");
+  check_steps();
+  weights_ = DeviceBuffer(runner_.device(), at_least_one(plan_.weights_bytes));
+  if (plan_.weights_bytes > 0) runner_.device().upload(weights_.get(), weights, plan_.weights_bytes);
+}
+
+GpuPlanExecutor::~GpuPlanExecutor() = default;
+
+std::unique_ptr<GpuPlanExecutor::Workspace> GpuPlanExecutor::workspace() const {
+  GpuDevice& device = runner_.device();
+  auto w = std::make_unique<Workspace>();
+  w->arena = DeviceBuffer(device, at_least_one(plan_.arena_bytes));
+  w->scratch = DeviceBuffer(device, at_least_one(runner_.scratch_bytes()));
+  w->errors = DeviceBuffer(device, at_least_one(plan_.steps.size() * sizeof(GpuErrorSlot)));
+  for (const TensorSpec& s : plan_.inputs) w->io.emplace_back(device, at_least_one(tensor_bytes(s)));
+  for (const TensorSpec& s : plan_.outputs) w->io.emplace_back(device, at_least_one(tensor_bytes(s)));
+  for (const BufferSlot& b : plan_.buffers) {
+    switch (b.storage) {
+      case Storage::kInput: w->buffer_ptr.push_back(w->io[b.index].get()); break;
+      case Storage::kOutput: w->buffer_ptr.push_back(w->io[plan_.inputs.size() + b.index].get()); break;
+      case Storage::kWeight: w->buffer_ptr.push_back(weights_.get() + b.offset); break;
+      case Storage::kArena: w->buffer_ptr.push_back(w->arena.get() + b.offset); break;
+    }
+  }
+  return w;
+}
+
+// Each step passes its function as many buffers as it takes, each as large as it uses.
+void GpuPlanExecutor::check_steps() const {
+  for (size_t k = 0; k < kernel_functions_.size(); ++k)
+    if (kernel_functions_[k] >= runner_.program().functions.size())
+      throw PlanError("invalid model plan: kernel " + std::to_string(k) + " has no GPU function");
+  for (const Step& s : plan_.steps) {
+    const GpuFunction& f = runner_.program().functions[kernel_functions_[s.kernel]];
+    if (s.args.size() != f.param_bytes.size())
+      throw PlanError("invalid model plan: step '" + s.name + "' passes " + std::to_string(s.args.size()) +
+                      " buffers to " + f.symbol + ", which takes " + std::to_string(f.param_bytes.size()));
+    for (size_t i = 0; i < s.args.size(); ++i)
+      if (plan_.buffers[s.args[i]].bytes < f.param_bytes[i])
+        throw PlanError("invalid model plan: step '" + s.name + "' passes a buffer of " +
+                        std::to_string(plan_.buffers[s.args[i]].bytes) + " bytes as parameter " +
+                        std::to_string(i) + " of " + f.symbol + ", which uses " +
+                        std::to_string(f.param_bytes[i]));
+  }
+}
+
+void GpuPlanExecutor::run(Workspace& w, const tessel_tensor* inputs, int32_t num_inputs,
+                          tessel_tensor* outputs, int32_t num_outputs, double* kernel_seconds) const {
+  check_tensors(inputs, num_inputs, plan_.inputs, "input");
+  check_tensors(outputs, num_outputs, plan_.outputs, "output");
+  GpuDevice& device = runner_.device();
+  for (size_t i = 0; i < plan_.inputs.size(); ++i)
+    if (uint64_t bytes = tensor_bytes(plan_.inputs[i])) device.upload(w.io[i].get(), inputs[i].data, bytes);
+  device.zero(w.errors.get(), plan_.steps.size() * sizeof(GpuErrorSlot));
+  std::optional<DeviceEvents> events;
+  if (kernel_seconds) events.emplace(device, plan_.steps.size() + 1);
+
+  std::vector<DevicePtr> args;
+  for (size_t s = 0; s < plan_.steps.size(); ++s) {
+    const Step& step = plan_.steps[s];
+    args.clear();
+    for (uint32_t a : step.args) args.push_back(w.buffer_ptr[a]);
+    if (events) events->record(s);
+    runner_.enqueue(kernel_functions_[step.kernel], args.data(), w.scratch.get(),
+                    w.errors.get() + s * sizeof(GpuErrorSlot));
+  }
+  if (events) events->record(plan_.steps.size());
+
+  std::vector<GpuErrorSlot> slots(plan_.steps.size());
+  if (!slots.empty()) device.download(slots.data(), w.errors.get(), slots.size() * sizeof(GpuErrorSlot));
+  for (size_t s = 0; s < slots.size(); ++s) {
+    std::string why = runner_.error_message(slots[s]);
+    if (!why.empty())
+      throw StatusError(TESSEL_ERR_KERNEL_FAILED, "step " + std::to_string(s) + " '" + plan_.steps[s].name +
+                                                      "' (kernel " + std::to_string(plan_.steps[s].kernel) +
+                                                      ") failed: " + why);
+  }
+  for (size_t j = 0; j < plan_.outputs.size(); ++j)
+    if (uint64_t bytes = tensor_bytes(plan_.outputs[j]))
+      device.download(outputs[j].data, w.buffer_ptr[plan_.output_buffers[j]], bytes);
+  if (events)
+    for (size_t s = 0; s < plan_.steps.size(); ++s) kernel_seconds[s] = events->seconds(s, s + 1);
+}
+
+}  // namespace tessel::rt
