@@ -50,6 +50,12 @@ driver::CompileOptions compile_options(Args& args, const driver::PipelineOptions
 
 namespace {
 
+// What the code runs on, in a word or two: the CPU, or the GPU architecture.
+std::string target_name(const codegen::Target& t) {
+  if (t.kind == codegen::TargetKind::kLlvm) return t.cpu.cpu;
+  return t.gpu.emulated ? "cuda-emulated" : "cuda sm_" + std::to_string(t.gpu.sm);
+}
+
 bool is_library(const std::string& path) {
   return path.size() > 3 && path.compare(path.size() - 3, 3, ".so") == 0;
 }
@@ -115,8 +121,9 @@ int cmd_compile(Args& args) {
   std::cout << "compiled " << path << " -> " << *output << ": " << kernels << " kernels (fusion "
             << passes::fusion_policy_name(options.fusion) << ", schedule "
             << driver::schedule_kind_name(options.schedule)
-            << (options.tuned ? ", " + std::to_string(tuned) + " tuned" : std::string()) << "), target " << options.target.cpu.cpu << ", arena "
-            << arena << " bytes, weights " << weights << " bytes, " << seconds << " s\n";
+            << (options.tuned ? ", " + std::to_string(tuned) + " tuned" : std::string()) << "), target "
+            << target_name(options.target) << ", arena " << arena << " bytes, weights " << weights
+            << " bytes, " << seconds << " s\n";
   return 0;
 }
 
@@ -253,7 +260,7 @@ int cmd_tasks(Args& args) {
   std::vector<Tensor> inputs = driver::random_inputs(model.inputs(), seed);
   driver::ModelProfile profile = driver::profile_model(model, inputs, int(repeat));
   std::cout << "model " << path << " (fusion " << passes::fusion_policy_name(options.fusion) << ", target "
-            << options.target.cpu.cpu << ")\n";
+            << target_name(options.target) << ")\n";
   driver::print_task_table(tasks, profile, std::cout);
   return 0;
 }

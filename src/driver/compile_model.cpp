@@ -49,7 +49,9 @@ void export_shared_library(CompiledGraph compiled, const std::string& output_pat
                                                  fs::path(output_path).filename().string() + ".o");
   compiled.module->export_object(data, object.string());
   try {
-    link_model_library({object.string()}, output_path);
+    link_model_library(
+        {object.string()}, output_path,
+        compiled.target.kind == codegen::TargetKind::kCuda ? ModelRuntime::kGpu : ModelRuntime::kCpu);
   } catch (...) {
     fs::remove(object);
     throw;

@@ -16,8 +16,9 @@ namespace tessel::driver {
 
 namespace {
 
-#ifndef TESSEL_MODEL_RUNTIME_ARCHIVE
-#error "TESSEL_MODEL_RUNTIME_ARCHIVE is set by src/driver/CMakeLists.txt"
+#if !defined(TESSEL_MODEL_RUNTIME_ARCHIVE) || !defined(TESSEL_MODEL_RUNTIME_GPU_ARCHIVE)
+#error \
+    "TESSEL_MODEL_RUNTIME_ARCHIVE and TESSEL_MODEL_RUNTIME_GPU_ARCHIVE are set by src/driver/CMakeLists.txt"
 #endif
 
 // The functions of include/tessel/runtime.h: all a model library exports.
@@ -64,11 +65,15 @@ std::string version_script() {
 
 }  // namespace
 
-void link_model_library(const std::vector<std::string>& object_files, const std::string& output_so) {
+void link_model_library(const std::vector<std::string>& object_files, const std::string& output_so,
+                        ModelRuntime runtime) {
   TESSEL_USER_CHECK(!object_files.empty(), Span{}) << "linking " << output_so << ": no object files";
-  std::string archive = env_or("TESSEL_MODEL_RUNTIME_ARCHIVE", TESSEL_MODEL_RUNTIME_ARCHIVE);
+  const char* variable =
+      runtime == ModelRuntime::kGpu ? "TESSEL_MODEL_RUNTIME_GPU_ARCHIVE" : "TESSEL_MODEL_RUNTIME_ARCHIVE";
+  std::string archive = env_or(variable, runtime == ModelRuntime::kGpu ? TESSEL_MODEL_RUNTIME_GPU_ARCHIVE
+                                                                       : TESSEL_MODEL_RUNTIME_ARCHIVE);
   TESSEL_USER_CHECK(std::filesystem::exists(archive), Span{})
-      << "the model runtime archive " << archive << " does not exist (set TESSEL_MODEL_RUNTIME_ARCHIVE)";
+      << "the model runtime archive " << archive << " does not exist (set " << variable << ")";
   std::vector<std::string> argv = split_words(env_or("CC", "cc"));
   TESSEL_USER_CHECK(!argv.empty(), Span{}) << "CC names no compiler";
   TempFile script("tessel_model", version_script());
@@ -79,8 +84,8 @@ void link_model_library(const std::vector<std::string>& object_files, const std:
   // --whole-archive: the ABI's functions are what the library is for, though no object refers to them.
   for (const std::string& a :
        {std::string("-Wl,--whole-archive"), archive, std::string("-Wl,--no-whole-archive"),
-        "-Wl,--version-script=" + script.str(),
-        std::string("-lstdc++"), std::string("-lm"), std::string("-lpthread")})
+        "-Wl,--version-script=" + script.str(), std::string("-lstdc++"), std::string("-lm"),
+        std::string("-lpthread"), std::string("-ldl")})
     argv.push_back(a);
   FinishedProcess done = run_capturing(argv);
   TESSEL_USER_CHECK(done.spawn_error.empty(), Span{})

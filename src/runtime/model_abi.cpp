@@ -14,9 +14,7 @@
 #include <new>
 #include <string>
 
-#include "src/runtime/cpu_features.h"
-#include "src/runtime/kernel_abi.h"
-#include "src/runtime/plan_executor.h"
+#include "src/runtime/model_engine.h"
 #include "src/runtime/thread_pool.h"
 #include "src/runtime/tracer.h"
 
@@ -25,13 +23,13 @@
 #endif
 
 struct tessel_model {
-  tessel::rt::PlanExecutor executor;
+  std::unique_ptr<tessel::rt::ModelEngine> engine;
   std::vector<tessel_tensor_info> input_info, output_info;
 };
 
 struct tessel_context {
   const tessel_model* model;
-  std::unique_ptr<uint8_t, decltype(&std::free)> arena{nullptr, &std::free};
+  std::unique_ptr<tessel::rt::ModelEngine::Context> state;
 };
 
 namespace {
@@ -88,8 +86,7 @@ int run(tessel_context* context, const tessel_tensor* inputs, int32_t num_inputs
         int32_t num_outputs, double* kernel_seconds) {
   if (!context) return fail(TESSEL_ERR_INVALID_ARGUMENT, "tessel_context_run: context is NULL");
   return guarded([&] {
-    context->model->executor.run(inputs, num_inputs, outputs, num_outputs, context->arena.get(),
-                                 kernel_seconds);
+    context->model->engine->run(*context->state, inputs, num_inputs, outputs, num_outputs, kernel_seconds);
   });
 }
 
@@ -113,22 +110,12 @@ int32_t tessel_last_status(void) {
   return t_last_status;
 }
 
-// Corruption first (plan checksum and structure, weights checksum), then
-// whether this CPU can run the kernels, then the environment's thread count.
 tessel_model* tessel_model_load(void) {
   tessel_model* model = nullptr;
   int status = guarded([&] {
-    tessel::rt::Plan plan = tessel::rt::deserialize_plan(tessel_model_plan, size_t(tessel_model_plan_size));
-    tessel::rt::validate_plan(plan, tessel_model_kernel_count, tessel_model_weights_size);
-    tessel::rt::verify_weights_checksum(plan, tessel_model_weights, tessel_model_weights_size);
-    tessel::rt::check_cpu_features(plan.cpu_features);
-    tessel::rt::threads_from_environment();
-    std::vector<tessel_kernel_fn> kernels(tessel_model_kernels,
-                                          tessel_model_kernels + tessel_model_kernel_count);
-    auto m = std::unique_ptr<tessel_model>(new tessel_model{
-        tessel::rt::PlanExecutor(std::move(plan), std::move(kernels), tessel_model_weights), {}, {}});
-    m->input_info = infos_of(m->executor.plan().inputs);
-    m->output_info = infos_of(m->executor.plan().outputs);
+    auto m = std::unique_ptr<tessel_model>(new tessel_model{tessel::rt::load_model_engine(), {}, {}});
+    m->input_info = infos_of(m->engine->plan().inputs);
+    m->output_info = infos_of(m->engine->plan().outputs);
     model = m.release();
   });
   return status == TESSEL_OK ? model : nullptr;
@@ -158,13 +145,13 @@ int tessel_model_output_info(const tessel_model* model, int32_t index, tessel_te
 
 int32_t tessel_model_num_kernels(const tessel_model* model) {
   if (!model) return fail(TESSEL_ERR_INVALID_ARGUMENT, "tessel_model_num_kernels: model is NULL"), -1;
-  return int32_t(model->executor.plan().steps.size());
+  return int32_t(model->engine->plan().steps.size());
 }
 
 int tessel_model_kernel_info(const tessel_model* model, int32_t index, tessel_kernel_info* info) {
   if (!model || !info)
     return fail(TESSEL_ERR_INVALID_ARGUMENT, "tessel_model_kernel_info: model or info is NULL");
-  const std::vector<tessel::rt::Step>& steps = model->executor.plan().steps;
+  const std::vector<tessel::rt::Step>& steps = model->engine->plan().steps;
   if (index < 0 || size_t(index) >= steps.size())
     return fail(TESSEL_ERR_INVALID_ARGUMENT, "kernel index " + std::to_string(index) + " out of range (" +
                                                  std::to_string(steps.size()) + " kernels)");
@@ -175,7 +162,7 @@ int tessel_model_kernel_info(const tessel_model* model, int32_t index, tessel_ke
 
 int64_t tessel_model_arena_bytes(const tessel_model* model) {
   if (!model) return fail(TESSEL_ERR_INVALID_ARGUMENT, "tessel_model_arena_bytes: model is NULL"), -1;
-  return int64_t(model->executor.plan().arena_bytes);
+  return int64_t(model->engine->plan().arena_bytes);
 }
 
 tessel_context* tessel_context_create(const tessel_model* model) {
@@ -184,13 +171,7 @@ tessel_context* tessel_context_create(const tessel_model* model) {
   int status = guarded([&] {
     auto c = std::make_unique<tessel_context>();
     c->model = model;
-    uint64_t bytes = model->executor.plan().arena_bytes;
-    if (bytes > 0) {
-      c->arena.reset(static_cast<uint8_t*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)));
-      if (!c->arena)
-        throw StatusError(TESSEL_ERR_OUT_OF_MEMORY,
-                          "out of memory allocating a " + std::to_string(bytes) + "-byte arena");
-    }
+    c->state = model->engine->new_context();
     context = c.release();
   });
   return status == TESSEL_OK ? context : nullptr;

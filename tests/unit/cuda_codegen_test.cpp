@@ -94,8 +94,8 @@ TEST(CudaCodegen, ALoopNestIsALaunchOfItsBoundExtents) {
                "tessel_err) {\n"))
       << p.source;
   EXPECT_TRUE(contains(p.source, "= (tessel_i64)blockIdx.x;\n")) << p.source;
-  EXPECT_TRUE(contains(
-      p.source, "extern \"C\" void k_matmul_l0_thread(const tessel_emu_thread* self, void* closure) {\n"))
+  EXPECT_TRUE(
+      contains(p.source, "static void k_matmul_l0_thread(const tessel_emu_thread* self, void* closure) {\n"))
       << p.source;
   rt::GpuProgram table = codegen::gpu_program(p);  // what the runtime launches
   ASSERT_EQ(table.functions.size(), 1u);

@@ -5,6 +5,7 @@
 #include "ir/core/diagnostics.h"
 #include "src/codegen/cuda/cuda_codegen.h"
 #include "src/codegen/cuda/cuda_emulator.h"
+#include "src/codegen/cuda/cuda_model_object.h"
 #include "src/codegen/cuda/nvrtc_compile.h"
 #include "src/codegen/cuda/nvrtc_library.h"
 #include "src/runtime/gpu/cuda_driver.h"
@@ -51,11 +52,10 @@ class CudaLoaded final : public LoadedModule {
 
 // The device that runs the program: the emulator, or the first GPU; a user error saying why not.
 std::unique_ptr<rt::GpuDevice> open_device(const Target& target, const CudaProgram& program,
-                                           const NvrtcResult& compiled) {
+                                           const rt::CudaImage& image) {
   if (target.gpu.emulated) return open_emulated_device(program.source);
   try {
-    return rt::open_cuda_device(
-        {target.gpu.sm, std::string(compiled.cubin.begin(), compiled.cubin.end()), compiled.ptx});
+    return rt::open_cuda_device(image);
   } catch (const rt::StatusError& e) {
     TESSEL_USER_ERROR(Span{}) << e.what() << "; --target cuda-emulated runs the generated CUDA C on this CPU";
   }
@@ -89,13 +89,14 @@ class CudaBuilt final : public Module {
       }
     return head + program_.source;
   }
-  void export_object(const ModelData&, const std::string& path) override {
-    TESSEL_USER_ERROR(Span{})
-        << "writing " << path << ": a model library for target cuda is not built yet; "
-        << "compile for llvm, or run the CUDA C on this CPU with --target cuda-emulated";
+  // The emulator's library holds the kernels compiled for this host; a GPU's, the CUBIN and PTX.
+  void export_object(const ModelData& data, const std::string& path) override {
+    rt::GpuProgram program = in_kernel_order(gpu_program(program_), data.kernel_order);
+    if (!target_.gpu.emulated) program.image = image();
+    write_cuda_model_object(program, target_.gpu.emulated ? program_.source : "", data, path);
   }
   std::unique_ptr<LoadedModule> load(const std::vector<RuntimeSymbol>&) override {
-    std::unique_ptr<rt::GpuDevice> device = open_device(target_, program_, nvrtc_);
+    std::unique_ptr<rt::GpuDevice> device = open_device(target_, program_, image());
     try {
       return std::make_unique<CudaLoaded>(
           std::make_unique<rt::GpuRunner>(gpu_program(program_), std::move(device)));
@@ -106,6 +107,10 @@ class CudaBuilt final : public Module {
   }
 
  private:
+  rt::CudaImage image() const {
+    return {target_.gpu.sm, std::string(nvrtc_.cubin.begin(), nvrtc_.cubin.end()), nvrtc_.ptx};
+  }
+
   Target target_;
   CudaProgram program_;
   NvrtcResult nvrtc_;

@@ -131,7 +131,7 @@ void emit_kernel(const CudaLaunch& launch, const Stmt& body, CNames& names, Cuda
 // Under emulation, each launch's thread entry for the launcher: the kernel
 // on the launch's parameters, given as cuLaunchKernel takes them.
 void emit_thread_entry(const CudaLaunch& l, std::ostream& os) {
-  os << "extern \"C\" void " << l.kernel << "_thread(const tessel_emu_thread* self, void* closure) {\n"
+  os << "static void " << l.kernel << "_thread(const tessel_emu_thread* self, void* closure) {\n"
      << "  void* const* p = (void* const*)closure;\n  " << l.kernel << "(self, ";
   for (size_t i = 0; i < l.buffers.size(); ++i)
     os << "*(" << cuda_detail::c_storage_type(l.buffers[i]->dtype) << "* const*)p[" << i << "], ";
@@ -187,6 +187,15 @@ CudaProgram generate_cuda(const std::vector<KernelSource>& kernels, const GpuTar
   os << "#ifdef " << kCudaEmulationMacro << "\n";
   for (const CudaFunction& f : program.functions)
     for (const CudaLaunch& l : f.launches) emit_thread_entry(l, os);
+  // The table the emulated device finds the kernels in (a null entry ends an empty one).
+  os << "extern \"C\" const tessel_emu_kernel tessel_emu_kernels[] = {\n";
+  size_t count = 0;
+  for (const CudaFunction& f : program.functions)
+    for (const CudaLaunch& l : f.launches) {
+      os << "  {\"" << l.kernel << "\", " << l.kernel << "_thread},\n";
+      ++count;
+    }
+  os << "  {nullptr, nullptr}};\nextern \"C\" const unsigned tessel_emu_kernel_count = " << count << ";\n";
   os << "#endif  // " << kCudaEmulationMacro << "\n";
   program.source = os.str();
   return program;

@@ -3,13 +3,13 @@
 // the launcher in Tessel (cuda_emulator.cpp), which runs each emulated thread.
 #include "src/codegen/cuda/cuda_prelude.h"
 
-#include "src/codegen/cuda/cuda_emulator_abi.h"
+#include "src/runtime/gpu/emulator_abi.h"
 
 namespace tessel::codegen {
 
 namespace {
 
-// The part before the emulator's structures (cuda_emulator_abi.h).
+// The part before the emulator's structures (emulator_abi.h).
 const char* const kEmulationHead = R"PRELUDE(// ---- Tessel prelude: scalar semantics of the tensor IR
 #ifdef TESSEL_CUDA_EMULATION
 #include <cmath>
@@ -22,12 +22,10 @@ const char* const kEmulationBody = R"PRELUDE(
 // No thread_local: a dlclosed library's thread storage stays in the threads'
 // tables, where LeakSanitizer's exit scan reads it. Each kernel takes its
 // emulated thread as a first parameter instead.
-static tessel_emu_sync_fn tessel_emu_sync;
-extern "C" void tessel_emu_bind_runtime(tessel_emu_sync_fn sync) { tessel_emu_sync = sync; }
 #define TESSEL_THREAD_PARAM const tessel_emu_thread* tessel_self,
 #define threadIdx (tessel_self->thread)
 #define blockIdx (tessel_self->block)
-#define __syncthreads() tessel_emu_sync(tessel_self->barrier)
+#define __syncthreads() tessel_self->sync(tessel_self->barrier)
 #define TESSEL_FN static inline
 #define TESSEL_KERNEL static void
 #define TESSEL_RESTRICT __restrict

@@ -91,8 +91,9 @@ const Driver& driver() {
     d.path = env && *env ? env : "libcuda.so.1";
     d.library = dlopen(d.path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!d.library) {
-      const char* why = dlerror();
-      failure = "no CUDA driver (" + d.path + ": " + (why ? why : "not found") + ")";
+      const char* error = dlerror();
+      std::string why = error ? error : "not found";
+      failure = "no CUDA driver (" + (why.starts_with(d.path) ? why : d.path + ": " + why) + ")";
     } else {
       std::string missing;
       bind(d.cuInit, d.library, "cuInit", missing);

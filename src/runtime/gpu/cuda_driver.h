@@ -12,12 +12,6 @@
 
 namespace tessel::rt {
 
-struct CudaImage {
-  int sm = 0;  // the architecture the CUBIN is for (90: sm_90)
-  std::string cubin;
-  std::string ptx;
-};
-
 // Why this process cannot open the CUDA driver (no library, a stub library,
 // no GPU), or empty when it can.
 std::string cuda_driver_unavailable_reason();

@@ -41,10 +41,26 @@ struct GpuAssert {
   int32_t values = 0;
 };
 
+// The compiled kernels for a GPU: the CUBIN for one architecture, and PTX
+// the driver compiles for a newer one. Empty for the emulator.
+struct CudaImage {
+  int32_t sm = 0;  // the CUBIN's architecture (90: sm_90)
+  std::string cubin;
+  std::string ptx;
+};
+
 struct GpuProgram {
   std::vector<GpuFunction> functions;
   std::vector<GpuAssert> asserts;
+  CudaImage image;
 };
+
+// The checked binary form a GPU model library embeds ("TSLGPU\0\0", the
+// format version, the program, its checksum64 last).
+std::vector<uint8_t> serialize_gpu_program(const GpuProgram& program);
+// Throws PlanError on anything short, corrupt or inconsistent (an argument
+// naming no parameter, a block of more than 1024 threads, a checksum mismatch).
+GpuProgram deserialize_gpu_program(const uint8_t* data, size_t size);
 
 // What a failed check of a launch leaves in the function's error slot
 // (struct tessel_error of the generated code's prelude).
