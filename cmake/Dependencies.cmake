@@ -6,11 +6,15 @@ if(TESSEL_FUZZ)
   return()
 endif()
 
-find_package(LLVM 19.1 REQUIRED CONFIG HINTS /usr/lib/llvm-19/lib/cmake/llvm)
-message(STATUS "LLVM ${LLVM_PACKAGE_VERSION} from ${LLVM_DIR}")
+if(TESSEL_WITH_LLVM)
+  find_package(LLVM 19.1 REQUIRED CONFIG HINTS /usr/lib/llvm-19/lib/cmake/llvm)
+  message(STATUS "LLVM ${LLVM_PACKAGE_VERSION} from ${LLVM_DIR}")
+endif()
 
 find_package(nlohmann_json 3.11 REQUIRED)
-find_package(GTest REQUIRED)
+if(TESSEL_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()
 
 find_package(xgboost CONFIG QUIET)
 if(TARGET xgboost::xgboost)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The test command: installs the missing Debian packages, builds everything,
 # runs a bounded fuzz of the ONNX importer, the unit tests and milestone-1
-# conformance under ASan + UBSan (build-asan), then every CTest test (unit,
-# conformance, model). ctest's summary is the last thing printed.
+# conformance under ASan + UBSan (build-asan), builds and checks the CUDA-only
+# bundle (build-gpu, scripts/build_gpu_bundle.sh), then every CTest test
+# (unit, conformance, model). ctest's summary is the last thing printed.
 set -euo pipefail
 TESSEL_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$TESSEL_ROOT/scripts/lib/deps.sh"
@@ -18,6 +19,9 @@ echo "== AddressSanitizer + UBSan (build-asan): unit tests, milestone-1 conforma
 sanitizers_start=$SECONDS
 "$TESSEL_ROOT/scripts/run_sanitizers.sh"
 echo "== sanitizers: $((SECONDS - sanitizers_start)) s"
+
+echo "== the CUDA-only build (build-gpu, without LLVM) and its bundle for a GPU machine"
+"$TESSEL_ROOT/scripts/build_gpu_bundle.sh"
 
 echo "== ctest"
 ctest --test-dir "$TESSEL_ROOT/build" --output-on-failure -j2

@@ -148,12 +148,12 @@ int cmd_version(Args& args) {
 int cmd_target(Args& args) {
   std::vector<std::string> pos = args.positionals();
   TESSEL_USER_CHECK(pos.size() <= 1, Span{}) << "target takes one spec in quotes, e.g. tessel target \"llvm -mcpu=znver3\"";
-  std::cout << driver::target_report(pos.empty() ? "llvm" : pos[0]);
+  std::cout << driver::target_report(pos.empty() ? codegen::default_target_spec() : pos[0]);
   return 0;
 }
 
 int cmd_roofline(Args& args) {
-  std::string spec = args.value("--target").value_or("llvm");
+  std::string spec = args.value("--target").value_or(codegen::default_target_spec());
   bool remeasure = args.flag("--remeasure");
   TESSEL_USER_CHECK(args.positionals().empty(), Span{}) << "roofline takes no model (see --help)";
   driver::Roofline r = driver::machine_roofline(driver::served_target(spec), remeasure, std::cerr);

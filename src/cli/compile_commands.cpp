@@ -37,7 +37,8 @@ driver::CompileOptions compile_options(Args& args, const driver::PipelineOptions
   std::vector<std::string> extra;
   for (const std::string& v : mcpu) extra.push_back("-mcpu=" + v);
   for (const std::string& v : mattr) extra.push_back("-mattr=" + v);
-  o.target = driver::served_target(target.value_or("llvm"), extra);  // refused before any work
+  o.target = driver::served_target(target.value_or(codegen::default_target_spec()),
+                                   extra);  // refused before any work
   o.stages = pipeline.stages;
   if (auto log = args.value("--tuning-log")) {
     if (given) *given = true;
@@ -207,7 +208,7 @@ int cmd_fusion_report(Args& args) {
   driver::PipelineOptions pipeline = pipeline_options(args);
   driver::FusionReportOptions o;
   o.pipeline = pipeline;
-  o.target = driver::served_target(args.value("--target").value_or("llvm"));
+  o.target = driver::served_target(args.value("--target").value_or(codegen::default_target_spec()));
   auto list = args.value("--policies");
   if (list) {
     o.policies.clear();

@@ -115,6 +115,14 @@ Target host_target() {
   return t;
 }
 
+const char* default_target_spec() {
+  return llvm_available() ? "llvm" : "cuda";
+}
+
+Target default_target() {
+  return llvm_available() ? host_target() : parse_target(default_target_spec());
+}
+
 Target parse_target(std::string_view spec, const std::vector<std::string>& extra_options) {
   std::istringstream words{std::string(spec)};
   std::string kind;
@@ -149,6 +157,7 @@ Target parse_target(std::string_view spec, const std::vector<std::string>& extra
           << (t.kind == TargetKind::kCuda ? "-arch=sm_NN" : "-mcpu=, -mattr=, -fmas-in-flight=") << ")";
     }
   }
+  if (t.kind == TargetKind::kCuda) return t;  // the host CPU only drives the GPU
   check_cpu_target(t.cpu);
   std::optional<std::string> problem = llvm_cannot_generate(t.cpu);
   TESSEL_USER_CHECK(!problem, Span{}) << "target '" << spec << "': LLVM cannot generate code for this CPU and "
@@ -162,7 +171,7 @@ Target parse_target(std::string_view spec, const std::vector<std::string>& extra
     t.cpu.fmas_in_flight = fmas_in_flight;
   else if (cpu_named || !features_host_lacks(t).empty())
     t.cpu.fmas_in_flight = 0;
-  else if (t.kind == TargetKind::kLlvm && !options.empty())
+  else if (!options.empty())
     t.cpu.fmas_in_flight = host_fmas_in_flight(t.cpu);
   return t;
 }

@@ -50,6 +50,11 @@ Target parse_target(std::string_view spec, const std::vector<std::string>& extra
 // The host CPU as LLVM detects it, as an llvm target.
 Target host_target();
 
+// What a command compiles for unless told: the host CPU, or, in a build
+// without LLVM, a GPU (cuda).
+Target default_target();
+const char* default_target_spec();  // "llvm", or "cuda" without LLVM
+
 // The features the target's code needs that this host's CPU lacks ("avx512f"):
 // code with them would stop on an illegal instruction here. Empty for cuda.
 std::vector<std::string> features_host_lacks(const Target& target);

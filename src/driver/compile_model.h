@@ -42,7 +42,7 @@ struct CompileOptions {
   // (passes::store_channels_last).
   passes::ChannelsLastPolicy channels_last = passes::ChannelsLastPolicy::kDepthwise;
   ScheduleKind schedule = ScheduleKind::kDefault;
-  codegen::Target target = codegen::host_target();
+  codegen::Target target = codegen::default_target();
   StageOptions stages;
   // Tuned schedules (`--tuning-log`) replacing the default ones of the kernels
   // they are for, and the decisions fusion tuned takes.

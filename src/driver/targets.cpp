@@ -18,8 +18,8 @@ namespace {
 
 std::string cuda_target_line() {
   std::string why = codegen::cuda_target_unavailable_reason();
-  if (why.empty()) return ", cuda, cuda-emulated";
-  return ", cuda-emulated; cuda unavailable: " + why.substr(0, why.find('\n'));
+  if (why.empty()) return "cuda, cuda-emulated";
+  return "cuda-emulated; cuda unavailable: " + why.substr(0, why.find('\n'));
 }
 
 }  // namespace
@@ -53,11 +53,12 @@ std::string version_report() {
   os << "tessel " << tessel_version() << "\n"
      << "LLVM " << codegen::llvm_version() << "\n"
      << "NVRTC " << codegen::nvrtc_description() << "\n"
-     << "targets llvm" << cuda_target_line() << "\n"
+     << "targets " << (codegen::llvm_available() ? "llvm, " : "") << cuda_target_line() << "\n"
      << "XGBoost " << tune::xgboost_version() << "\n"
      << "protobuf " << google::protobuf::internal::VersionString(GOOGLE_PROTOBUF_VERSION) << "\n"
      << "host " << cpu.triple << " cpu " << cpu.cpu << ", "
-     << std::count_if(cpu.features.begin(), cpu.features.end(), [](const std::string& f) { return f[0] == '+'; })
+     << std::count_if(cpu.features.begin(), cpu.features.end(),
+                      [](const std::string& f) { return f[0] == '+'; })
      << " features, " << cpu.vector_bits << "-bit vectors\n";
   return os.str();
 }

@@ -58,6 +58,10 @@ int vector_register_bits(const CpuTarget& target) {
   return 128;
 }
 
+bool llvm_available() {
+  return true;
+}
+
 std::string llvm_version() {
   return LLVM_VERSION_STRING;
 }

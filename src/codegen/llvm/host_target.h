@@ -18,5 +18,7 @@ void check_cpu_target(const CpuTarget& target);
 // AVX-512F, 256 with AVX, else 128 (what the default schedules tile for).
 int vector_register_bits(const CpuTarget& target);
 std::string llvm_version();
+// Whether this build has the LLVM backend (cmake -DTESSEL_WITH_LLVM, on by default).
+bool llvm_available();
 
 }  // namespace tessel::codegen

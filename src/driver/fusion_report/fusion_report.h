@@ -25,7 +25,7 @@ struct FusionReportOptions {
                                                 passes::FusionPolicy::kSimple, passes::FusionPolicy::kDefault,
                                                 passes::FusionPolicy::kAggressive};
   PipelineOptions pipeline;
-  codegen::Target target = codegen::host_target();
+  codegen::Target target = codegen::default_target();
   int threads = 0;  // 0: the runtime's default (TESSEL_NUM_THREADS, else every core)
   int repeat = 30;  // profiled runs per policy
   uint64_t seed = 0;
