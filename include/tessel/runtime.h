@@ -26,8 +26,9 @@
 extern "C" {
 #endif
 
-/* Bumped when a function or struct below changes incompatibly. */
-#define TESSEL_ABI_VERSION 1
+/* Bumped when a function or struct below changes incompatibly, or a function
+ * readers require is added (2: tessel_model_device). */
+#define TESSEL_ABI_VERSION 2
 
 /* Element types; the values are part of the ABI (and of the plan format). */
 typedef enum tessel_dtype {
@@ -105,6 +106,10 @@ int32_t tessel_model_num_kernels(const tessel_model* model);
 int tessel_model_kernel_info(const tessel_model* model, int32_t index, tessel_kernel_info* info);
 /* Peak bytes of the scratch arena one context allocates (the static memory plan). */
 int64_t tessel_model_arena_bytes(const tessel_model* model);
+/* What the model's kernels run on: "cpu", or "cuda: " and the GPU's name
+ * ("cuda: NVIDIA H200 (sm_90)", "cuda: the CUDA emulator on this CPU").
+ * Valid while the model is loaded; NULL (with tessel_last_error) for a NULL model. */
+const char* tessel_model_device(const tessel_model* model);
 
 tessel_context* tessel_context_create(const tessel_model* model);
 void tessel_context_destroy(tessel_context* context); /* NULL is ignored */

@@ -8,7 +8,7 @@ from typing import Optional
 
 import numpy as np
 
-ABI_VERSION = 1
+ABI_VERSION = 2
 
 # tessel_dtype value -> (name, numpy dtype or None where numpy has no such type).
 DTYPES = {
@@ -60,6 +60,7 @@ FUNCTIONS = {
     "tessel_model_num_kernels": (c_int32, [c_void_p]),
     "tessel_model_kernel_info": (c_int, [c_void_p, c_int32, POINTER(KernelInfo)]),
     "tessel_model_arena_bytes": (c_int64, [c_void_p]),
+    "tessel_model_device": (c_char_p, [c_void_p]),
     "tessel_context_create": (c_void_p, [c_void_p]),
     "tessel_context_destroy": (None, [c_void_p]),
     "tessel_context_run": (c_int, [c_void_p, _TENSORS, c_int32, _TENSORS, c_int32]),

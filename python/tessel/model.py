@@ -114,6 +114,11 @@ class Model:
         return self._arena_bytes
 
     @property
+    def device(self) -> str:
+        """What the kernels run on: "cpu", or "cuda: " and the GPU's name."""
+        return self._device
+
+    @property
     def version(self) -> str:
         """The Tessel release that compiled the library."""
         return self._lib.tessel_version().decode()
@@ -307,6 +312,10 @@ class Model:
         self._arena_bytes = lib.tessel_model_arena_bytes(m)
         if self._arena_bytes < 0:
             raise TesselError(f"{self.path}: tessel_model_arena_bytes failed: {self._last_error()}")
+        device = lib.tessel_model_device(m)
+        if device is None:
+            raise TesselError(f"{self.path}: tessel_model_device failed: {self._last_error()}")
+        self._device = self._decode(device)
 
     def _read_tensors(self, count: int, info_fn, kind: str) -> List[TensorInfo]:
         if count < 0:

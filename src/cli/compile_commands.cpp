@@ -177,9 +177,15 @@ int run_compiled(Args& args, const driver::PipelineOptions& pipeline) {
   if (repeat > 0) driver::print_latency(driver::time_runs(*model, inputs, repeat), model->num_threads(), std::cout);
   if (profile) {
     driver::ModelProfile p = driver::profile_model(*model, inputs, std::max(repeat, 10));
-    driver::Roofline roof = driver::machine_roofline(driver::served_target("llvm"), false, std::cerr);
-    driver::RooflinePoint at = roof.at(p.threads);
-    driver::print_profile(p, &at, std::cout);
+    std::string device = model->device();
+    if (device != "cpu") {  // the roofline is measured on CPUs only
+      std::cout << "kernels on " << device << ", timed between device events; no roofline for a GPU yet\n";
+      driver::print_profile(p, nullptr, std::cout);
+    } else {
+      driver::Roofline roof = driver::machine_roofline(driver::served_target("llvm"), false, std::cerr);
+      driver::RooflinePoint at = roof.at(p.threads);
+      driver::print_profile(p, &at, std::cout);
+    }
   }
   if (trace_path) write_trace(*model, inputs, *trace_path, trace_file);
   return 0;

@@ -106,6 +106,11 @@ JitModel::~JitModel() = default;
 void JitModel::set_num_threads(int threads) { rt::set_num_threads(threads); }
 int JitModel::num_threads() const { return rt::get_num_threads(); }
 
+std::string JitModel::device() const {
+  rt::GpuRunner* runner = code_->gpu_runner();
+  return runner ? "cuda: " + runner->device().name() : "cpu";
+}
+
 std::vector<KernelInfo> JitModel::kernels() const {
   std::vector<KernelInfo> out;
   for (const rt::Step& s : plan_.steps) out.push_back({s.name, s.flops, s.bytes});

@@ -116,6 +116,7 @@ class JitModel final : public CompiledModel {
   const std::vector<rt::TensorSpec>& outputs() const override { return plan_.outputs; }
   std::vector<KernelInfo> kernels() const override;
   int64_t arena_bytes() const override { return int64_t(plan_.arena_bytes); }
+  std::string device() const override;
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, std::vector<double>* kernel_seconds = nullptr) override;
   std::vector<Tensor> run_traced(const std::vector<Tensor>& inputs, TracedRun& trace) override;
   void set_num_threads(int threads) override;

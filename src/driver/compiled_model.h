@@ -35,6 +35,8 @@ class CompiledModel {
   virtual const std::vector<rt::TensorSpec>& outputs() const = 0;
   virtual std::vector<KernelInfo> kernels() const = 0;
   virtual int64_t arena_bytes() const = 0;
+  // "cpu", or "cuda: " and the GPU's name (tessel_model_device).
+  virtual std::string device() const = 0;
   // Inputs in the model's order; a wrong count, dtype or shape is a UserError naming the input.
   virtual std::vector<Tensor> run(const std::vector<Tensor>& inputs, std::vector<double>* kernel_seconds = nullptr) = 0;
   // As run, recording the run's spans (a user error while another traced run

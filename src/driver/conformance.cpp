@@ -13,14 +13,16 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 
-#include "src/driver/pipeline.h"
 #include "src/driver/compile_model.h"
+#include "src/driver/pipeline.h"
 #include "src/driver/tir_runner.h"
 #include "src/frontend/onnx/tensor_proto.h"
 #include "src/reference/executor.h"
+#include "src/runtime/gpu/cuda_driver.h"
 
 namespace tessel::driver {
 
@@ -72,8 +74,9 @@ std::vector<std::string> case_names(const ConformanceOptions& o) {
   return names;
 }
 
-// Runs the case in a child; returns its verdict text ("" = pass).
-std::string run_isolated(const std::string& case_dir, const ConformanceOptions& o) {
+// Runs fn in a child process; returns the text it returned ("ok" becomes
+// ""), or why it gave none (a crash, the timeout).
+std::string run_in_child(const std::function<std::string()>& fn, double timeout_s) {
   int fds[2];
   if (pipe(fds) != 0) return "cannot create a pipe";
   pid_t pid = fork();
@@ -82,7 +85,7 @@ std::string run_isolated(const std::string& case_dir, const ConformanceOptions& 
     close(fds[0]);
     std::string verdict;
     try {
-      verdict = run_conformance_case(case_dir, o.target, o.fusion, o.knob_seed);
+      verdict = fn();
     } catch (const std::exception& e) {
       verdict = e.what();
     }
@@ -93,14 +96,14 @@ std::string run_isolated(const std::string& case_dir, const ConformanceOptions& 
   }
   close(fds[1]);
   std::string text;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(o.case_timeout_s);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   char buf[4096];
   while (true) {
     auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       kill(pid, SIGKILL);
-      text = "timed out after " + std::to_string(int(o.case_timeout_s)) + " s";
+      text = "timed out after " + std::to_string(int(timeout_s)) + " s";
       break;
     }
     pollfd p{fds[0], POLLIN, 0};
@@ -116,11 +119,25 @@ std::string run_isolated(const std::string& case_dir, const ConformanceOptions& 
   return text == "ok" ? "" : text;
 }
 
+// Runs the case in a child; returns its verdict text ("" = pass).
+std::string run_isolated(const std::string& case_dir, const ConformanceOptions& o, bool cuda_on_gpu) {
+  return run_in_child(
+      [&] { return run_conformance_case(case_dir, o.target, o.fusion, o.knob_seed, cuda_on_gpu); },
+      o.case_timeout_s);
+}
+
+// Why target cuda cannot run on a GPU here ("" if it can), asked in a child:
+// the driver, once started in this process, would not work in the cases' children.
+std::string gpu_unavailable_reason() {
+  std::string why = run_in_child([] { return rt::cuda_driver_unavailable_reason(); }, 60);
+  return why == "ok" ? "" : why;
+}
+
 // The outputs of one test data set on the chosen target. The graph is
 // loaded for each set, since the tir target specialises it on the inputs.
 std::vector<Tensor> run_on_target(const fs::path& model, const std::vector<Tensor>& inputs,
                                   const std::string& target, passes::FusionPolicy fusion,
-                                  std::optional<uint64_t> knob_seed) {
+                                  std::optional<uint64_t> knob_seed, bool cuda_on_gpu) {
   PipelineOptions options;
   options.stages.verify = true;  // every case doubles as a test of the passes' invariants
   graph::Graph g = load_graph(model.string(), options);
@@ -134,7 +151,7 @@ std::vector<Tensor> run_on_target(const fs::path& model, const std::vector<Tenso
   if (target == "llvm") return JitModel(compile_graph(g, compile)).run(inputs);
   compile.target = codegen::parse_target(target);
   CompiledGraph compiled = compile_graph(g, compile);  // cuda: NVRTC compiles every kernel
-  if (target == "cuda-emulated") return JitModel(std::move(compiled)).run(inputs);
+  if (target == "cuda-emulated" || cuda_on_gpu) return JitModel(std::move(compiled)).run(inputs);
   std::vector<lower::LoweredGroup> scheduled;
   for (const CompiledKernel& k : compiled.kernels)
     scheduled.push_back({k.group.group, k.flat, k.group.inputs, k.group.outputs});
@@ -177,7 +194,8 @@ std::string compare_tensors(const Tensor& got, const Tensor& want, Tolerance tol
 }
 
 std::string run_conformance_case(const std::string& case_dir, const std::string& target,
-                                 passes::FusionPolicy fusion, std::optional<uint64_t> knob_seed) {
+                                 passes::FusionPolicy fusion, std::optional<uint64_t> knob_seed,
+                                 bool cuda_on_gpu) {
   check_target(target);
   fs::path dir(case_dir);
   Tolerance tol;
@@ -192,7 +210,8 @@ std::string run_conformance_case(const std::string& case_dir, const std::string&
       inputs.push_back(onnx_frontend::load_tensor_pb(p.string()));
     for (const fs::path& p : numbered_pbs(e.path(), "output"))
       expected.push_back(onnx_frontend::load_tensor_pb(p.string()));
-    std::vector<Tensor> outputs = run_on_target(dir / "model.onnx", inputs, target, fusion, knob_seed);
+    std::vector<Tensor> outputs =
+        run_on_target(dir / "model.onnx", inputs, target, fusion, knob_seed, cuda_on_gpu);
     if (outputs.size() != expected.size())
       return "produced " + std::to_string(outputs.size()) + " outputs, expected " +
              std::to_string(expected.size());
@@ -207,11 +226,19 @@ std::string run_conformance_case(const std::string& case_dir, const std::string&
 int run_conformance(const ConformanceOptions& o, std::ostream& out) {
   TESSEL_USER_CHECK(fs::is_directory(o.dir), Span{}) << o.dir << ": not a folder";
   check_target(o.target);
+  bool cuda_on_gpu = false;
+  if (o.target == "cuda") {
+    std::string why = gpu_unavailable_reason();
+    cuda_on_gpu = why.empty();
+    out << (cuda_on_gpu ? "target cuda: each case runs on the GPU\n"
+                        : "target cuda: no GPU here (" + why + "); each case is compiled by NVRTC and its " +
+                              "scheduled tensor IR runs on the interpreter\n");
+  }
   int passed = 0, failed = 0;
   for (const std::string& name : case_names(o)) {
     fs::path case_dir = fs::path(o.dir) / name;
     std::string verdict =
-        fs::is_directory(case_dir) ? run_isolated(case_dir.string(), o) : "no such case folder";
+        fs::is_directory(case_dir) ? run_isolated(case_dir.string(), o, cuda_on_gpu) : "no such case folder";
     if (verdict.empty()) {
       ++passed;
       out << "PASS " << name << "\n";

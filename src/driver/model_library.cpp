@@ -25,6 +25,7 @@ struct Abi {
   int32_t (*num_kernels)(const tessel_model*);
   int (*kernel_info)(const tessel_model*, int32_t, tessel_kernel_info*);
   int64_t (*arena_bytes)(const tessel_model*);
+  const char* (*device)(const tessel_model*);
   tessel_context* (*context_create)(const tessel_model*);
   void (*context_destroy)(tessel_context*);
   int (*run_profiled)(tessel_context*, const tessel_tensor*, int32_t, tessel_tensor*, int32_t, double*);
@@ -60,6 +61,7 @@ class ModelLibrary final : public CompiledModel {
   const std::vector<rt::TensorSpec>& outputs() const override { return outputs_; }
   std::vector<KernelInfo> kernels() const override { return kernels_; }
   int64_t arena_bytes() const override { return abi_.arena_bytes(model_); }
+  std::string device() const override { return abi_.device(model_); }
   void set_num_threads(int threads) override { check(abi_.set_num_threads(threads)); }
   int num_threads() const override { return abi_.get_num_threads(); }
 
@@ -116,6 +118,7 @@ class ModelLibrary final : public CompiledModel {
     bind(handle_, path, "tessel_model_num_kernels", abi_.num_kernels);
     bind(handle_, path, "tessel_model_kernel_info", abi_.kernel_info);
     bind(handle_, path, "tessel_model_arena_bytes", abi_.arena_bytes);
+    bind(handle_, path, "tessel_model_device", abi_.device);
     bind(handle_, path, "tessel_context_create", abi_.context_create);
     bind(handle_, path, "tessel_context_destroy", abi_.context_destroy);
     bind(handle_, path, "tessel_context_run", abi_.run);

@@ -165,6 +165,11 @@ int64_t tessel_model_arena_bytes(const tessel_model* model) {
   return int64_t(model->engine->plan().arena_bytes);
 }
 
+const char* tessel_model_device(const tessel_model* model) {
+  if (!model) return fail(TESSEL_ERR_INVALID_ARGUMENT, "tessel_model_device: model is NULL"), nullptr;
+  return model->engine->device().c_str();
+}
+
 tessel_context* tessel_context_create(const tessel_model* model) {
   if (!model) return fail(TESSEL_ERR_INVALID_ARGUMENT, "tessel_context_create: model is NULL"), nullptr;
   tessel_context* context = nullptr;

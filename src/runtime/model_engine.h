@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "src/runtime/plan.h"
 #include "tessel/runtime.h"
@@ -15,6 +16,8 @@ class ModelEngine {
  public:
   virtual ~ModelEngine() = default;
   virtual const Plan& plan() const = 0;
+  // What tessel_model_device returns.
+  virtual const std::string& device() const = 0;
 
   // What one context's runs use (an arena, device buffers).
   struct Context {

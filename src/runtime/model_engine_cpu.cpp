@@ -20,6 +20,10 @@ class CpuEngine final : public ModelEngine {
  public:
   explicit CpuEngine(PlanExecutor executor) : executor_(std::move(executor)) {}
   const Plan& plan() const override { return executor_.plan(); }
+  const std::string& device() const override {
+    static const std::string cpu = "cpu";
+    return cpu;
+  }
   std::unique_ptr<Context> new_context() const override {
     auto c = std::make_unique<ArenaContext>();
     uint64_t bytes = plan().arena_bytes;

@@ -210,6 +210,11 @@ int64_t tessel_model_arena_bytes(const tessel_model* model) {
   return ELEMENTS * sizeof(float);
 }
 
+const char* tessel_model_device(const tessel_model* model) {
+  if (!model) return fail(TESSEL_ERR_INVALID_ARGUMENT, "tessel_model_device: model is NULL"), NULL;
+  return "cpu";
+}
+
 tessel_context* tessel_context_create(const tessel_model* model) {
   if (!model) return fail(TESSEL_ERR_INVALID_ARGUMENT, "tessel_context_create: model is NULL"), NULL;
   tessel_context* c = malloc(sizeof *c);

@@ -43,6 +43,7 @@ class TesselTest(unittest.TestCase):
         self.assertEqual([k.name for k in self.model.kernels], ["add", "count"])
         self.assertEqual(self.model.kernels[0].flops, 6)
         self.assertEqual(self.model.arena_bytes, 24)
+        self.assertEqual(self.model.device, "cpu")
         self.assertEqual(self.model.version, "0.1.0")
 
     def test_profile(self):

@@ -42,6 +42,9 @@ TEST(CudaModelLibrary, BuiltForTheEmulatorItRunsAsTheCpuLibraryDoes) {
   ASSERT_EQ(on_cpu.code, 0) << on_cpu.err;
   EXPECT_TRUE(contains(output_line(on_cpu), "output 'probs' f32[1, 10]  min ")) << on_cpu.out;
   EXPECT_EQ(output_line(on_gpu), output_line(on_cpu));
+  EXPECT_TRUE(
+      contains(on_gpu.out, "kernels on cuda: the CUDA emulator on this CPU, timed between device events"))
+      << on_gpu.out;
   EXPECT_TRUE(contains(on_gpu.out, "fused_conv1")) << "the profile names each step: " << on_gpu.out;
 }
 

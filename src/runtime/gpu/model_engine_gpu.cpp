@@ -28,8 +28,10 @@ class GpuEngine final : public ModelEngine {
  public:
   GpuEngine(Plan plan, GpuProgram program, std::unique_ptr<GpuDevice> device)
       : runner_(std::move(program), std::move(device)),
-        executor_(std::move(plan), runner_, kernel_functions(runner_.program()), tessel_model_weights) {}
+        executor_(std::move(plan), runner_, kernel_functions(runner_.program()), tessel_model_weights),
+        device_("cuda: " + runner_.device().name()) {}
   const Plan& plan() const override { return executor_.plan(); }
+  const std::string& device() const override { return device_; }
   std::unique_ptr<Context> new_context() const override {
     auto c = std::make_unique<WorkspaceContext>();
     c->workspace = executor_.workspace();
@@ -51,6 +53,7 @@ class GpuEngine final : public ModelEngine {
 
   GpuRunner runner_;
   GpuPlanExecutor executor_;
+  std::string device_;
 };
 
 }  // namespace
