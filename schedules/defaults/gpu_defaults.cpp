@@ -2,7 +2,9 @@
 // epilogues into their producers; then a matmul tiled (gpu_matmul.cpp) or,
 // for any other block, the loops from the outermost inward that bind only
 // spatial iteration variables (and hold only the next loop) fused, split by
-// the block size and bound, a reduction summing in a local buffer.
+// the block size and bound, a reduction summing in a local buffer; or, for a
+// reduction with few outputs, those loops bound to blocks and its reduction
+// split across each block's threads.
 #include "schedules/defaults/gpu_defaults.h"
 
 #include <set>
@@ -79,7 +81,41 @@ size_t spatial_prefix(Schedule& sch, const std::vector<LoopRV>& loops, const tir
   return n;
 }
 
-void bind_block(Schedule& sch, const std::string& name, const GpuScheduleOptions& options) {
+// Whether a block per output, its threads sharing the reduction, beats a
+// thread per output: a reduction over rows (ReduceSum/Max, softmax and norm
+// stages, pooling) or a matrix product whose outputs would keep under a
+// quarter of the GPU's threads busy, its type one the threads combine (f32,
+// f64). A conv's reduction stays in its thread: its window reads reuse
+// neighbouring outputs' through the cache.
+bool reduce_across_threads(BlockKind kind, const tir::BlockNode& block, size_t spatial, size_t loops,
+                           int64_t outputs, const GpuScheduleOptions& options) {
+  if (kind != BlockKind::kReduction && kind != BlockKind::kMatmul) return false;
+  if (!block.is_reduction() || spatial == loops || outputs * 4 > options.resident_threads) return false;
+  if (block.writes.size() != 1) return false;
+  DType t = block.writes[0].buffer->dtype;
+  return t == DType::kF32 || t == DType::kF64;
+}
+
+// A thread block per output: the reduction loops fused and split across
+// its threads (each thread strides over the reduction, so that neighbours
+// read neighbouring elements), the thread loop outside the stride loop.
+void bind_reduction_to_threads(Schedule& sch, BlockRV block, LoopRV outputs, std::vector<LoopRV> reduction,
+                               const std::string& name, const GpuScheduleOptions& options) {
+  LoopRV r = reduction.size() > 1 ? sch.fuse(reduction) : reduction[0];
+  const int64_t* steps = tir::as_const_int(sch.loop(r).extent);
+  if (!steps || *steps < 32) throw ScheduleError("gpu.short_reduction", name + ": too few reduction steps");
+  int64_t fit = 32;
+  while (fit * 2 <= *steps && fit * 2 <= options.threads_per_block) fit *= 2;
+  int64_t threads =
+      gpu_rules::choose(sch, options, name + ".reduce_threads", {32, 64, 128, 256, 512, 1024}, fit);
+  sch.decompose_reduction(block, r);  // before the split: a guarded last step is no init's concern
+  std::vector<LoopRV> parts = sch.split(r, {Factor(-1), Factor(threads)});
+  sch.reorder({parts[1], parts[0]});
+  sch.bind(outputs, "blockIdx.x");
+  sch.bind(parts[1], "threadIdx.x");
+}
+
+void bind_block(Schedule& sch, const std::string& name, BlockKind kind, const GpuScheduleOptions& options) {
   int64_t threads_per_block = gpu_rules::choose(sch, options, name + ".threads", {64, 128, 256, 512, 1024},
                                                 options.threads_per_block);
   BlockRV block = sch.get_block(name);
@@ -92,6 +128,11 @@ void bind_block(Schedule& sch, const std::string& name, const GpuScheduleOptions
   LoopRV fused = outer.size() > 1 ? sch.fuse(outer) : outer[0];
   const int64_t* extent = tir::as_const_int(sch.loop(fused).extent);
   if (!extent) return;
+  if (reduce_across_threads(kind, *node, n, loops.size(), *extent, options) && attempt(sch, [&](Schedule& s) {
+        bind_reduction_to_threads(s, s.get_block(name), fused, {loops.begin() + long(n), loops.end()}, name,
+                                  options);
+      }))
+    return;
   LoopRV thread = fused;
   if (*extent <= threads_per_block) {
     sch.bind(fused, "threadIdx.x");
@@ -149,7 +190,7 @@ void apply_default_gpu_schedule(Schedule& sch, const GpuScheduleOptions& options
       continue;
     if (gpu_rules::schedule_matmul(sch, info, options)) continue;
     // Otherwise a thread per output; left as it was (one thread runs the nest) when that does not apply.
-    attempt(sch, [&](Schedule& s) { bind_block(s, info.name, options); });
+    attempt(sch, [&](Schedule& s) { bind_block(s, info.name, info.kind, options); });
   }
 }
 

@@ -1,8 +1,9 @@
 // The default GPU schedule: one thread per output element. Each block's
 // outer spatial loops are fused and split into thread blocks
-// (blockIdx.x, threadIdx.x); reductions stay serial inside the thread that
-// owns the output. Correct for every op the CPU handles; the tiled
-// schedules with shared memory come on top of it.
+// (blockIdx.x, threadIdx.x); a reduction stays serial inside the thread that
+// owns the output, or, when its outputs are too few to fill the GPU, each
+// output gets a thread block whose threads share the reduction. Correct for
+// every op the CPU handles; the tiled schedules with shared memory come on top.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,10 @@ class KnobChoices;
 
 struct GpuScheduleOptions {
   int64_t threads_per_block = 256;
+  // The threads the GPU runs at once (GpuTarget::resident_threads): a
+  // reduction with too few outputs to fill a quarter of them with a thread
+  // each gets a thread block each, whose threads share its reduction.
+  int64_t resident_threads = 132 * 2048;
   // The tuner's choices (cpu_knobs.h's KnobChoices): "<block>.threads" of a
   // thread-per-output block, "<block>.thread_tile" and "<block>.step" of a
   // tiled matmul (0: not tiled). None: the default's own picks.

@@ -102,9 +102,10 @@ PrimFunc bind(const PrimFunc& func, const VarNode* var, const std::string& tag) 
     throw ScheduleError("bind.tag_in_use", "bind: " + describe_loop(loop) + " cannot take " + tag + ": " +
                                                describe_loop(*other) + " in the same nest is bound to it");
   }
-  // Cross-thread reductions (rfactor over threads) are not supported: a
-  // reduction variable bound to a thread index would race like parallel.
-  check_no_reduction_binding(loop, "bind");
+  // A reduction variable bound to threadIdx is a reduction across the block's
+  // threads, which the CUDA backend combines (src/codegen/cuda/cuda_reduction.h);
+  // blocks cannot combine theirs, so bound to blockIdx it would race.
+  if (!is_thread_idx(tag)) check_no_reduction_binding(loop, "bind");
   return with_loop_kind(func, loop, ForKind::kThreadBound, tag);
 }
 

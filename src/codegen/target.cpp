@@ -41,6 +41,15 @@ void apply_mattr(CpuTarget& cpu, const std::string& list_text) {
   }
 }
 
+// Resident threads of the architecture's largest part (H100 SXM, A100, RTX 4090, ...).
+int64_t resident_threads(int sm) {
+  if (sm >= 90) return 132 * 2048;
+  if (sm == 80) return 108 * 2048;
+  if (sm == 89) return 128 * 1536;
+  if (sm == 86) return 84 * 1536;
+  return 72 * 1024;
+}
+
 // Shared memory per SM by architecture (the CUDA programming guide's table).
 int64_t shared_bytes_per_sm(int sm) {
   if (sm >= 90) return 228 * 1024;
@@ -99,6 +108,7 @@ void apply_arch(GpuTarget& gpu, const std::string& arch) {
         << "-arch=" << arch << ": NVRTC compiles for " << list.str();
   }
   gpu.shared_bytes_per_sm = shared_bytes_per_sm(gpu.sm);
+  gpu.resident_threads = resident_threads(gpu.sm);
 }
 
 }  // namespace
@@ -139,6 +149,7 @@ Target parse_target(std::string_view spec, const std::vector<std::string>& extra
     t.kind = TargetKind::kCuda;
     t.gpu.emulated = kind == "cuda-emulated";
     t.gpu.shared_bytes_per_sm = shared_bytes_per_sm(t.gpu.sm);
+    t.gpu.resident_threads = resident_threads(t.gpu.sm);
   }
   for (const std::string& o : options) {
     if (o.rfind("-arch=", 0) == 0 && t.kind == TargetKind::kCuda) {

@@ -30,6 +30,10 @@ struct GpuTarget {
   int max_threads_per_block = 1024;
   int64_t shared_bytes_per_block = 48 * 1024;  // without opting in to more
   int64_t shared_bytes_per_sm = 0;
+  // The threads the GPU keeps resident at once: multiprocessors x threads per
+  // multiprocessor of the architecture's flagship (the default schedules ask
+  // whether a thread per output would fill it).
+  int64_t resident_threads = 132 * 2048;
   int registers_per_sm = 64 * 1024;
   // "cuda-emulated": the generated CUDA C runs on this CPU (cuda_emulator.h), to test it without a GPU.
   bool emulated = false;

@@ -297,7 +297,8 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
       } else if (gpu && options.schedule != ScheduleKind::kNone) {
         std::optional<sched::KnobChoices> knobs;
         if (options.knob_seed) knobs.emplace(sched::KnobDecisions{}, *options.knob_seed + i);
-        sched::apply_default_gpu_schedule(sch, {.knobs = knobs ? &*knobs : nullptr});
+        sched::apply_default_gpu_schedule(sch, {.resident_threads = options.target.gpu.resident_threads,
+                                                .knobs = knobs ? &*knobs : nullptr});
       }
       k.scheduled = k.flat = sch.func();
     }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "src/driver/npy.h"
+#include "tessel/runtime.h"
 #include "tests/unit/cli_runner.h"
 
 namespace tessel {
@@ -287,8 +288,12 @@ TEST(CompileCli, RunOfASharedLibraryThatIsNotATesselModel) {
                     plain.string() + " is not a Tessel model library: it lacks tessel_abi_version");
   // A library from another Tessel version is told apart from one that is no model at all.
   fs::path future = build_c_library(dir, "future", "unsigned tessel_abi_version(void) { return 99; }\n");
-  expect_user_error(tessel({"run", future.string()}), "has Tessel ABI version 99; this tessel reads version 1");
-  fs::path partial = build_c_library(dir, "partial", "unsigned tessel_abi_version(void) { return 1; }\n");
+  expect_user_error(
+      tessel({"run", future.string()}),
+      "has Tessel ABI version 99; this tessel reads version " + std::to_string(TESSEL_ABI_VERSION));
+  fs::path partial = build_c_library(
+      dir, "partial",
+      "unsigned tessel_abi_version(void) { return " + std::to_string(TESSEL_ABI_VERSION) + "; }\n");
   expect_user_error(tessel({"run", partial.string()}), "is not a Tessel model library: it lacks tessel_last_error");
   expect_user_error(tessel({"run", (dir / "absent.so").string()}), (dir / "absent.so").string() + ": no such file");
 }

@@ -242,7 +242,7 @@ TEST(SchedLoopKind, BindToThreads) {
   expect_rejected(
       m.sch, [&] { m.sch.bind(m.loops[0], "warp.x"); }, "bind.bad_tag", "not a thread tag");
   expect_rejected(
-      m.sch, [&] { m.sch.bind(m.loops[2], "threadIdx.x"); }, "bind.reduction_loop", "reduction variable vk");
+      m.sch, [&] { m.sch.bind(m.loops[2], "blockIdx.y"); }, "bind.reduction_loop", "reduction variable vk");
   m.sch.bind(m.loops[0], "blockIdx.x");
   m.sch.bind(j_parts[1], "threadIdx.x");
   expect_rejected(

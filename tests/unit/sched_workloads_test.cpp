@@ -330,7 +330,7 @@ TEST(SchedWorkloads, BindRejections) {
   Workload w = Workload::kMatmul;
   auto loops = [](Schedule& s) { return s.get_loops(s.get_block("mm")); };
   expect_rejected(
-      w, [&](Schedule& s) { s.bind(loops(s)[2], "threadIdx.x"); }, "bind.reduction_loop", "k2");
+      w, [&](Schedule& s) { s.bind(loops(s)[2], "blockIdx.z"); }, "bind.reduction_loop", "k2");
   expect_rejected(
       w, [&](Schedule& s) { s.bind(loops(s)[0], "warp.x"); }, "bind.bad_tag", "warp.x");
   expect_rejected(

@@ -11,6 +11,7 @@
 #include "ir/tensor/functor.h"
 #include "src/codegen/cuda/cuda_prelude.h"
 #include "src/codegen/cuda/cuda_printer.h"
+#include "src/codegen/cuda/cuda_reduction.h"
 
 namespace tessel::codegen {
 
@@ -71,6 +72,15 @@ CudaLaunch describe_launch(const std::string& symbol, const Stmt& body, const Gp
           << " and " << *extent;
       seen_tags.insert(loop->thread_tag);
       dims[axis] = *extent;
+      if (cuda_detail::cross_thread_reduction(*loop)) {
+        TESSEL_USER_CHECK(loop->thread_tag == "threadIdx.x" && *extent % 32 == 0, Span{})
+            << symbol << ": a reduction across threads needs them on threadIdx.x, a multiple of 32 of them; "
+            << loop->var->name << " has " << *extent << " on " << loop->thread_tag;
+        launch.shared_bytes = align_up(launch.shared_bytes, kSharedAlignment);
+        printer.set_reduction_scratch(loop, launch.shared_bytes);
+        launch.shared_bytes += cuda_detail::block_reduce_scratch_bytes(*extent);
+        launch.has_barrier = true;
+      }
     } else if (const auto* a = s.as<AllocateNode>(); a && a->buffer->scope == MemScope::kShared) {
       launch.shared_bytes = align_up(launch.shared_bytes, kSharedAlignment);
       printer.set_shared_offset(a->buffer.get(), launch.shared_bytes);

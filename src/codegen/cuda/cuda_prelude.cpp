@@ -23,6 +23,20 @@ const char* const kEmulationBody = R"PRELUDE(
 // tables, where LeakSanitizer's exit scan reads it. Each kernel takes its
 // emulated thread as a first parameter instead.
 #define TESSEL_THREAD_PARAM const tessel_emu_thread* tessel_self,
+#define TESSEL_THREAD_ARG tessel_self,
+// A warp shuffle as every thread of the block calls it (the generated code
+// only shuffles uniformly): each thread offers its value, then takes lane + o's.
+template <typename T>
+static T tessel_emu_shfl_down(const tessel_emu_thread* self, T v, unsigned o) {
+  unsigned t = self->thread.x;
+  T* offered = (T*)self->exchange;
+  offered[t] = v;
+  self->sync(self->barrier);
+  T got = (t & 31u) + o < 32u ? offered[t + o] : v;
+  self->sync(self->barrier);
+  return got;
+}
+#define TESSEL_SHFL_DOWN(v, o) tessel_emu_shfl_down(tessel_self, v, o)
 #define threadIdx (tessel_self->thread)
 #define blockIdx (tessel_self->block)
 #define __syncthreads() tessel_self->sync(tessel_self->barrier)
@@ -35,6 +49,8 @@ using std::isinf;
 #define TESSEL_FN static __device__ __forceinline__
 #define TESSEL_KERNEL extern "C" __global__ void
 #define TESSEL_THREAD_PARAM
+#define TESSEL_THREAD_ARG
+#define TESSEL_SHFL_DOWN(v, o) __shfl_down_sync(0xffffffffu, v, o)
 #define TESSEL_RESTRICT __restrict__
 #define TESSEL_SHARED_ARENA extern __shared__ __align__(16) unsigned char tessel_shared[];
 #endif
@@ -145,6 +161,48 @@ TESSEL_FN tessel_u16 tessel_f2bf(float f) {
 }
 TESSEL_FN float tessel_round_h(float f) { return tessel_h2f(tessel_f2h(f)); }
 TESSEL_FN float tessel_round_bf(float f) { return tessel_bf2f(tessel_f2bf(f)); }
+
+// A reduction across a block's threads (cuda_reduction.h), called by every
+// thread of a one-dimensional block of a multiple of 32 threads: each warp
+// combines its values by shuffles, warp 0 combines the warps' through
+// scratch (one value per warp); thread 0 returns the block's. The emulator,
+// where each shuffle costs two barriers of OS threads, combines through
+// scratch (a value per thread) in thread 0, unless a test asks for the
+// shuffles (TESSEL_EMULATE_WARP_SHUFFLES).
+#if defined(TESSEL_CUDA_EMULATION) && !defined(TESSEL_EMULATE_WARP_SHUFFLES)
+#define TESSEL_BLOCK_REDUCE(NAME, T, COMBINE, IDENTITY)                           \
+  TESSEL_FN T NAME(TESSEL_THREAD_PARAM T v, T* scratch, unsigned threads) {       \
+    unsigned t = threadIdx.x;                                                     \
+    scratch[t] = v;                                                               \
+    __syncthreads();                                                              \
+    if (t == 0)                                                                   \
+      for (unsigned i = 1; i < threads; ++i) v = COMBINE(v, scratch[i]);          \
+    __syncthreads();                                                              \
+    return v;                                                                     \
+  }
+#else
+#define TESSEL_BLOCK_REDUCE(NAME, T, COMBINE, IDENTITY)                           \
+  TESSEL_FN T NAME(TESSEL_THREAD_PARAM T v, T* scratch, unsigned threads) {       \
+    unsigned t = threadIdx.x;                                                     \
+    for (unsigned o = 16; o > 0; o >>= 1) v = COMBINE(v, TESSEL_SHFL_DOWN(v, o)); \
+    if ((t & 31u) == 0) scratch[t >> 5] = v;                                      \
+    __syncthreads();                                                              \
+    v = t < threads / 32 ? scratch[t] : (T)(IDENTITY);                            \
+    for (unsigned o = 16; o > 0; o >>= 1) v = COMBINE(v, TESSEL_SHFL_DOWN(v, o)); \
+    __syncthreads();                                                              \
+    return v;                                                                     \
+  }
+#endif
+#define TESSEL_ADD(a, b) ((a) + (b))
+#define TESSEL_MUL(a, b) ((a) * (b))
+TESSEL_BLOCK_REDUCE(tessel_block_add_f32, float, TESSEL_ADD, 0.0f)
+TESSEL_BLOCK_REDUCE(tessel_block_mul_f32, float, TESSEL_MUL, 1.0f)
+TESSEL_BLOCK_REDUCE(tessel_block_max_f32, float, tessel_fmaxf, -tessel_f32_from_bits(0x7f800000u))
+TESSEL_BLOCK_REDUCE(tessel_block_min_f32, float, tessel_fminf, tessel_f32_from_bits(0x7f800000u))
+TESSEL_BLOCK_REDUCE(tessel_block_add_f64, double, TESSEL_ADD, 0.0)
+TESSEL_BLOCK_REDUCE(tessel_block_mul_f64, double, TESSEL_MUL, 1.0)
+TESSEL_BLOCK_REDUCE(tessel_block_max_f64, double, tessel_fmax, -tessel_f64_from_bits(0x7ff0000000000000ULL))
+TESSEL_BLOCK_REDUCE(tessel_block_min_f64, double, tessel_fmin, tessel_f64_from_bits(0x7ff0000000000000ULL))
 
 // The first failing thread of a launch records which assert and its values.
 TESSEL_FN void tessel_fail(tessel_error* e, int id, tessel_i64 v0, tessel_i64 v1, tessel_i64 v2, tessel_i64 v3) {

@@ -50,6 +50,8 @@ class CudaPrinter {
   void set_shared_offset(const tir::BufferNode* buffer, int64_t offset) { shared_offsets_[buffer] = offset; }
   // The threads of the launch's block (a global buffer allocated outside its thread loops is one per block).
   void set_threads_per_block(int64_t threads) { threads_per_block_ = threads; }
+  // Where a cross-thread reduction's scratch starts in the arena (cuda_reduction.h).
+  void set_reduction_scratch(const tir::ForNode* loop, int64_t offset) { reduction_scratch_[loop] = offset; }
 
   std::string expr(const tir::Expr& e);
   void stmt(const tir::Stmt& s, int indent, std::ostream& os);
@@ -66,6 +68,7 @@ class CudaPrinter {
   std::string offset(const tir::BufferNode& buffer, const std::vector<tir::Expr>& indices);
 
   void loop(const tir::ForNode& loop, int indent, std::ostream& os);
+  void reduction(const tir::ForNode& loop, int64_t scratch_offset, int indent, std::ostream& os);
   void store(const tir::StoreNode& s, int indent, std::ostream& os);
   void allocate(const tir::AllocateNode& a, int indent, std::ostream& os);
   void assertion(const tir::AssertNode& a, int indent, std::ostream& os);
@@ -73,6 +76,11 @@ class CudaPrinter {
   CNames& names_;
   std::vector<CudaAssert>& asserts_;  // numbered in order: a kernel reports a failed one by number
   std::map<const tir::BufferNode*, int64_t> shared_offsets_;
+  std::map<const tir::ForNode*, int64_t> reduction_scratch_;
+  // The store of the cross-thread reduction being printed, which updates this register instead.
+  const tir::StoreNode* reducing_store_ = nullptr;
+  std::string reducing_acc_;
+  tir::Expr reducing_operand_;
   tir::Analyzer ranges_;  // every loop variable printed so far, bound to its range
   int64_t threads_per_block_ = 1;
   int thread_loops_ = 0;  // threadIdx loops around the statement being printed

@@ -5,6 +5,7 @@
 #include "ir/core/diagnostics.h"
 #include "ir/tensor/simplify.h"
 #include "src/codegen/cuda/cuda_printer.h"
+#include "src/codegen/cuda/cuda_reduction.h"
 
 namespace tessel::codegen::cuda_detail {
 
@@ -66,7 +67,10 @@ void CudaPrinter::loop(const ForNode& n, int indent, std::ostream& os) {
     if (!min || *min != 0) index = "(" + expr(n.min) + " + " + index + ")";
     os << pad(indent) << "{\n" << pad(indent + 1) << "const tessel_i64 " << v << " = " << index << ";\n";
     thread_loops_ += is_thread_idx(n.thread_tag);
-    stmt(n.body, indent + 1, os);
+    if (auto it = reduction_scratch_.find(&n); it != reduction_scratch_.end())
+      reduction(n, it->second, indent + 1, os);
+    else
+      stmt(n.body, indent + 1, os);
     thread_loops_ -= is_thread_idx(n.thread_tag);
     os << pad(indent) << "}\n";
     return;
@@ -80,7 +84,33 @@ void CudaPrinter::loop(const ForNode& n, int indent, std::ostream& os) {
   os << pad(indent) << "}\n";
 }
 
+// Each thread combines its iterations in a register, the block combines the
+// registers, thread 0 adds the result to the output.
+void CudaPrinter::reduction(const ForNode& n, int64_t scratch_offset, int indent, std::ostream& os) {
+  CrossThreadReduction r = *cross_thread_reduction(n);
+  DType dtype = r.store->buffer->dtype;
+  std::string type = c_type(dtype), acc = names_.fresh("tessel_acc");
+  os << pad(indent) << type << " " << acc << " = " << reduce_identity(r.op) << ";\n";
+  reducing_store_ = r.store;
+  reducing_acc_ = acc;
+  reducing_operand_ = r.operand;
+  stmt(n.body, indent, os);
+  reducing_store_ = nullptr;
+  os << pad(indent) << acc << " = " << block_reduce_function(r.op, dtype) << "(TESSEL_THREAD_ARG " << acc
+     << ", (" << type << "*)(tessel_shared + " << scratch_offset << "), " << *as_const_int(n.extent)
+     << "u);\n";
+  std::string target =
+      names_.buffer(r.store->buffer.get()) + "[" + offset(*r.store->buffer, r.store->indices) + "]";
+  os << pad(indent) << "if (" << n.thread_tag << " == 0) " << target << " = "
+     << float_binary(*r.store->value, target, acc) << ";\n";
+}
+
 void CudaPrinter::store(const StoreNode& n, int indent, std::ostream& os) {
+  if (&n == reducing_store_) {
+    os << pad(indent) << reducing_acc_ << " = "
+       << float_binary(*n.value, reducing_acc_, expr(reducing_operand_)) << ";\n";
+    return;
+  }
   os << pad(indent) << names_.buffer(n.buffer.get()) << "[" << offset(*n.buffer, n.indices)
      << "] = " << to_storage(n.buffer->dtype, expr(n.value)) << ";\n";
 }

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -33,29 +34,85 @@ emu::tessel_dim3 thread_index(unsigned t, const uint32_t* block) {
   return {t % block[0], (t / block[0]) % block[1], t / (block[0] * block[1])};
 }
 
-// One block's threads one after another (no barrier: nothing can tell), or
-// each on an OS thread of its own, all meeting at the block's barrier.
-void run_block(const GpuLaunch& l, emu::tessel_dim3 block, unsigned char* arena,
-               emu::tessel_emu_thread_fn run, void* closure) {
+// The blocks of a launch without barriers: each block's threads one after
+// another (nothing can tell).
+void run_serially(const GpuLaunch& l, emu::tessel_dim3 block, unsigned char* arena,
+                  emu::tessel_emu_thread_fn run, void* closure) {
   unsigned threads = l.block[0] * l.block[1] * l.block[2];
-  if (!l.has_barrier) {
-    for (unsigned t = 0; t < threads; ++t) {
-      emu::tessel_emu_thread self{block, thread_index(t, l.block), nullptr, nullptr, arena};
-      run(&self, closure);
-    }
-    return;
+  for (unsigned t = 0; t < threads; ++t) {
+    emu::tessel_emu_thread self{block, thread_index(t, l.block), nullptr, nullptr, arena, nullptr};
+    run(&self, closure);
   }
-  std::barrier<> sync{std::ptrdiff_t(threads)};
-  std::vector<std::thread> team;
-  team.reserve(threads);
-  for (unsigned t = 0; t < threads; ++t)
-    team.emplace_back([&, t] {
-      emu::tessel_emu_thread self{block, thread_index(t, l.block), &sync, sync_block, arena};
-      run(&self, closure);
-      sync.arrive_and_drop();  // a thread that returned no longer holds the others back
-    });
-  for (std::thread& t : team) t.join();
 }
+
+// The blocks of a launch with barriers, one after another, each GPU thread
+// on an OS thread of a team that serves every block: the launching thread
+// sets a block up (its barrier, its arena), releases the team at `start`
+// and waits for it at `end`. A thread that returns early leaves its block's
+// barrier (arrive_and_drop), not the team's.
+class BlockTeam {
+ public:
+  BlockTeam(const GpuLaunch& l, emu::tessel_emu_thread_fn run, void* closure, unsigned char* arena)
+      : launch_(l),
+        threads_(l.block[0] * l.block[1] * l.block[2]),
+        run_(run),
+        closure_(closure),
+        arena_(arena),
+        exchange_(threads_),
+        start_(std::ptrdiff_t(threads_) + 1),
+        end_(std::ptrdiff_t(threads_) + 1) {
+    team_.reserve(threads_);
+    try {
+      for (unsigned t = 0; t < threads_; ++t) team_.emplace_back([this, t] { serve(t); });
+    } catch (...) {
+      stop();
+      throw;
+    }
+  }
+  ~BlockTeam() { stop(); }
+
+  void run_block(emu::tessel_dim3 block) {
+    block_ = block;
+    sync_.emplace(std::ptrdiff_t(threads_));
+    start_.arrive_and_wait();
+    end_.arrive_and_wait();
+  }
+
+ private:
+  void serve(unsigned t) {
+    while (true) {
+      start_.arrive_and_wait();
+      if (done_) return;
+      emu::tessel_emu_thread self{block_,  thread_index(t, launch_.block),
+                                  &*sync_, sync_block,
+                                  arena_,  reinterpret_cast<unsigned char*>(exchange_.data())};
+      run_(&self, closure_);
+      sync_->arrive_and_drop();
+      end_.arrive_and_wait();
+    }
+  }
+  // Releases the team once more with nothing to run, so that its threads
+  // end; threads that could not be created are dropped from the count.
+  void stop() {
+    done_ = true;
+    for (size_t i = team_.size(); i < threads_; ++i) start_.arrive_and_drop();
+    start_.arrive_and_wait();
+    for (std::thread& t : team_) t.join();
+    team_.clear();
+  }
+
+  const GpuLaunch& launch_;
+  unsigned threads_;
+  emu::tessel_emu_thread_fn run_;
+  void* closure_;
+  unsigned char* arena_;
+  std::vector<uint64_t> exchange_;  // what a warp shuffle passes between threads
+  std::barrier<> start_, end_;
+  std::optional<std::barrier<>> sync_;
+  emu::tessel_dim3 block_{};
+  bool done_ = false;
+  std::vector<std::thread> team_;
+};
 
 // Blocks one after another, each with its shared arena filled with 0xff
 // bytes (NaN as floats), so that a read the schedule did not order after its
@@ -63,11 +120,16 @@ void run_block(const GpuLaunch& l, emu::tessel_dim3 block, unsigned char* arena,
 void run_launch(const GpuLaunch& l, emu::tessel_emu_thread_fn run, void** params) {
   try {
     std::vector<unsigned char> arena(std::max<uint64_t>(16, l.shared_bytes));
+    std::optional<BlockTeam> team;
+    if (l.has_barrier) team.emplace(l, run, params, arena.data());
     for (unsigned bz = 0; bz < l.grid[2]; ++bz)
       for (unsigned by = 0; by < l.grid[1]; ++by)
         for (unsigned bx = 0; bx < l.grid[0]; ++bx) {
           std::fill(arena.begin(), arena.end(), 0xff);
-          run_block(l, {bx, by, bz}, arena.data(), run, params);
+          if (team)
+            team->run_block({bx, by, bz});
+          else
+            run_serially(l, {bx, by, bz}, arena.data(), run, params);
         }
   } catch (const std::system_error& e) {  // no more threads
     throw StatusError(TESSEL_ERR_KERNEL_FAILED,

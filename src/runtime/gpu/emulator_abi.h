@@ -12,7 +12,8 @@
 #define TESSEL_CUDA_EMULATOR_ABI(X) X(                                                          \
   struct tessel_dim3 { unsigned x, y, z; };                                                      \
   typedef void (*tessel_emu_sync_fn)(void* barrier);                                             \
-  struct tessel_emu_thread { struct tessel_dim3 block, thread; void* barrier; tessel_emu_sync_fn sync; unsigned char* shared; }; \
+  struct tessel_emu_thread { struct tessel_dim3 block, thread; void* barrier; tessel_emu_sync_fn sync; unsigned char* shared; \
+                             unsigned char* exchange; };                                         \
   typedef void (*tessel_emu_thread_fn)(const struct tessel_emu_thread* self, void* closure);    \
   struct tessel_emu_kernel { const char* name; tessel_emu_thread_fn run; };)
 // clang-format on
