@@ -94,7 +94,11 @@ int32_t tessel_last_status(void);
  * the checksums of the plan and the weights (TESSEL_ERR_CORRUPT_MODEL), the
  * CPU features the kernels were compiled for (TESSEL_ERR_UNSUPPORTED_CPU) and
  * TESSEL_NUM_THREADS when set (TESSEL_ERR_INVALID_ARGUMENT unless a whole
- * number from 1 to 1024). */
+ * number from 1 to 1024). A library compiled for a GPU checks its GPU
+ * program (TESSEL_ERR_CORRUPT_MODEL), opens the CUDA driver ($TESSEL_LIBCUDA,
+ * else libcuda.so.1) and the first GPU, and uploads the weights
+ * (TESSEL_ERR_UNSUPPORTED_DEVICE without a driver or GPU, or with a GPU older
+ * than the code's architecture). */
 tessel_model* tessel_model_load(void);
 void tessel_model_unload(tessel_model* model); /* NULL is ignored */
 

@@ -65,22 +65,8 @@ TEST(CudaEmulator, ThreadsOfABlockMeetAtItsBarriersAndAMissingOneShows) {
   }
 }
 
-// y[i] = x[idx[i]] for 4 threads, with the index checked as lowering checks gathers.
-PrimFunc checked_gather() {
-  Buffer x = make_buffer("x", DType::kF32, {10}), idx = make_buffer("idx", DType::kI64, {4});
-  Buffer y = make_buffer("y", DType::kF32, {4});
-  Var t = var("t");
-  Expr i = load(idx, {t});
-  Stmt body = make_seq(
-      {make_assert(i >= int_imm(0) && i < int_imm(10), "index {} of element {} is out of range", {i, t}),
-       make_store(y, load(x, {i}), {t})});
-  return flattened(make_prim_func(
-      "gather", {x, idx}, {y},
-      make_root_block(make_for(t, int_imm(0), int_imm(4), ForKind::kThreadBound, body, "threadIdx.x"), {})));
-}
-
 TEST(CudaEmulator, AFailedRunTimeCheckIsReportedWithItsValues) {
-  Emulated lib(codegen::generate_cuda({{"k_gather", checked_gather()}}, codegen::GpuTarget{}));
+  Emulated lib(codegen::generate_cuda({{"k_gather", gpu_checked_gather()}}, codegen::GpuTarget{}));
   Tensor x = ramp({10}, 1.0), idx(DType::kI64, {4}), y(DType::kF32, {4});
   for (int64_t i = 0; i < 4; ++i) idx.set_f64(i, double(9 - i));
   ASSERT_EQ(lib.run("k_gather", {&x, &idx, &y}), 0);

@@ -1,6 +1,7 @@
 // Functions for the CUDA backend's tests: GPU-scheduled and flattened as the
-// pipeline gives them to the backend, and a hand-written thread block that
-// exchanges data through shared memory (with or without its barriers).
+// pipeline gives them to the backend, a hand-written thread block that
+// exchanges data through shared memory (with or without its barriers), and
+// a gather whose threads check their indices.
 #pragma once
 
 #include "schedules/defaults/gpu_defaults.h"
@@ -44,6 +45,20 @@ inline PrimFunc mirror_sum(int64_t threads, bool barriers) {
   PrimFunc without = f;  // the passes without insert_barriers: a schedule that misses them
   for (const tir_passes::TirPass& pass : tir_passes::passes_before_backend()) without = pass.run(without);
   return without;
+}
+
+// y[i] = x[idx[i]] for 4 threads, with the index checked as lowering checks gathers.
+inline PrimFunc gpu_checked_gather() {
+  Buffer x = make_buffer("x", DType::kF32, {10}), idx = make_buffer("idx", DType::kI64, {4});
+  Buffer y = make_buffer("y", DType::kF32, {4});
+  Var t = var("t");
+  Expr i = load(idx, {t});
+  Stmt body = make_seq(
+      {make_assert(i >= int_imm(0) && i < int_imm(10), "index {} of element {} is out of range", {i, t}),
+       make_store(y, load(x, {i}), {t})});
+  return flattened(make_prim_func(
+      "gather", {x, idx}, {y},
+      make_root_block(make_for(t, int_imm(0), int_imm(4), ForKind::kThreadBound, body, "threadIdx.x"), {})));
 }
 
 // i % 13 * scale - 1 at element i: small exact values, none repeated nearby.

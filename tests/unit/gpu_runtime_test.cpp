@@ -81,16 +81,7 @@ TEST(GpuRuntime, APlanThatDoesNotFitTheProgramIsRefused) {
 
 // y = x[idx] twice, the second time with the indices of the second input.
 TEST(GpuRuntime, AFailedCheckNamesItsStep) {
-  Buffer x = make_buffer("x", DType::kF32, {10}), idx = make_buffer("idx", DType::kI64, {4});
-  Buffer y = make_buffer("y", DType::kF32, {4});
-  Var t = var("t");
-  Expr i = load(idx, {t});
-  Stmt body = make_seq(
-      {make_assert(i >= int_imm(0) && i < int_imm(10), "index {} of element {} is out of range", {i, t}),
-       make_store(y, load(x, {i}), {t})});
-  PrimFunc gather = flattened(make_prim_func(
-      "gather", {x, idx}, {y},
-      make_root_block(make_for(t, int_imm(0), int_imm(4), ForKind::kThreadBound, body, "threadIdx.x"), {})));
+  PrimFunc gather = gpu_checked_gather();
   codegen::CudaProgram program = codegen::generate_cuda({{"k_gather", gather}}, codegen::GpuTarget{});
   rt::GpuRunner runner(codegen::gpu_program(program), codegen::open_emulated_device(program.source));
   rt::Plan p;

@@ -4,6 +4,7 @@
 // model_engine_gpu.cpp name, compiled with -c.
 #include "src/codegen/cuda/cuda_model_object.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
