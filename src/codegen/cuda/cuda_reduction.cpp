@@ -2,6 +2,7 @@
 #include "src/codegen/cuda/cuda_reduction.h"
 
 #include <set>
+#include <utility>
 
 #include "ir/core/diagnostics.h"
 #include "ir/tensor/functor.h"
@@ -33,8 +34,19 @@ const StoreNode* single_store(const Stmt& s, std::set<const VarNode*>& vars) {
   return s.as<StoreNode>();
 }
 
-bool combines(ExprKind k) {
-  return k == ExprKind::kAdd || k == ExprKind::kMul || k == ExprKind::kMax || k == ExprKind::kMin;
+// The operands of an Add, Mul, Max or Min node; nullopt for any other expression.
+std::optional<std::pair<Expr, Expr>> combined_operands(const Expr& e) {
+  switch (e->kind) {
+    case ExprKind::kAdd:
+      return std::pair{static_cast<const AddNode&>(*e).a, static_cast<const AddNode&>(*e).b};
+    case ExprKind::kMul:
+      return std::pair{static_cast<const MulNode&>(*e).a, static_cast<const MulNode&>(*e).b};
+    case ExprKind::kMax:
+      return std::pair{static_cast<const MaxNode&>(*e).a, static_cast<const MaxNode&>(*e).b};
+    case ExprKind::kMin:
+      return std::pair{static_cast<const MinNode&>(*e).a, static_cast<const MinNode&>(*e).b};
+    default: return std::nullopt;
+  }
 }
 
 // Whether e loads exactly what store writes.
@@ -60,17 +72,20 @@ std::optional<CrossThreadReduction> cross_thread_reduction(const ForNode& loop) 
     invariant = !uses_any(store->indices[i], inner);
   if (!invariant) return std::nullopt;
   // X[I] = X[I] op e, or e op X[I], with e not reading X.
-  const ExprNode& v = *store->value;
-  const auto* bin =
-      static_cast<const BinaryNode<ExprKind::kAdd>*>(&v);  // every binary node has a and b alike
+  std::optional<std::pair<Expr, Expr>> operands = combined_operands(store->value);
   std::optional<CrossThreadReduction> found;
-  if (combines(v.kind) && reads_target(bin->a, *store)) found = CrossThreadReduction{store, v.kind, bin->b};
-  if (combines(v.kind) && reads_target(bin->b, *store)) found = CrossThreadReduction{store, v.kind, bin->a};
+  if (operands && reads_target(operands->first, *store))
+    found = CrossThreadReduction{store, store->value->kind, operands->second};
+  if (operands && reads_target(operands->second, *store))
+    found = CrossThreadReduction{store, store->value->kind, operands->first};
+  bool operand_reads_target = false;
   if (found) {
     walk_exprs(found->operand, [&](const Expr& e) {
-      if (const auto* l = e.as<LoadNode>(); l && l->buffer.get() == store->buffer.get()) found.reset();
+      if (const auto* l = e.as<LoadNode>(); l && l->buffer.get() == store->buffer.get())
+        operand_reads_target = true;
     });
   }
+  if (operand_reads_target) found.reset();
   TESSEL_ICHECK(found) << "every thread of " << loop.var->name << " (" << loop.thread_tag << ") writes "
                        << store->buffer->name << " at one place, and not as a reduction: a race";
   TESSEL_ICHECK(store->buffer->dtype == DType::kF32 || store->buffer->dtype == DType::kF64)
