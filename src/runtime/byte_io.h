@@ -1,6 +1,7 @@
 // The little-endian binary form of the runtime's embedded data (the plan,
-// the GPU program): a Writer, and a Reader whose every read is bounds-checked
-// and whose counts are bounded by the bytes left, failing with PlanError.
+// the GPU program): a Writer (sealed by a trailing checksum64), and a Reader
+// whose every read is bounds-checked and whose counts are bounded by the
+// bytes left, failing with PlanError.
 #pragma once
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "src/runtime/checksum.h"
 #include "src/runtime/plan.h"
 
 namespace tessel::rt {
@@ -31,6 +33,11 @@ class Writer {
     out_.insert(out_.end(), (const uint8_t*)p, (const uint8_t*)p + n);
   }
   std::vector<uint8_t> take() { return std::move(out_); }
+  // The bytes with their checksum64 appended, as the embedded forms end.
+  std::vector<uint8_t> take_sealed() {
+    put(checksum64(out_.data(), out_.size()));
+    return take();
+  }
 
  private:
   std::vector<uint8_t> out_;

@@ -219,12 +219,7 @@ std::vector<uint8_t> serialize_plan(const Plan& plan) {
   w.put(plan.weights_checksum);
   w.put(uint32_t(plan.cpu_features.size()));
   for (const std::string& f : plan.cpu_features) w.put_string(f);
-  std::vector<uint8_t> out = w.take();
-  Writer tail;
-  tail.put(checksum64(out.data(), out.size()));
-  std::vector<uint8_t> sum = tail.take();
-  out.insert(out.end(), sum.begin(), sum.end());
-  return out;
+  return w.take_sealed();
 }
 
 Plan deserialize_plan(const uint8_t* data, size_t size) {

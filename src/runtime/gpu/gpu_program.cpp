@@ -102,12 +102,7 @@ std::vector<uint8_t> serialize_gpu_program(const GpuProgram& program) {
   w.put_bytes(kMagic, sizeof kMagic);
   w.put(kFormatVersion);
   put_body(w, program);
-  std::vector<uint8_t> out = w.take();
-  Writer sum;
-  sum.put(checksum64(out.data(), out.size()));
-  std::vector<uint8_t> tail = sum.take();
-  out.insert(out.end(), tail.begin(), tail.end());
-  return out;
+  return w.take_sealed();
 }
 
 GpuProgram deserialize_gpu_program(const uint8_t* data, size_t size) {
