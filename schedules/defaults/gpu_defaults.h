@@ -20,9 +20,14 @@ struct GpuScheduleOptions {
   // reduction with too few outputs to fill a quarter of them with a thread
   // each gets a thread block each, whose threads share its reduction.
   int64_t resident_threads = 132 * 2048;
+  // A thread block's limits (GpuTarget's): tiles that would pass them are not offered.
+  int64_t max_threads_per_block = 1024;
+  int64_t shared_bytes_per_block = 48 * 1024;
   // The tuner's choices (cpu_knobs.h's KnobChoices): "<block>.threads" of a
-  // thread-per-output block, "<block>.thread_tile" and "<block>.step" of a
-  // tiled matmul (0: not tiled). None: the default's own picks.
+  // thread-per-output block, "<block>.reduce_threads" of a block per
+  // output, a tiled matmul's register tile ("thread_rows", 0: not tiled;
+  // "thread_cols"), threads ("threads_y", "threads_x") and reduction step
+  // ("step"). None: the default's own picks.
   KnobChoices* knobs = nullptr;
 };
 

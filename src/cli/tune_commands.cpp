@@ -55,7 +55,7 @@ int cmd_tune(Args& args) {
     o.measure.flush_bytes = int64_t(64) << 20;
   } else {
     TESSEL_USER_CHECK(flush == "none", Span{}) << "--cache-flush is l2, memory or none, not " << flush;
-    o.measure.flush_bytes = 0;
+    o.measure.flush_bytes = o.measure.gpu_flush_bytes = 0;
   }
   o.model_path = single_model(args, "tune");
   driver::check_thread_environment();

@@ -7,9 +7,9 @@ inline constexpr const char* kTuneHelp =
     R"(usage: tessel tune MODEL.onnx --log FILE [--trials N] [--threads N] [--seed S] [--resume]
                    [--per-round N] [--search model|random] [--cost-model FILE] [--save-cost-model FILE]
                    [--events FILE] [--timeout S] [--repeat N] [--cache-flush l2|memory|none]
-                   [--fusion POLICY] [--layouts search|default] [--target llvm]
+                   [--fusion POLICY] [--layouts search|default] [--target llvm|cuda|cuda-emulated]
 
-Tunes the model's kernels for this CPU. The tasks (`tessel tasks`) are first
+Tunes the model's kernels for this CPU, or for a GPU (--target cuda). The tasks (`tessel tasks`) are first
 measured with their default schedules (the table printed first); then each
 round the task scheduler picks the task whose speed-up would lower the
 estimated end-to-end latency most, its search proposes candidates (the default
@@ -37,6 +37,15 @@ plane, flat pointwise, channels-last, direct rows), those kernels are tuned
 beside the default's, and the log gets a decision per conv (another form
 where its kernels measured faster by the same margin), which compile
 --tuning-log applies to that conv in any model.
+On a GPU (--target cuda, needs a GPU and its driver) the candidates are the
+default GPU schedule's knobs (a matmul's register tile rows and columns,
+threads per block side and reduction step through shared memory; threads per
+block of the elementwise and reduction kernels, threads sharing a reduction),
+built by NVRTC and timed by the GPU's events after 256 MiB of device memory is
+written (the L2 flushed); conv layouts are not searched. --target
+cuda-emulated runs the same search on the CUDA emulator: it tests the session
+and the schedules without a GPU, and its times are this CPU's, not a GPU's (its
+log is kept apart from cuda's).
   --log FILE          the tuning log (JSON lines); without --resume it must be new or empty
   --trials N          measured candidates in all, the default schedules included (default 1000)
   --threads N         threads the schedules fill and the measurements run on (default: every core)
@@ -59,7 +68,8 @@ where its kernels measured faster by the same margin), which compile
                       a model that runs again and again), memory (64 MiB: from
                       DRAM), none; after it, a task's activations (its inputs
                       that are not weights) are read once, since in a model
-                      the kernel before has just written them
+                      the kernel before has just written them; on a GPU,
+                      none writes no device memory between runs
 )";
 
 inline constexpr const char* kTuneReportHelp =

@@ -154,6 +154,8 @@ Target parse_target(std::string_view spec, const std::vector<std::string>& extra
   for (const std::string& o : options) {
     if (o.rfind("-arch=", 0) == 0 && t.kind == TargetKind::kCuda) {
       apply_arch(t.gpu, o.substr(6));
+    } else if (o == "-fast-math" && t.kind == TargetKind::kCuda) {
+      t.gpu.fast_math = true;
     } else if (o.rfind("-mcpu=", 0) == 0 && t.kind == TargetKind::kLlvm) {
       t.cpu.cpu = o.substr(6);
       t.cpu.features.clear();  // the CPU's own features, unless -mattr adds
@@ -165,9 +167,12 @@ Target parse_target(std::string_view spec, const std::vector<std::string>& extra
     } else {
       TESSEL_USER_CHECK(false, Span{})
           << "unknown option '" << o << "' for target " << kind << " (available: "
-          << (t.kind == TargetKind::kCuda ? "-arch=sm_NN" : "-mcpu=, -mattr=, -fmas-in-flight=") << ")";
+          << (t.kind == TargetKind::kCuda ? "-arch=sm_NN, -fast-math" : "-mcpu=, -mattr=, -fmas-in-flight=")
+          << ")";
     }
   }
+  TESSEL_USER_CHECK(!(t.gpu.emulated && t.gpu.fast_math), Span{})
+      << "-fast-math is for target cuda: the emulator computes with this CPU's math library";
   if (t.kind == TargetKind::kCuda) return t;  // the host CPU only drives the GPU
   check_cpu_target(t.cpu);
   std::optional<std::string> problem = llvm_cannot_generate(t.cpu);
@@ -219,6 +224,7 @@ std::string describe(const Target& t) {
   os << "kind " << target_kind_name(t.kind) << "\n";
   if (t.kind == TargetKind::kCuda) {
     if (t.gpu.emulated) os << "emulated: the CUDA C runs on this CPU\n";
+    if (t.gpu.fast_math) os << "fast math: NVRTC's --use_fast_math\n";
     os << "arch sm_" << t.gpu.sm << "\n"
        << "max threads per block " << t.gpu.max_threads_per_block << "\n"
        << "shared memory " << kib(t.gpu.shared_bytes_per_block) << " per block, " << kib(t.gpu.shared_bytes_per_sm)

@@ -35,6 +35,10 @@ struct GpuTarget {
   // whether a thread per output would fill it).
   int64_t resident_threads = 132 * 2048;
   int registers_per_sm = 64 * 1024;
+  // -fast-math: NVRTC's --use_fast_math (exp, tanh, erf, division and
+  // square roots by the hardware's approximations, denormals flushed).
+  // Not under emulation, whose math is the host's.
+  bool fast_math = false;
   // "cuda-emulated": the generated CUDA C runs on this CPU (cuda_emulator.h), to test it without a GPU.
   bool emulated = false;
 };

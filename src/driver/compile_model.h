@@ -19,6 +19,7 @@
 #include "ir/core/tensor.h"
 #include "ir/graph/graph.h"
 #include "schedules/defaults/cpu_defaults.h"
+#include "schedules/defaults/gpu_defaults.h"
 #include "src/codegen/backend.h"
 #include "src/driver/compiled_model.h"
 #include "src/driver/pipeline.h"
@@ -68,6 +69,8 @@ lower::LayoutChoices layout_choices(const CompileOptions& options);
 
 // The default CPU schedule's options for these options' target (nullopt: schedule none).
 std::optional<sched::CpuScheduleOptions> cpu_schedule_options(const CompileOptions& options);
+// The default GPU schedule's options for a cuda target (nullopt: schedule none, or a CPU target).
+std::optional<sched::GpuScheduleOptions> gpu_schedule_options(const CompileOptions& options);
 
 struct CompiledKernel {
   std::string symbol;

@@ -85,6 +85,15 @@ std::optional<sched::CpuScheduleOptions> cpu_schedule_options(const CompileOptio
   return cpu;
 }
 
+std::optional<sched::GpuScheduleOptions> gpu_schedule_options(const CompileOptions& options) {
+  if (options.schedule == ScheduleKind::kNone || options.target.kind != codegen::TargetKind::kCuda)
+    return std::nullopt;
+  const codegen::GpuTarget& gpu = options.target.gpu;
+  return sched::GpuScheduleOptions{.resident_threads = gpu.resident_threads,
+                                   .max_threads_per_block = gpu.max_threads_per_block,
+                                   .shared_bytes_per_block = gpu.shared_bytes_per_block};
+}
+
 namespace {
 
 // The kernel scheduled by the trace the log gives its task, replayed on its
@@ -294,11 +303,11 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
         sched::apply_default_cpu_schedule(sch, sampled);
       } else if (cpu) {
         sched::apply_default_cpu_schedule(sch, *cpu);
-      } else if (gpu && options.schedule != ScheduleKind::kNone) {
+      } else if (std::optional<sched::GpuScheduleOptions> gpu_options = gpu_schedule_options(options)) {
         std::optional<sched::KnobChoices> knobs;
         if (options.knob_seed) knobs.emplace(sched::KnobDecisions{}, *options.knob_seed + i);
-        sched::apply_default_gpu_schedule(sch, {.resident_threads = options.target.gpu.resident_threads,
-                                                .knobs = knobs ? &*knobs : nullptr});
+        gpu_options->knobs = knobs ? &*knobs : nullptr;
+        sched::apply_default_gpu_schedule(sch, *gpu_options);
       }
       k.scheduled = k.flat = sch.func();
     }

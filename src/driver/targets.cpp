@@ -73,6 +73,7 @@ std::string log_target(const codegen::Target& target) {
     if (target.cpu.fmas_in_flight > 0) out += " -fmas-in-flight=" + std::to_string(target.cpu.fmas_in_flight);
   } else {
     out += " -arch=sm_" + std::to_string(target.gpu.sm);
+    if (target.gpu.fast_math) out += " -fast-math";
   }
   return out;
 }

@@ -16,6 +16,7 @@
 #include "src/driver/tune_interrupt.h"
 #include "src/driver/tune_layouts.h"
 #include "src/driver/tune_progress.h"
+#include "src/driver/tune_space.h"
 #include "src/driver/tuned_schedules.h"
 #include "src/driver/tuning_tasks.h"
 #include "tuner/cost_model/cost_model.h"
@@ -82,7 +83,8 @@ class Session {
   const TuneOptions& o_;
   std::ostream& out_;
   Clock::time_point start_;
-  sched::CpuScheduleOptions cpu_;
+  std::optional<tune::ScheduleSpace> space_;
+  std::string space_text_;  // "2 thread(s)", "sm_90": what the schedules fill
   std::vector<TaskRun> runs_;
   std::vector<FusionRegionChoice> regions_;  // fusion tuned
   ConvLayoutVariants layouts_;               // searching layouts
@@ -98,11 +100,10 @@ class Session {
 };
 
 void Session::prepare() {
-  std::optional<sched::CpuScheduleOptions> cpu = cpu_schedule_options(o_.compile);
-  TESSEL_USER_CHECK(cpu && o_.compile.target.kind == codegen::TargetKind::kLlvm, Span{})
-      << "tessel tune searches CPU schedules: it needs --target llvm and --schedule default";
-  cpu_ = *cpu;
-  SessionTasks found = session_tasks(o_.model_path, o_.pipeline, o_.compile, o_.search_layouts);
+  space_ = session_space(o_.compile, space_text_);
+  // Conv layouts are the CPU's to choose (lower/layout_choices.h).
+  SessionTasks found =
+      session_tasks(o_.model_path, o_.pipeline, o_.compile, o_.search_layouts && !space_->gpu());
   std::vector<TuningTask>& tasks = found.tasks;
   regions_ = found.regions;
   layouts_ = found.layouts;
@@ -117,17 +118,17 @@ void Session::prepare() {
     out_ << " (" << std::count(found.alternative_only.begin(), found.alternative_only.end(), true)
          << " of them only " << sources.front() << (sources.size() > 1 ? " or " + sources.back() : "")
          << " have)";
-  out_ << "; target " << log_target(o_.compile.target) << ", " << cpu_.num_threads << " thread(s)\n";
+  out_ << "; target " << log_target(o_.compile.target) << ", " << space_text_ << "\n";
   for (size_t i = 0; i < tasks.size(); ++i) {
-    tune::Candidate baseline = *tune::make_candidate(tasks[i].func, cpu_, {});
+    tune::Candidate baseline = *tune::make_candidate(tasks[i].func, *space_, {});
     std::vector<Tensor> inputs = tune::random_task_inputs(baseline.flat, o_.seed * 7919 + i);
-    std::vector<Tensor> expected = tune::run_in_process(o_.compile.target, baseline.flat, inputs);
+    std::vector<Tensor> expected = tune::run_once(o_.compile.target, baseline.flat, inputs);
     tune::MeasureOptions m = tune::checked_against(expected, o_.measure);
     m.warm_inputs = tasks[i].warm_inputs;
     TunedTask s{tasks[i].key, tasks[i].name, tasks[i].weight(), tasks[i].flops};
     s.alternative_only = found.alternative_only[i];
     runs_.push_back({tasks[i], baseline.flat,
-                     tune::TaskSearch(tasks[i].func, cpu_, o_.seed + 1000003 * (i + 1)), std::move(inputs),
+                     tune::TaskSearch(tasks[i].func, *space_, o_.seed + 1000003 * (i + 1)), std::move(inputs),
                      std::move(expected), m, s});
   }
 }
@@ -254,8 +255,12 @@ void Session::print_default_table() const {
     if (a->summary.alternative_only != b->summary.alternative_only) return b->summary.alternative_only;
     return double(a->task.weight()) * a->summary.default_ms > double(b->task.weight()) * b->summary.default_ms;
   });
-  out_ << "default schedules (each task's kernel measured alone, " << o_.measure.flush_bytes / 1024
-       << " KiB written and its activations read between runs):\n"
+  bool on_gpu = space_->gpu() && !o_.compile.target.gpu.emulated;
+  out_ << "default schedules (each task's kernel measured alone, "
+       << (on_gpu ? "by the GPU's events, " + std::to_string(o_.measure.gpu_flush_bytes >> 20) +
+                        " MiB of device memory written between runs):\n"
+                  : std::to_string(o_.measure.flush_bytes / 1024) +
+                        " KiB written and its activations read between runs):\n")
        << std::left << std::setw(18) << "task" << std::setw(40) << "first kernel's group" << std::right
        << std::setw(5) << "runs" << std::setw(10) << "MFLOP" << std::setw(9) << "MB" << std::setw(11)
        << "ms/run" << std::setw(9) << "GFLOP/s" << std::setw(8) << "share"

@@ -26,10 +26,10 @@ const std::vector<TirPass>& passes_before_gpu_backend() {
   return passes;
 }
 
-tir::PrimFunc prepare_for_backend(const tir::PrimFunc& scheduled) {
+tir::PrimFunc prepare_for_backend(const tir::PrimFunc& scheduled, bool gpu) {
   tir::PrimFunc f = scheduled;
-  for (const TirPass& pass : passes_before_backend()) f = pass.run(f);
-  tir::verify(f);
+  for (const TirPass& pass : gpu ? passes_before_gpu_backend() : passes_before_backend()) f = pass.run(f);
+  tir::verify(f, {.allow_thread_bindings = gpu, .allow_parallel = !gpu});
   return f;
 }
 

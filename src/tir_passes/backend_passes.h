@@ -22,7 +22,8 @@ const std::vector<TirPass>& passes_before_backend();
 // memory is exchanged (insert_barriers.h).
 const std::vector<TirPass>& passes_before_gpu_backend();
 
-// All of them, then the verifier (which throws on an invalid function).
-tir::PrimFunc prepare_for_backend(const tir::PrimFunc& scheduled);
+// All of passes_before_backend() (gpu: passes_before_gpu_backend()), then
+// the verifier for that kind of target (which throws on an invalid function).
+tir::PrimFunc prepare_for_backend(const tir::PrimFunc& scheduled, bool gpu = false);
 
 }  // namespace tessel::tir_passes

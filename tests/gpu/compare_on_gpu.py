@@ -10,8 +10,11 @@ are compared. For the micro models, Tessel's time in kernels (between CUDA
 events) is also compared with PyTorch on the same GPU: GEMM with
 torch.matmul (cuBLAS), LayerNorm, softmax and bias + GELU with
 torch.compile. Ratios are Tessel / peer: below 1 Tessel is faster.
+With --tuning-log, Tessel compiles with the schedules a tuning session found
+(`tessel run --tuning-log`); --only limits the run to the named models.
 
-    compare_on_gpu.py --tessel build-gpu/bundle/tessel --models DIR [--micro DIR] [--target cuda] [--repeat N]
+    compare_on_gpu.py --tessel build-gpu/bundle/tessel [--models DIR] [--micro DIR] [--target cuda] [--repeat N]
+                      [--tuning-log FILE] [--only gemm,conv3x3]
 """
 import argparse
 import os
@@ -59,6 +62,8 @@ def run_tessel(args, model, feeds, names):
             np.save(os.path.join(inputs, name + ".npy"), value)
         command = [args.tessel, "run", model, "--target", args.target, "--inputs", inputs, "--out", outputs,
                    "--repeat", str(args.repeat), "--profile"]
+        if args.tuning_log:
+            command += ["--tuning-log", args.tuning_log]
         done = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout)
         if done.returncode != 0:
             return None, done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"
@@ -131,20 +136,24 @@ def compare(args, path, micro):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tessel", required=True)
-    parser.add_argument("--models", required=True)
+    parser.add_argument("--models")
     parser.add_argument("--micro")
     parser.add_argument("--target", default="cuda")
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--tolerance", type=float, default=1e-3)
     parser.add_argument("--timeout", type=float, default=300)
+    parser.add_argument("--tuning-log")
+    parser.add_argument("--only", help="comma-separated model names (file names without .onnx)")
     args = parser.parse_args()
-    print(f"== tessel --target {args.target} vs ONNX Runtime {ort.__version__} "
+    only = set(args.only.split(",")) if args.only else None
+    tuned = f" tuned by {args.tuning_log}" if args.tuning_log else ""
+    print(f"== tessel --target {args.target}{tuned} vs ONNX Runtime {ort.__version__} "
           f"(providers {', '.join(ort.get_available_providers())}); ratio = tessel / peer", flush=True)
     ok = True
     for folder, micro in ((args.models, False), (args.micro, True)):
         if folder:
             for f in sorted(os.listdir(folder)):
-                if f.endswith(".onnx"):
+                if f.endswith(".onnx") and (only is None or f[:-len(".onnx")] in only):
                     ok = compare(args, os.path.join(folder, f), micro) and ok
     sys.exit(0 if ok else 1)
 

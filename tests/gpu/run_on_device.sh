@@ -38,19 +38,30 @@ stage "weights of the models, regenerated from their seeds"
 "$python" tests/gpu/portable_weights.py fill "$device/models" || failed="$failed weights"
 
 stage "milestone-1 conformance on $target"
-timeout 200 "$tessel" conformance "$device/onnx-node" --list "$device/onnx-node/milestone1.txt" --target "$target" \
+timeout 150 "$tessel" conformance "$device/onnx-node" --list "$device/onnx-node/milestone1.txt" --target "$target" \
   --fusion default > "$device/conformance.txt" 2>&1
 status=$?
 grep -v "^PASS " "$device/conformance.txt" | head -30  # how the cases run, what failed, the tally
 [ $status -eq 0 ] || failed="$failed conformance($status)"
 
 stage "models and single operations against ONNX Runtime and PyTorch"
-timeout 220 "$python" tests/gpu/compare_on_gpu.py --tessel "$tessel" --target "$target" --models "$device/models" \
+timeout 170 "$python" tests/gpu/compare_on_gpu.py --tessel "$tessel" --target "$target" --models "$device/models" \
   --micro "$device/micro" --repeat 10 || failed="$failed compare($?)"
 
-stage "a short tuning session on GEMM"
-timeout 60 "$tessel" tune "$device/micro/gemm.onnx" --target "$target" --trials 16 --log "$device/tune.jsonl" 2>&1 | tail -5
-[ "${PIPESTATUS[0]}" -eq 0 ] || failed="$failed tune"
+# Each session's log kept apart (a session appends to a new log), then read as one.
+stage "short tuning sessions: GEMM, then the 3x3 conv"
+for model in gemm:24:60 conv3x3:16:45; do
+  IFS=: read -r name trials limit <<< "$model"
+  rm -f "$device/tune_$name.jsonl"
+  timeout "$limit" "$tessel" tune "$device/micro/$name.onnx" --target "$target" --trials "$trials" \
+    --log "$device/tune_$name.jsonl" 2>&1 | tail -4
+  [ "${PIPESTATUS[0]}" -eq 0 ] || failed="$failed tune_$name"
+done
+cat "$device"/tune_*.jsonl > "$device/tuned.jsonl" 2>/dev/null
+
+stage "the tuned GEMM and conv against their peers"
+timeout 50 "$python" tests/gpu/compare_on_gpu.py --tessel "$tessel" --target "$target" --micro "$device/micro" \
+  --only gemm,conv3x3 --tuning-log "$device/tuned.jsonl" --repeat 10 || failed="$failed compare_tuned($?)"
 
 stage "done in $((SECONDS - start)) s; failed stages:${failed:- none}"
 [ -z "$failed" ]

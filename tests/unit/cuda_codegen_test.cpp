@@ -3,6 +3,8 @@
 // barriers, refusals of what a GPU cannot launch, and NVRTC compiling it.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "ir/core/diagnostics.h"
 #include "ir/tensor/interpreter.h"
 #include "ir/tensor/printer.h"
@@ -45,29 +47,60 @@ TEST(GpuDefaults, ADividingMatmulIsTiledThroughSharedMemory) {
     EXPECT_EQ(interpret(f, {a, b}, {order, 3})[0].to_f64_vector(), want) << int(order);
 }
 
-// Each point of the matmul's knobs (the tuner's search space) computes the product.
-TEST(GpuDefaults, EveryMatmulTilingTheKnobsOfferComputesTheProduct) {
+// Points of the matmul's knobs (the tuner's search space) across each
+// knob's range compute the product; a value a knob does not offer falls
+// back to the default.
+TEST(GpuDefaults, MatmulTilingsTheKnobsOfferComputeTheProduct) {
   Tensor a = ramp({128, 32}, 0.5), b = ramp({32, 128}, 0.25);
   std::vector<double> want = interpret(make_matmul_func(128, 128, 32), {a, b})[0].to_f64_vector();
-  for (int64_t side : {0, 1, 2, 4, 8})
-    for (int64_t step : {4, 32}) {
-      sched::KnobChoices knobs({{"C.thread_tile", side}, {"C.step", step}});
-      sched::Schedule sch(make_matmul_func(128, 128, 32));
-      sched::apply_default_gpu_schedule(sch, {.knobs = &knobs});
-      EXPECT_EQ(knobs.taken().at("C.thread_tile"), side);
-      PrimFunc f = flattened(sch.func());
-      EXPECT_EQ(contains(to_string(f), "A_shared"), side > 0) << side;
-      EXPECT_EQ(interpret(f, {a, b}, {ThreadOrder::kShuffled, 5})[0].to_f64_vector(), want)
-          << "thread tile " << side << ", step " << step;
-    }
+  for (int64_t rows : {0, 1, 2, 4, 8})
+    for (int64_t cols : {1, 8})
+      for (int64_t threads_y : {8, 32}) {
+        int64_t step = rows == 2 ? 32 : 4;
+        sched::KnobChoices knobs({{"C.thread_rows", rows},
+                                  {"C.thread_cols", cols},
+                                  {"C.threads_y", threads_y},
+                                  {"C.threads_x", 8},
+                                  {"C.step", step}});
+        sched::Schedule sch(make_matmul_func(128, 128, 32));
+        sched::apply_default_gpu_schedule(sch, {.knobs = &knobs});
+        std::map<std::string, int64_t> taken = knobs.taken();
+        EXPECT_EQ(taken.at("C.thread_rows"), rows);
+        PrimFunc f = flattened(sch.func());
+        EXPECT_EQ(contains(to_string(f), "A_shared"), rows > 0) << rows;
+        if (rows > 0) {
+          bool fits = rows * cols <= 64 && 128 % (threads_y * rows) == 0;
+          EXPECT_EQ(taken.at("C.thread_cols") == cols && taken.at("C.threads_y") == threads_y, fits)
+              << rows << "x" << cols << " threads_y " << threads_y;
+        }
+        EXPECT_EQ(interpret(f, {a, b}, {ThreadOrder::kShuffled, 5})[0].to_f64_vector(), want)
+            << "thread tile " << rows << "x" << cols << ", threads_y " << threads_y << ", step " << step;
+      }
   sched::KnobChoices asked;
   sched::Schedule sch(make_matmul_func(128, 128, 32));
   sched::apply_default_gpu_schedule(sch, {.knobs = &asked});
-  ASSERT_EQ(asked.knobs().size(), 2u);
+  ASSERT_EQ(asked.knobs().size(), 5u);
+  EXPECT_EQ(asked.knobs()[0].key, "C.thread_rows");
   EXPECT_EQ(asked.knobs()[0].candidates, (std::vector<int64_t>{0, 1, 2, 4, 8}));
   EXPECT_EQ(asked.knobs()[0].default_value, 4);
-  EXPECT_EQ(asked.knobs()[1].candidates, (std::vector<int64_t>{4, 8, 16, 32}));
-  EXPECT_EQ(asked.knobs()[1].default_value, 16);
+  EXPECT_EQ(asked.knobs()[1].candidates, (std::vector<int64_t>{1, 2, 4, 8}));
+  EXPECT_EQ(asked.knobs()[1].default_value, 4);
+  EXPECT_EQ(asked.knobs()[2].candidates, (std::vector<int64_t>{8, 16, 32}));
+  EXPECT_EQ(asked.knobs()[3].candidates, (std::vector<int64_t>{8, 16, 32}));
+  EXPECT_EQ(asked.knobs()[4].key, "C.step");
+  EXPECT_EQ(asked.knobs()[4].candidates, (std::vector<int64_t>{4, 8, 16, 32}));
+  EXPECT_EQ(asked.knobs()[4].default_value, 16);
+}
+
+// A tile whose operands would not fit the block's shared memory is not offered.
+TEST(GpuDefaults, MatmulStepsAreOfferedOnlyWhereTheTilesFitSharedMemory) {
+  sched::KnobChoices asked;
+  sched::Schedule sch(make_matmul_func(128, 128, 32));
+  // 16 x 16 threads of 4 x 4: 64 rows and 64 columns a step, 512 bytes per unit of step.
+  sched::apply_default_gpu_schedule(sch, {.shared_bytes_per_block = 512 * 8, .knobs = &asked});
+  ASSERT_EQ(asked.knobs().size(), 5u);
+  EXPECT_EQ(asked.knobs()[4].candidates, (std::vector<int64_t>{4, 8}));
+  EXPECT_EQ(asked.knobs()[4].value, 8);
 }
 
 TEST(GpuDefaults, ASmallNestIsOneThreadBlock) {
@@ -196,6 +229,30 @@ TEST(CudaCodegen, NvrtcCompilesTheTextForTheArchitecture) {
               "\x7f"
               "ELF");
   }
+}
+
+// -fast-math: NVRTC's --use_fast_math, the hardware's approximations with
+// denormals flushed; the emulator, whose math is the host's, refuses it.
+TEST(CudaCodegen, FastMathIsAnOptionOfTheCudaTarget) {
+  codegen::Target fast = codegen::parse_target("cuda -arch=sm_80 -fast-math");
+  EXPECT_TRUE(fast.gpu.fast_math);
+  EXPECT_EQ(fast.gpu.sm, 80);
+  EXPECT_FALSE(codegen::parse_target("cuda").gpu.fast_math);
+  try {
+    codegen::parse_target("cuda-emulated -fast-math");
+    FAIL() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_TRUE(contains(e.what(), "-fast-math is for target cuda")) << e.what();
+  }
+  if (!codegen::load_nvrtc()) GTEST_SKIP() << "no NVRTC on this machine";
+  std::string source =
+      "extern \"C\" __global__ void k(float* x) { x[threadIdx.x] = expf(x[threadIdx.x]) / x[32]; }\n";
+  std::string exact = codegen::nvrtc_compile(source, "exact.cu", 90).ptx;
+  std::string approximate = codegen::nvrtc_compile(source, "fast.cu", 90, true).ptx;
+  EXPECT_TRUE(contains(exact, "div.rn.f32")) << exact;  // IEEE division
+  EXPECT_FALSE(contains(approximate, "div.rn.")) << approximate;
+  EXPECT_TRUE(contains(approximate, "div.approx")) << approximate;
+  EXPECT_LT(approximate.size(), exact.size()) << "expf without its range reduction";
 }
 
 TEST(CudaCodegen, PtxasReportsRegistersAndSpillsPerKernel) {

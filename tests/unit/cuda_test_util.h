@@ -4,6 +4,7 @@
 // a gather whose threads check their indices.
 #pragma once
 
+#include "ir/core/tensor.h"
 #include "schedules/defaults/gpu_defaults.h"
 #include "src/tir_passes/backend_passes.h"
 #include "src/tir_passes/insert_barriers.h"

@@ -1,7 +1,8 @@
 // The tuner's features (tuner/features/features.h) on hand-computed cases: a
 // row-wise add with a broadcast operand, a transposed read, a read that does
 // not move along the vector loop; the vector's layout and its pooling; the
-// bytes a prefetch asks for over its loops.
+// bytes a prefetch asks for over its loops; a GPU launch's threads, blocks
+// and shared memory.
 #include "tuner/features/features.h"
 
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 #include <set>
 
 #include "src/tir_passes/flatten_blocks.h"
+#include "tests/unit/cuda_test_util.h"
 #include "tests/unit/sched_workloads_util.h"
 
 namespace tessel::tune {
@@ -74,7 +76,7 @@ TEST(TunerFeatures, StridesAlongTheInnermostLoop) {
 }
 
 TEST(TunerFeatures, TheVectorIsFixedLengthPooledAndLogScaled) {
-  EXPECT_EQ(feature_count(), 2 * store_feature_names().size() + 7);
+  EXPECT_EQ(feature_count(), 2 * store_feature_names().size() + 8);
   std::set<std::string> unique(feature_names().begin(), feature_names().end());
   EXPECT_EQ(unique.size(), feature_count());
   PrimFunc f = add_func([](const Buffer& a, const Var& i, const Var& j) { return load(a, {i, j}); },
@@ -113,6 +115,37 @@ TEST(TunerFeatures, BytesPrefetchedCountEveryIterationOfTheLoopsAround) {
   };
   EXPECT_FLOAT_EQ(prefetched(plain), 0.0f);
   EXPECT_FLOAT_EQ(prefetched(prefetching), float(std::log2(1.0 + 64 * 2 * 64)));
+}
+
+// The default GPU schedule of a 128 x 128 x 32 matmul: 2 x 2 blocks of 16 x
+// 16 threads, each a 4 x 4 register tile; A's and B's tiles of each step of
+// 16 in shared memory.
+TEST(TunerFeatures, AGpuLaunchHasItsThreadsBlocksAndSharedMemory) {
+  PrimFunc f = tir::gpu_matmul(128, 128, 32);
+  std::vector<std::vector<double>> stores = store_features(f);
+  double most_threads = 0, most_blocks = 0, shared_reads = 0;
+  for (const std::vector<double>& s : stores) {
+    most_threads = std::max(most_threads, feature(s, "gpu_threads"));
+    most_blocks = std::max(most_blocks, feature(s, "gpu_blocks"));
+    for (int slot = 0; slot < 4; ++slot)
+      shared_reads += feature(s, "access" + std::to_string(slot) + ".shared");
+  }
+  EXPECT_EQ(most_threads, 256);
+  EXPECT_EQ(most_blocks, 4);
+  EXPECT_GE(shared_reads, 2) << "the product reads both operands from shared memory";
+  std::vector<float> v = extract_features(f);
+  size_t shared =
+      size_t(std::find(feature_names().begin(), feature_names().end(), "program.shared_alloc_bytes") -
+             feature_names().begin());
+  EXPECT_FLOAT_EQ(v.at(shared), float(std::log2(1.0 + 2 * 64 * 16 * 4)));
+  // A CPU program has none.
+  PrimFunc cpu = add_func(
+      [](const Buffer& a, const Var& i, const Var& j) {
+        return load(a, {i, j});
+      },
+      [](const Buffer& b, const Var&, const Var& j) { return load(b, {j}); });
+  EXPECT_EQ(feature(store_features(cpu)[0], "gpu_threads"), 1);
+  EXPECT_EQ(extract_features(cpu).at(shared), 0.0f);
 }
 
 }  // namespace

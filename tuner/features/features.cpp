@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
 
 #include "ir/core/diagnostics.h"
@@ -16,19 +17,27 @@ using tir::ExprKind;
 
 constexpr size_t kAccessSlots = 4;  // the accesses of a store described, the most distinct bytes first
 
-const char* const kStoreHead[] = {"iterations", "float_add", "float_mul",  "float_div",     "float_math",
-                                  "float_cmp",  "int_ops",   "casts",      "loads",         "vector_lanes",
-                                  "vectorized", "unrolled",  "parallel",   "loop_depth",    "innermost_extent",
-                                  "local_store"};
-const char* const kAccess[] = {"bytes", "unique_bytes", "stride", "unit_stride", "no_stride", "local"};
-const char* const kProgram[] = {
-    "flops", "bytes", "intensity", "stores", "local_alloc_bytes", "global_alloc_bytes", "prefetch_bytes"};
+const char* const kStoreHead[] = {"iterations",  "float_add",   "float_mul", "float_div",  "float_math",
+                                  "float_cmp",   "int_ops",     "casts",     "loads",      "vector_lanes",
+                                  "vectorized",  "unrolled",    "parallel",  "loop_depth", "innermost_extent",
+                                  "local_store", "gpu_threads", "gpu_blocks"};
+const char* const kAccess[] = {"bytes",     "unique_bytes", "stride", "unit_stride",
+                               "no_stride", "local",        "shared"};
+const char* const kProgram[] = {"flops",
+                                "bytes",
+                                "intensity",
+                                "stores",
+                                "local_alloc_bytes",
+                                "global_alloc_bytes",
+                                "prefetch_bytes",
+                                "shared_alloc_bytes"};
 constexpr size_t kStoreFeatures = std::size(kStoreHead) + kAccessSlots * std::size(kAccess);
 
 struct Loop {
   const tir::VarNode* var;
   int64_t extent;
   tir::ForKind kind;
+  std::string_view thread_tag;
 };
 
 struct Access {
@@ -52,13 +61,13 @@ std::optional<int64_t> offset_at(const Access& a, const std::vector<Loop>& loops
 class Extractor {
  public:
   std::vector<std::vector<double>> stores;
-  double local_alloc = 0, global_alloc = 0;
+  double local_alloc = 0, global_alloc = 0, shared_alloc = 0;
   double prefetch_bytes = 0;  // asked for ahead, over every iteration of the loops around
 
   void visit(const tir::Stmt& s) {
     tir::walk(s, [&](const tir::Stmt& x) {
       if (const auto* f = x.as<tir::ForNode>()) {
-        loops_.push_back({f->var.get(), const_extent(f->extent), f->for_kind});
+        loops_.push_back({f->var.get(), const_extent(f->extent), f->for_kind, f->thread_tag});
         visit(f->body);
         loops_.pop_back();
         return false;
@@ -75,7 +84,10 @@ class Extractor {
       }
       if (const auto* a = x.as<tir::AllocateNode>()) {
         double bytes = double(a->buffer->storage_elements()) * double(dtype_size(a->buffer->dtype));
-        (a->buffer->scope == tir::MemScope::kLocal ? local_alloc : global_alloc) += bytes;
+        tir::MemScope scope = a->buffer->scope;
+        (scope == tir::MemScope::kLocal    ? local_alloc
+         : scope == tir::MemScope::kShared ? shared_alloc
+                                           : global_alloc) += bytes;
       }
       return true;
     });
@@ -84,12 +96,19 @@ class Extractor {
  private:
   std::vector<double> describe(const tir::StoreNode& store) {
     double iterations = 1, vectorized = 1, unrolled = 1, parallel = 1, lanes = 1, innermost = 1;
+    // A GPU launch's threads per block and blocks: a tag bound again inside
+    // its loop (a cooperative fetch's) names the same threads.
+    std::map<std::string_view, double> bound;
     for (const Loop& l : loops_) {
       iterations *= double(l.extent);
+      if (l.kind == tir::ForKind::kThreadBound)
+        bound[l.thread_tag] = std::max(bound[l.thread_tag], double(l.extent));
       if (l.kind == tir::ForKind::kVectorized) vectorized *= double(l.extent), lanes = double(l.extent);
       if (l.kind == tir::ForKind::kUnrolled) unrolled *= double(l.extent);
       if (l.kind == tir::ForKind::kParallel) parallel *= double(l.extent);
     }
+    double threads = 1, blocks = 1;
+    for (auto [tag, extent] : bound) (tir::is_thread_idx(tag) ? threads : blocks) *= extent;
     if (!loops_.empty()) innermost = double(loops_.back().extent);
     double counts[8] = {};  // float add, mul, div, math, cmp; int ops; casts; loads
     std::vector<Access> accesses = {{store.buffer, &store.indices}};
@@ -116,7 +135,7 @@ class Extractor {
     std::vector<double> out = {iterations};
     for (double c : counts) out.push_back(c * iterations);
     out.insert(out.end(), {lanes, vectorized, unrolled, parallel, double(loops_.size()), innermost,
-                           store.buffer->scope == tir::MemScope::kLocal ? 1.0 : 0.0});
+                           store.buffer->scope == tir::MemScope::kLocal ? 1.0 : 0.0, threads, blocks});
     std::vector<std::vector<double>> described;
     for (const Access& a : accesses) described.push_back(describe(a, iterations));
     std::stable_sort(described.begin(), described.end(),
@@ -126,7 +145,7 @@ class Extractor {
     return out;
   }
 
-  // bytes, unique bytes, |stride| along the innermost loop that moves, unit, none, local.
+  // bytes, unique bytes, |stride| along the innermost loop that moves, unit, none, local, shared.
   std::vector<double> describe(const Access& a, double iterations) const {
     double size = double(dtype_size(a.buffer->dtype)), distinct = 1;
     const tir::VarNode* innermost = nullptr;
@@ -142,8 +161,13 @@ class Extractor {
       std::optional<int64_t> x = offset_at(a, loops_, nullptr), y = offset_at(a, loops_, innermost);
       stride = x && y ? std::abs(double(*y - *x)) : double(a.buffer->storage_elements());  // unknown: as far as it gets
     }
-    return {iterations * size, distinct * size, stride, stride == 1 ? 1.0 : 0.0, stride == 0 ? 1.0 : 0.0,
-            a.buffer->scope == tir::MemScope::kLocal ? 1.0 : 0.0};
+    return {iterations * size,
+            distinct * size,
+            stride,
+            stride == 1 ? 1.0 : 0.0,
+            stride == 0 ? 1.0 : 0.0,
+            a.buffer->scope == tir::MemScope::kLocal ? 1.0 : 0.0,
+            a.buffer->scope == tir::MemScope::kShared ? 1.0 : 0.0};
   }
 
   std::vector<Loop> loops_;
@@ -198,7 +222,7 @@ std::vector<float> extract_features(const tir::PrimFunc& f) {
   for (const std::vector<double>* pool : {&sum, &max})
     for (double v : *pool) out.push_back(float(log_scaled(v)));
   for (double v : {flops, bytes, bytes > 0 ? flops / bytes : 0.0, double(e.stores.size()), e.local_alloc,
-                   e.global_alloc, e.prefetch_bytes})
+                   e.global_alloc, e.prefetch_bytes, e.shared_alloc})
     out.push_back(float(log_scaled(v)));
   return out;
 }

@@ -1,11 +1,12 @@
 // What the cost model sees of a candidate: a fixed-length vector extracted
 // from its scheduled and flattened tensor IR. Per store: its arithmetic by
-// kind, the loops around it (extents, vector lanes, unrolling, parallelism),
+// kind, the loops around it (extents, vector lanes, unrolling, parallelism,
+// a GPU's threads per block and blocks),
 // and for its busiest accesses the bytes they touch, the distinct bytes
 // (what the loops' reuse leaves), the stride along the innermost loop and
 // the memory scope; then pooled over the program's stores (sum and max),
-// with the program's totals: FLOPs, bytes, arithmetic intensity, local and
-// global allocations, bytes prefetched. Counts enter as log2(1 + x), so that sizes compare by
+// with the program's totals: FLOPs, bytes, arithmetic intensity, local,
+// global and shared allocations, bytes prefetched. Counts enter as log2(1 + x), so that sizes compare by
 // ratio.
 //
 //   for i in 0..64 parallel: for j in 0..64 vectorized: C[i, j] = A[i, j] + B[j]

@@ -9,7 +9,9 @@
 
 #include "ir/core/diagnostics.h"
 #include "src/codegen/backend.h"
+#include "src/runtime/gpu/gpu_runner.h"
 #include "src/runtime/kernel_error.h"
+#include "src/runtime/plan.h"
 #include "src/runtime/runtime_symbols.h"
 #include "src/runtime/thread_pool.h"
 #include "tuner/measure/isolated.h"
@@ -64,24 +66,36 @@ std::string mismatch(const std::vector<Tensor>& got, const std::vector<Tensor>& 
   return "";
 }
 
-// A candidate built and loaded, run on its inputs into its outputs.
+// A candidate built and loaded, run on its inputs into its outputs: host
+// code called directly, GPU code through its runner with the arguments kept
+// on the device.
 struct Loaded {
   std::unique_ptr<codegen::LoadedModule> code;
-  codegen::KernelFn fn = nullptr;
+  codegen::KernelFn fn = nullptr;         // host code
+  std::unique_ptr<rt::ResidentCall> gpu;  // GPU code
   std::vector<Tensor> outputs;
   std::vector<void*> args;
 
   Loaded(const codegen::Target& target, const tir::PrimFunc& flat, const std::vector<Tensor>& inputs) {
     std::unique_ptr<codegen::Module> module = codegen::make_backend(target)->build({{"candidate", flat}});
     code = module->load(codegen::runtime_symbols(rt::kernel_runtime_symbols(&child_parallel_for)));
-    fn = code->lookup("candidate");
     TESSEL_USER_CHECK(inputs.size() == flat->inputs.size(), Span{})
         << "the candidate takes " << flat->inputs.size() << " inputs, " << inputs.size() << " given";
     for (const tir::Buffer& b : flat->outputs) outputs.emplace_back(b->dtype, b->shape);
     for (const Tensor& t : inputs) args.push_back(const_cast<void*>(t.raw()));
     for (Tensor& t : outputs) args.push_back(t.raw());
+    if (rt::GpuRunner* runner = code->gpu_runner())
+      gpu = std::make_unique<rt::ResidentCall>(*runner, runner->index("candidate"), args.data());
+    else
+      fn = code->lookup("candidate");
   }
   void run() {
+    if (gpu) {
+      gpu->enqueue();
+      gpu_checked([&] { gpu->check(); });
+      gpu->download_outputs(args.data());
+      return;
+    }
     int32_t status = fn(args.data());
     TESSEL_USER_CHECK(status == 0, Span{}) << "the candidate failed with status " << status << ": "
                                            << rt::take_kernel_error();
@@ -92,15 +106,48 @@ struct Loaded {
     std::string problem = expected.empty() ? "" : mismatch(outputs, expected, o);
     TESSEL_USER_CHECK(problem.empty(), Span{}) << problem;
   }
+  // The device's errors (a failed launch, a failed run-time check) as user errors.
+  template <typename Work>
+  static void gpu_checked(Work work) {
+    try {
+      work();
+    } catch (const rt::StatusError& e) {
+      TESSEL_USER_ERROR(Span{}) << e.what();
+    }
+  }
 };
 
-// The buffer written between timed runs, written once already: its pages are
-// faulted in then, not during the first timed run.
-std::vector<char> flush_buffer(const MeasureOptions& o) {
-  std::vector<char> flush(size_t(std::max<int64_t>(o.flush_bytes, 0)));
-  flush_caches(flush);
-  return flush;
-}
+// What is written between timed runs, written once already (its pages
+// are faulted in then, not during the first timed run): a host buffer for
+// host code, device memory for GPU code.
+struct FlushBuffer {
+  std::vector<char> host;
+  rt::GpuDevice* gpu = nullptr;  // whose memory `device` is
+  rt::DeviceBuffer device;
+  uint64_t device_bytes = 0;
+
+  FlushBuffer(Loaded& code, const codegen::Target& target, const MeasureOptions& o) {
+    if (!code.gpu) {
+      host.resize(size_t(std::max<int64_t>(o.flush_bytes, 0)));
+      flush_caches(host);
+      return;
+    }
+    // The emulator's device memory is this CPU's, behind its caches.
+    device_bytes = uint64_t(std::max<int64_t>(target.gpu.emulated ? o.flush_bytes : o.gpu_flush_bytes, 0));
+    if (device_bytes == 0) return;
+    gpu = &code.code->gpu_runner()->device();
+    Loaded::gpu_checked([&] {
+      device = rt::DeviceBuffer(*gpu, device_bytes);
+      write();
+    });
+  }
+  // Written, and waited for: the run timed next may be queued on another
+  // device object's stream (two candidates compared in one process).
+  void write() {
+    gpu->zero(device.get(), device_bytes);
+    gpu->synchronize();
+  }
+};
 
 // A user error for options no measurement can use; the warm-input flags must match the inputs.
 void check_options(const MeasureOptions& o, const std::vector<Tensor>& inputs) {
@@ -110,14 +157,29 @@ void check_options(const MeasureOptions& o, const std::vector<Tensor>& inputs) {
       << o.warm_inputs.size() << " warm-input flags for " << inputs.size() << " inputs";
 }
 
-// One timed run after the flush and warm reads a model run starts from, in ms.
-double timed_run(Loaded& code, std::vector<char>& flush, const std::vector<Tensor>& inputs,
+// One timed run after the flush and warm reads a model run starts from, in
+// ms: host code by the clock, GPU code by the device's events (after an L2
+// flush; its inputs are not warmed: the GPU's L2 is flushed whole).
+double timed_run(Loaded& code, FlushBuffer& flush, const std::vector<Tensor>& inputs,
                  const MeasureOptions& o) {
-  flush_caches(flush);
+  if (code.gpu) {
+    double seconds = 0;
+    Loaded::gpu_checked([&] {
+      if (flush.gpu) flush.write();
+      seconds = code.gpu->timed_run();
+    });
+    return seconds * 1e3;
+  }
+  flush_caches(flush.host);
   warm_up_inputs(inputs, o.warm_inputs);
   auto start = std::chrono::steady_clock::now();
   code.fn(code.args.data());
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+// After timed runs: a GPU's failed run-time check (host code reports its own at once).
+void check_timed_runs(Loaded& code) {
+  if (code.gpu) Loaded::gpu_checked([&] { code.gpu->check(); });
 }
 
 // In the child: build, run once and check, then time; the times as text.
@@ -126,12 +188,13 @@ std::string build_check_and_time(const codegen::Target& target, const tir::PrimF
                                  const MeasureOptions& o) {
   rt::ThreadPool pool(o.threads);
   child_pool = &pool;
-  std::vector<char> flush = flush_buffer(o);
   Loaded candidate(target, flat, inputs);
+  FlushBuffer flush(candidate, target, o);
   candidate.run_and_check(expected, o);
   for (int r = 0; r < o.warmup; ++r) timed_run(candidate, flush, inputs, o);
   std::ostringstream times;
   for (int r = 0; r < o.repeat; ++r) times << timed_run(candidate, flush, inputs, o) << " ";
+  check_timed_runs(candidate);
   return times.str();
 }
 
@@ -142,8 +205,8 @@ std::string compare_in_child(const codegen::Target& target, const tir::PrimFunc&
                              const std::vector<Tensor>& expected, const MeasureOptions& o) {
   rt::ThreadPool pool(o.threads);
   child_pool = &pool;
-  std::vector<char> flush = flush_buffer(o);
   Loaded code[2] = {Loaded(target, baseline, inputs), Loaded(target, candidate, inputs)};
+  FlushBuffer flush(code[0], target, o);
   for (Loaded& c : code) c.run_and_check(expected, o);
   for (int r = 0; r < o.warmup; ++r)
     for (Loaded& c : code) timed_run(c, flush, inputs, o);
@@ -156,6 +219,7 @@ std::string compare_in_child(const codegen::Target& target, const tir::PrimFunc&
     }
     ratios << std::max(ms[1], 1e-9) / std::max(ms[0], 1e-9) << " ";
   }
+  for (Loaded& c : code) check_timed_runs(c);
   return ratios.str();
 }
 
@@ -201,14 +265,37 @@ Measurement measure_candidate(const codegen::Target& target, const tir::PrimFunc
   return m;
 }
 
-std::vector<Tensor> run_in_process(const codegen::Target& target, const tir::PrimFunc& flat,
-                                   const std::vector<Tensor>& inputs) {
-  rt::ThreadPool pool(1);
-  child_pool = &pool;
-  Loaded candidate(target, flat, inputs);
-  candidate.run();
-  child_pool = nullptr;
-  return std::move(candidate.outputs);
+std::vector<Tensor> run_once(const codegen::Target& target, const tir::PrimFunc& flat,
+                             const std::vector<Tensor>& inputs, double timeout_s) {
+  auto run = [&] {
+    rt::ThreadPool pool(1);
+    child_pool = &pool;
+    Loaded candidate(target, flat, inputs);
+    candidate.run();
+    child_pool = nullptr;
+    return std::move(candidate.outputs);
+  };
+  if (target.kind != codegen::TargetKind::kCuda) return run();
+  IsolatedResult r = run_isolated(
+      [&] {
+        std::string bytes;
+        for (const Tensor& t : run()) bytes.append(static_cast<const char*>(t.raw()), t.nbytes());
+        return bytes;
+      },
+      timeout_s);
+  TESSEL_USER_CHECK(r.ok, Span{}) << "the default schedule of the task did not run: " << r.error;
+  std::vector<Tensor> outputs;
+  size_t offset = 0;
+  for (const tir::Buffer& b : flat->outputs) {
+    Tensor t(b->dtype, b->shape);
+    TESSEL_ICHECK(offset + t.nbytes() <= r.output.size())
+        << "the child returned " << r.output.size() << " bytes";
+    std::memcpy(t.raw(), r.output.data() + offset, t.nbytes());
+    offset += t.nbytes();
+    outputs.push_back(std::move(t));
+  }
+  TESSEL_ICHECK(offset == r.output.size()) << "the child returned " << r.output.size() << " bytes";
+  return outputs;
 }
 
 std::vector<Tensor> random_task_inputs(const tir::PrimFunc& f, uint64_t seed) {

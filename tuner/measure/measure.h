@@ -31,6 +31,12 @@ struct MeasureOptions {
   // activations and weights are when it runs again and again on a machine
   // whose last-level cache holds them; 64 MiB sends them back to memory.
   int64_t flush_bytes = int64_t(64) << 20;
+  // For GPU code, device memory written between timed runs, measured with
+  // the device's events: several times the L2 of the GPUs Tessel targets,
+  // so that each run reads its data from device memory, as the first
+  // kernel reading a weight does in a model run. (cuda-emulated writes
+  // flush_bytes: its device memory is this CPU's.)
+  int64_t gpu_flush_bytes = int64_t(256) << 20;
   // The inputs (by position; empty: none) that a model run finds in cache:
   // activations its previous kernel has just written, read after each flush.
   // Measured cold, a kernel that reads a large activation once looked slower
@@ -78,9 +84,12 @@ std::vector<Tensor> random_task_inputs(const tir::PrimFunc& f, uint64_t seed);
 // with the outputs' magnitude, far below what a wrong schedule gets wrong.
 MeasureOptions checked_against(const std::vector<Tensor>& expected, MeasureOptions options);
 
-// `flat` built and run once in this process, on one thread: for a schedule
-// known to be good (the default), whose outputs the candidates must match.
-std::vector<Tensor> run_in_process(const codegen::Target& target, const tir::PrimFunc& flat,
-                                   const std::vector<Tensor>& inputs);
+// `flat` built and run once, for a schedule known to be good (the
+// default), whose outputs the candidates must match: host code in this
+// process on one thread; GPU code in a child process (run_isolated), since
+// a GPU driver started in this process would not work in the measuring
+// children forked from it. A user error when it fails.
+std::vector<Tensor> run_once(const codegen::Target& target, const tir::PrimFunc& flat,
+                             const std::vector<Tensor>& inputs, double timeout_s = 120);
 
 }  // namespace tessel::tune

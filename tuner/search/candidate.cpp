@@ -4,25 +4,22 @@
 #include "ir/tensor/structural.h"
 #include "schedules/primitives/loop_primitives.h"
 #include "schedules/schedule.h"
-#include "src/tir_passes/backend_passes.h"
 #include "tuner/features/features.h"
 
 namespace tessel::tune {
 
-std::optional<Candidate> make_candidate(const tir::PrimFunc& func, const sched::CpuScheduleOptions& options,
+std::optional<Candidate> make_candidate(const tir::PrimFunc& func, const ScheduleSpace& space,
                                         const sched::KnobDecisions& decisions,
                                         std::optional<uint64_t> sample_seed) {
   sched::KnobChoices knobs(decisions, sample_seed);
-  sched::CpuScheduleOptions with_knobs = options;
-  with_knobs.knobs = &knobs;
   sched::Schedule sch(func);
   try {
-    sched::apply_default_cpu_schedule(sch, with_knobs);
+    space.apply(sch, knobs);
   } catch (const sched::ScheduleError&) {
     return std::nullopt;
   }
   Candidate c;
-  c.flat = tir_passes::prepare_for_backend(sch.func());
+  c.flat = space.prepare(sch.func());
   c.knobs = knobs.taken();
   c.asked = knobs.knobs();
   c.trace = sch.trace().to_json();

@@ -13,10 +13,8 @@ constexpr int kWiderDraws = 2;
 
 }  // namespace
 
-TaskSearch::TaskSearch(tir::PrimFunc func, sched::CpuScheduleOptions options, uint64_t seed, SearchOptions search)
-    : func_(std::move(func)), options_(options), search_(search), rng_(seed) {
-  options_.knobs = nullptr;
-}
+TaskSearch::TaskSearch(tir::PrimFunc func, ScheduleSpace space, uint64_t seed, SearchOptions search)
+    : func_(std::move(func)), space_(std::move(space)), search_(search), rng_(seed) {}
 
 void TaskSearch::record(const Candidate& c, double best_ms, bool ok) {
   measured_hashes_.insert(c.hash);
@@ -24,7 +22,7 @@ void TaskSearch::record(const Candidate& c, double best_ms, bool ok) {
 }
 
 std::optional<Candidate> TaskSearch::record_previous(const sched::KnobDecisions& knobs, double best_ms, bool ok) {
-  std::optional<Candidate> c = make_candidate(func_, options_, knobs);
+  std::optional<Candidate> c = make_candidate(func_, space_, knobs);
   if (c) record(*c, best_ms, ok);
   return c;
 }
@@ -35,9 +33,10 @@ std::vector<Candidate> TaskSearch::seeds() {
   std::vector<std::pair<double, sched::KnobDecisions>> best = good_;
   std::sort(best.begin(), best.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (size_t i = 0; i < best.size() && int(i) < search_.elite; ++i)
-    if (std::optional<Candidate> c = make_candidate(func_, options_, best[i].second)) out.push_back(std::move(*c));
+    if (std::optional<Candidate> c = make_candidate(func_, space_, best[i].second))
+      out.push_back(std::move(*c));
   while (int(out.size()) < search_.population) {
-    std::optional<Candidate> c = make_candidate(func_, options_, {}, rng_());
+    std::optional<Candidate> c = make_candidate(func_, space_, {}, rng_());
     if (c) out.push_back(std::move(*c));
   }
   return out;
@@ -67,7 +66,7 @@ std::map<uint64_t, TaskSearch::Scored> TaskSearch::evolve(const CostModel& model
     population.resize(std::max<size_t>(1, population.size() / 2));
     size_t parents = population.size();
     for (size_t i = 0; i < parents; ++i) {
-      std::optional<Candidate> child = make_candidate(func_, options_, mutate(population[i].c, rng_));
+      std::optional<Candidate> child = make_candidate(func_, space_, mutate(population[i].c, rng_));
       if (child) population.push_back({std::move(*child), 0});
     }
   }
@@ -76,7 +75,8 @@ std::map<uint64_t, TaskSearch::Scored> TaskSearch::evolve(const CostModel& model
   for (int draw = 0; draw < kWiderDraws && unmeasured.empty(); ++draw) {
     std::vector<Scored> more;
     for (int i = 0; i < 2 * search_.population; ++i)
-      if (std::optional<Candidate> c = make_candidate(func_, options_, {}, rng_()); c && !measured_hashes_.count(c->hash))
+      if (std::optional<Candidate> c = make_candidate(func_, space_, {}, rng_());
+          c && !measured_hashes_.count(c->hash))
         more.push_back({std::move(*c), 0});
     score(more, model, model_trained);
     for (Scored& s : more) unmeasured.emplace(s.c.hash, std::move(s));
@@ -86,7 +86,7 @@ std::map<uint64_t, TaskSearch::Scored> TaskSearch::evolve(const CostModel& model
 
 std::vector<Candidate> TaskSearch::propose(const CostModel& model, bool model_trained, int n) {
   if (measured_hashes_.empty()) {  // round 0: the default schedule
-    std::optional<Candidate> c = make_candidate(func_, options_, {});
+    std::optional<Candidate> c = make_candidate(func_, space_, {});
     if (c) return {std::move(*c)};
   }
   std::vector<Scored> ranked;

@@ -30,7 +30,7 @@ struct SearchOptions {
 
 class TaskSearch {
  public:
-  TaskSearch(tir::PrimFunc func, sched::CpuScheduleOptions options, uint64_t seed, SearchOptions search = {});
+  TaskSearch(tir::PrimFunc func, ScheduleSpace space, uint64_t seed, SearchOptions search = {});
 
   // Up to n candidates never measured (fewer when the space has no more);
   // `model` ranks them (a model that has learned nothing ranks at random).
@@ -55,7 +55,7 @@ class TaskSearch {
   void score(std::vector<Scored>& pool, const CostModel& model, bool model_trained);
 
   tir::PrimFunc func_;
-  sched::CpuScheduleOptions options_;
+  ScheduleSpace space_;
   SearchOptions search_;
   std::mt19937_64 rng_;
   std::set<uint64_t> measured_hashes_;

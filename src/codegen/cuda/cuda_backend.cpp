@@ -69,7 +69,8 @@ std::string dims(const int64_t (&d)[3]) {
 class CudaBuilt final : public Module {
  public:
   CudaBuilt(const Target& target, CudaProgram program) : target_(target), program_(std::move(program)) {
-    if (!target_.gpu.emulated) nvrtc_ = nvrtc_compile(program_.source, "tessel_kernels.cu", target_.gpu.sm);
+    if (!target_.gpu.emulated)
+      nvrtc_ = nvrtc_compile(program_.source, "tessel_kernels.cu", target_.gpu.sm, target_.gpu.fast_math);
   }
   // The text opens with each launch's grid, block and shared memory, and,
   // compiled for a GPU, what ptxas reported of its kernel.

@@ -95,7 +95,7 @@ std::map<std::string, KernelResources> parse_ptxas_report(const std::string& log
   return out;
 }
 
-NvrtcResult nvrtc_compile(const std::string& source, const std::string& name, int sm) {
+NvrtcResult nvrtc_compile(const std::string& source, const std::string& name, int sm, bool fast_math) {
   std::string why;
   const Nvrtc* nvrtc = load_nvrtc(&why);
   TESSEL_USER_CHECK(nvrtc != nullptr, Span{}) << "cannot compile CUDA C: " << why;
@@ -103,6 +103,7 @@ NvrtcResult nvrtc_compile(const std::string& source, const std::string& name, in
   Program program(*nvrtc, source, name);
   std::vector<std::string> options = options_for("sm_" + std::to_string(sm));
   options.push_back("--ptxas-options=--verbose");
+  if (fast_math) options.push_back("--use_fast_math");
   bool ok = program.compile(options, result.log);
   TESSEL_ICHECK(ok) << "NVRTC rejected the generated CUDA C (" << name << ", sm_" << sm << "):\n"
                     << result.log;

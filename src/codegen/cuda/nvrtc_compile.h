@@ -30,6 +30,7 @@ std::map<std::string, KernelResources> parse_ptxas_report(const std::string& log
 // A user error when NVRTC is missing, and an internal error with NVRTC's log
 // (the generated text first lines around it) when the text does not compile:
 // generated code that NVRTC rejects is Tessel's bug.
-NvrtcResult nvrtc_compile(const std::string& source, const std::string& name, int sm);
+// fast_math: --use_fast_math (GpuTarget::fast_math).
+NvrtcResult nvrtc_compile(const std::string& source, const std::string& name, int sm, bool fast_math = false);
 
 }  // namespace tessel::codegen

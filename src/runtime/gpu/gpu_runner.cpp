@@ -53,39 +53,49 @@ std::string GpuRunner::error_message(const GpuErrorSlot& slot) const {
   return take_kernel_error();
 }
 
-struct GpuRunner::DeviceArgs {
-  std::vector<DeviceBuffer> buffers;
-  std::vector<DevicePtr> pointers;
-  DeviceBuffer scratch, error;
-};
-
-GpuRunner::DeviceArgs GpuRunner::upload_args(const GpuFunction& fn, void* const* args) {
-  DeviceArgs d;
+ResidentCall::ResidentCall(GpuRunner& runner, size_t f, void* const* args)
+    : runner_(runner), f_(f), events_(runner.device(), 2) {
+  const GpuFunction& fn = runner.program().functions.at(f);
+  GpuDevice& device = runner.device();
   for (size_t i = 0; i < fn.param_bytes.size(); ++i) {
-    d.buffers.emplace_back(*device_, std::max<uint64_t>(fn.param_bytes[i], 1));
-    d.pointers.push_back(d.buffers.back().get());
-    if (i < fn.num_inputs && fn.param_bytes[i] > 0)
-      device_->upload(d.pointers[i], args[i], fn.param_bytes[i]);
+    buffers_.emplace_back(device, std::max<uint64_t>(fn.param_bytes[i], 1));
+    pointers_.push_back(buffers_.back().get());
+    if (i < fn.num_inputs && fn.param_bytes[i] > 0) device.upload(pointers_[i], args[i], fn.param_bytes[i]);
   }
-  d.scratch = DeviceBuffer(*device_, std::max<uint64_t>(fn.scratch_bytes, 1));
-  d.error = DeviceBuffer(*device_, sizeof(GpuErrorSlot));
-  device_->zero(d.error.get(), sizeof(GpuErrorSlot));
-  return d;
+  scratch_ = DeviceBuffer(device, std::max<uint64_t>(fn.scratch_bytes, 1));
+  error_ = DeviceBuffer(device, sizeof(GpuErrorSlot));
+  device.zero(error_.get(), sizeof(GpuErrorSlot));
+}
+
+void ResidentCall::enqueue() {
+  runner_.enqueue(f_, pointers_.data(), scratch_.get(), error_.get());
+}
+
+double ResidentCall::timed_run() {
+  events_.record(0);
+  enqueue();
+  events_.record(1);
+  return events_.seconds(0, 1);
+}
+
+void ResidentCall::check() {
+  GpuErrorSlot slot;
+  runner_.device().download(&slot, error_.get(), sizeof slot);  // waits for the launches
+  if (slot.state != 0) throw StatusError(TESSEL_ERR_KERNEL_FAILED, runner_.error_message(slot));
+}
+
+void ResidentCall::download_outputs(void* const* args) {
+  const GpuFunction& fn = runner_.program().functions.at(f_);
+  for (size_t i = fn.num_inputs; i < fn.param_bytes.size(); ++i)
+    if (fn.param_bytes[i] > 0) runner_.device().download(args[i], pointers_[i], fn.param_bytes[i]);
 }
 
 int32_t GpuRunner::call_host(size_t f, void* const* args) {
   try {
-    const GpuFunction& fn = program_.functions.at(f);
-    DeviceArgs d = upload_args(fn, args);
-    enqueue(f, d.pointers.data(), d.scratch.get(), d.error.get());
-    GpuErrorSlot slot;
-    device_->download(&slot, d.error.get(), sizeof slot);  // waits for the launches
-    if (slot.state != 0) {
-      set_kernel_error(error_message(slot));
-      return 1;
-    }
-    for (size_t i = fn.num_inputs; i < fn.param_bytes.size(); ++i)
-      if (fn.param_bytes[i] > 0) device_->download(args[i], d.pointers[i], fn.param_bytes[i]);
+    ResidentCall call(*this, f, args);
+    call.enqueue();
+    call.check();
+    call.download_outputs(args);
     return 0;
   } catch (const StatusError& e) {
     set_kernel_error(e.what());
@@ -94,21 +104,15 @@ int32_t GpuRunner::call_host(size_t f, void* const* args) {
 }
 
 double GpuRunner::time_host(size_t f, void* const* args, int repeat) {
-  const GpuFunction& fn = program_.functions.at(f);
-  DeviceArgs d = upload_args(fn, args);
-  DeviceEvents events(*device_, size_t(repeat) + 1);
-  enqueue(f, d.pointers.data(), d.scratch.get(), d.error.get());
-  for (int r = 0; r < repeat; ++r) {
-    events.record(size_t(r));
-    enqueue(f, d.pointers.data(), d.scratch.get(), d.error.get());
-  }
-  events.record(size_t(repeat));
-  GpuErrorSlot slot;
-  device_->download(&slot, d.error.get(), sizeof slot);
-  if (slot.state != 0)
-    throw StatusError(TESSEL_ERR_KERNEL_FAILED, fn.symbol + " failed: " + error_message(slot));
+  ResidentCall call(*this, f, args);
+  call.enqueue();
   std::vector<double> seconds;
-  for (int r = 0; r < repeat; ++r) seconds.push_back(events.seconds(size_t(r), size_t(r) + 1));
+  for (int r = 0; r < repeat; ++r) seconds.push_back(call.timed_run());
+  try {
+    call.check();
+  } catch (const StatusError& e) {
+    throw StatusError(TESSEL_ERR_KERNEL_FAILED, program_.functions.at(f).symbol + " failed: " + e.what());
+  }
   std::nth_element(seconds.begin(), seconds.begin() + long(seconds.size() / 2), seconds.end());
   return seconds[seconds.size() / 2];
 }

@@ -42,14 +42,41 @@ class GpuRunner {
   double time_host(size_t f, void* const* args, int repeat);
 
  private:
-  struct DeviceArgs;
-  DeviceArgs upload_args(const GpuFunction& fn, void* const* args);
-
   GpuProgram program_;
   std::unique_ptr<GpuDevice> device_;
   std::vector<void*> kernels_;  // per function, per launch, flattened
   std::vector<size_t> first_kernel_;
   uint64_t scratch_bytes_ = 0;
+};
+
+// A function's host arguments held on the device for runs one after
+// another: the inputs uploaded once, so that timed runs (the tuner's
+// measurements) count the kernels alone.
+//
+//   ResidentCall call(runner, f, args);
+//   double s = call.timed_run();
+//   call.check();                                         // a failed run-time check throws
+//   call.download_outputs(args);
+class ResidentCall {
+ public:
+  ResidentCall(GpuRunner& runner, size_t f, void* const* args);
+
+  // Queues one run.
+  void enqueue();
+  // Seconds of one run between events; waits for the run.
+  double timed_run();
+  // Waits for the queued runs; a StatusError with the message of the run-time check that failed.
+  void check();
+  // The outputs copied into their host arrays, args as given to the constructor.
+  void download_outputs(void* const* args);
+
+ private:
+  GpuRunner& runner_;
+  size_t f_;
+  std::vector<DeviceBuffer> buffers_;
+  std::vector<DevicePtr> pointers_;
+  DeviceBuffer scratch_, error_;
+  DeviceEvents events_;
 };
 
 }  // namespace tessel::rt
