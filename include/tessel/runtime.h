@@ -27,8 +27,8 @@ extern "C" {
 #endif
 
 /* Bumped when a function or struct below changes incompatibly, or a function
- * readers require is added (2: tessel_model_device). */
-#define TESSEL_ABI_VERSION 2
+ * readers require is added (2: tessel_model_device; 3: tessel_context_run_device). */
+#define TESSEL_ABI_VERSION 3
 
 /* Element types; the values are part of the ABI (and of the plan format). */
 typedef enum tessel_dtype {
@@ -122,6 +122,17 @@ void tessel_context_destroy(tessel_context* context); /* NULL is ignored */
  * model's dtypes and shapes; outputs are written in place. */
 int tessel_context_run(tessel_context* context, const tessel_tensor* inputs, int32_t num_inputs,
                        tessel_tensor* outputs, int32_t num_outputs);
+/* For a model compiled for a GPU: runs it on device memory, without copies
+ * to or from the host. inputs[i].data and outputs[j].data are device
+ * pointers (CUdeviceptr, allocated in the primary context of the GPU the model
+ * loaded on: tessel_model_device names it); the launches are queued on
+ * `stream` (a CUstream of that context; NULL: the default stream), and the
+ * call returns once the stream has run them, so that a failed run-time check
+ * is reported (TESSEL_ERR_KERNEL_FAILED). Under emulation device memory is
+ * host memory and there is one queue. A CPU model returns
+ * TESSEL_ERR_UNSUPPORTED_DEVICE. */
+int tessel_context_run_device(tessel_context* context, const tessel_tensor* inputs, int32_t num_inputs,
+                              tessel_tensor* outputs, int32_t num_outputs, void* stream);
 /* As tessel_context_run, and writes each kernel's wall time of this run in
  * seconds to kernel_seconds[tessel_model_num_kernels(model)]. */
 int tessel_context_run_profiled(tessel_context* context, const tessel_tensor* inputs,

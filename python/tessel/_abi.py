@@ -1,4 +1,4 @@
-"""ctypes declarations of the C ABI of a compiled model (include/tessel/runtime.h, ABI version 1)
+"""ctypes declarations of the C ABI of a compiled model (include/tessel/runtime.h, ABI version 3)
 and the map between its element types and numpy's."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Optional
 
 import numpy as np
 
-ABI_VERSION = 2
+ABI_VERSION = 3
 
 # tessel_dtype value -> (name, numpy dtype or None where numpy has no such type).
 DTYPES = {
@@ -65,6 +65,7 @@ FUNCTIONS = {
     "tessel_context_destroy": (None, [c_void_p]),
     "tessel_context_run": (c_int, [c_void_p, _TENSORS, c_int32, _TENSORS, c_int32]),
     "tessel_context_run_profiled": (c_int, [c_void_p, _TENSORS, c_int32, _TENSORS, c_int32, POINTER(c_double)]),
+    "tessel_context_run_device": (c_int, [c_void_p, _TENSORS, c_int32, _TENSORS, c_int32, c_void_p]),
     "tessel_set_num_threads": (c_int, [c_int32]),
     "tessel_get_num_threads": (c_int32, []),
 }

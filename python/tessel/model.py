@@ -9,7 +9,7 @@ import ctypes
 import os
 import statistics
 import threading
-from typing import Dict, List, Mapping, NamedTuple, Optional, Tuple
+from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -145,6 +145,26 @@ class Model:
         model's order (an output the model lists twice appears once), 0-d outputs as 0-d arrays."""
         return self._run(feeds, None)
 
+    def run_device(self, inputs: Sequence[int], outputs: Sequence[int], stream: int = 0) -> None:
+        """Runs a GPU model on device memory: inputs and outputs are device pointers (ints, such as
+        torch's Tensor.data_ptr()) to buffers of the model's dtypes and shapes, in the model's order;
+        the work is queued on the CUstream `stream` (0: the default stream) and has run when this
+        returns. A CPU model raises TesselError."""
+        for kind, pointers, infos in (("inputs", inputs, self._inputs), ("outputs", outputs, self._outputs)):
+            if len(pointers) != len(infos) or not all(isinstance(p, int) and not isinstance(p, bool)
+                                                      for p in pointers):
+                raise TesselError(f"run_device: expected {len(infos)} {kind} as int device pointers")
+        keep_alive = []
+        in_tensors = self._pointer_tensors(inputs, self._inputs, keep_alive)
+        out_tensors = self._pointer_tensors(outputs, self._outputs, keep_alive)
+        context = self._begin_run()
+        try:
+            status = self._lib.tessel_context_run_device(context, in_tensors, len(self._inputs), out_tensors,
+                                                         len(self._outputs), stream or None)
+        finally:
+            self._end_run()
+        self._check(status, "tessel_context_run_device")
+
     def profile(self, feeds: Mapping[str, np.ndarray], repeat: int = 10) -> List[KernelTime]:
         """Runs the model repeat times and returns each kernel's median wall time, in plan order."""
         if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
@@ -212,6 +232,17 @@ class Model:
             shape = (ctypes.c_int64 * max(array.ndim, 1))(*array.shape)
             keep_alive.append(shape)
             tensors[k] = _abi.Tensor(array.ctypes.data, _abi.dtype_code(array.dtype), array.ndim, shape)
+        return tensors
+
+    @staticmethod
+    def _pointer_tensors(pointers, infos, keep_alive):
+        """A ctypes array of one tessel_tensor per pointer, with the model's dtype and shape."""
+        codes = {name: code for code, (name, _) in _abi.DTYPES.items()}
+        tensors = (_abi.Tensor * max(len(pointers), 1))()
+        for k, (pointer, info) in enumerate(zip(pointers, infos)):
+            shape = (ctypes.c_int64 * max(len(info.shape), 1))(*info.shape)
+            keep_alive.append(shape)
+            tensors[k] = _abi.Tensor(pointer, codes[info.dtype_name], len(info.shape), shape)
         return tensors
 
     # ---- contexts and lifetime -----------------------------------------------------------------

@@ -92,6 +92,16 @@ int run(tessel_context* context, const tessel_tensor* inputs, int32_t num_inputs
 
 }  // namespace
 
+namespace tessel::rt {
+
+void ModelEngine::run_device(Context&, const tessel_tensor*, int32_t, tessel_tensor*, int32_t, void*) const {
+  throw StatusError(TESSEL_ERR_UNSUPPORTED_DEVICE,
+                    "tessel_context_run_device: this model runs on the CPU; device memory is for a model "
+                    "compiled for a GPU");
+}
+
+}  // namespace tessel::rt
+
 extern "C" {
 
 uint32_t tessel_abi_version(void) {
@@ -189,6 +199,14 @@ void tessel_context_destroy(tessel_context* context) {
 int tessel_context_run(tessel_context* context, const tessel_tensor* inputs, int32_t num_inputs,
                        tessel_tensor* outputs, int32_t num_outputs) {
   return run(context, inputs, num_inputs, outputs, num_outputs, nullptr);
+}
+
+int tessel_context_run_device(tessel_context* context, const tessel_tensor* inputs, int32_t num_inputs,
+                              tessel_tensor* outputs, int32_t num_outputs, void* stream) {
+  if (!context) return fail(TESSEL_ERR_INVALID_ARGUMENT, "tessel_context_run_device: context is NULL");
+  return guarded([&] {
+    context->model->engine->run_device(*context->state, inputs, num_inputs, outputs, num_outputs, stream);
+  });
 }
 
 int tessel_context_run_profiled(tessel_context* context, const tessel_tensor* inputs, int32_t num_inputs,

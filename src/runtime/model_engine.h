@@ -27,6 +27,10 @@ class ModelEngine {
   // One run, as PlanExecutor::run; throws StatusError.
   virtual void run(Context& context, const tessel_tensor* inputs, int32_t num_inputs, tessel_tensor* outputs,
                    int32_t num_outputs, double* kernel_seconds) const = 0;
+  // One run on device memory (tessel_context_run_device); an engine whose
+  // kernels run on the host throws TESSEL_ERR_UNSUPPORTED_DEVICE.
+  virtual void run_device(Context& context, const tessel_tensor* inputs, int32_t num_inputs,
+                          tessel_tensor* outputs, int32_t num_outputs, void* stream) const;
 };
 
 // The engine over the symbols the compiler embedded (kernel_abi.h):

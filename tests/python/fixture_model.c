@@ -233,6 +233,12 @@ int tessel_context_run(tessel_context* context, const tessel_tensor* inputs, int
   return run(context, inputs, num_inputs, outputs, num_outputs, NULL);
 }
 
+int tessel_context_run_device(tessel_context* context, const tessel_tensor* inputs, int32_t num_inputs,
+                              tessel_tensor* outputs, int32_t num_outputs, void* stream) {
+  (void)context, (void)inputs, (void)num_inputs, (void)outputs, (void)num_outputs, (void)stream;
+  return fail(TESSEL_ERR_UNSUPPORTED_DEVICE, "tessel_context_run_device: this model runs on the CPU");
+}
+
 int tessel_context_run_profiled(tessel_context* context, const tessel_tensor* inputs, int32_t num_inputs,
                                 tessel_tensor* outputs, int32_t num_outputs, double* kernel_seconds) {
   if (!kernel_seconds)

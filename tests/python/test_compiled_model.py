@@ -1,6 +1,6 @@
 """Tests of the tessel package on models compiled by `tessel compile` (not the test double): the
 shapes and output lists real ONNX graphs have that the fixture does not, 0-d tensors and an
-output listed twice.
+output listed twice; a model built for the CUDA emulator run on device memory.
 
 The tessel binary: argv[1], else TESSEL_BINARY from CTest. The models are built with onnx.helper."""
 import os
@@ -18,13 +18,13 @@ import tessel
 TESSEL = os.environ.get("TESSEL_BINARY", "")
 
 
-def compile_model(tmp, name, nodes, inputs, outputs):
+def compile_model(tmp, name, nodes, inputs, outputs, target="llvm"):
     graph = helper.make_graph(nodes, name, inputs, outputs)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 8
     onnx_path, so_path = os.path.join(tmp, name + ".onnx"), os.path.join(tmp, name + ".so")
     onnx.save(model, onnx_path)
-    subprocess.run([TESSEL, "compile", onnx_path, "-o", so_path], check=True, capture_output=True)
+    subprocess.run([TESSEL, "compile", onnx_path, "--target", target, "-o", so_path], check=True, capture_output=True)
     return so_path
 
 
@@ -42,9 +42,10 @@ class CompiledModelTest(unittest.TestCase):
                                                    helper.make_node("Mul", ["x", "v"], ["w"])],
                                    [f32("x", []), f32("y", []), f32("v", [3])], [f32("z", []), f32("w", [3])])
         # y = Relu(x), n = Neg(x); y is listed twice, around n.
-        cls.twice = compile_model(tmp, "twice", [helper.make_node("Relu", ["x"], ["y"]),
-                                                 helper.make_node("Neg", ["x"], ["n"])],
-                                  [f32("x", [2, 3])], [f32("y", [2, 3]), f32("n", [2, 3]), f32("y", [2, 3])])
+        twice = ([helper.make_node("Relu", ["x"], ["y"]), helper.make_node("Neg", ["x"], ["n"])],
+                 [f32("x", [2, 3])], [f32("y", [2, 3]), f32("n", [2, 3]), f32("y", [2, 3])])
+        cls.twice = compile_model(tmp, "twice", *twice)
+        cls.twice_gpu = compile_model(tmp, "twice_gpu", *twice, target="cuda-emulated")
 
     @classmethod
     def tearDownClass(cls):
@@ -81,6 +82,23 @@ class CompiledModelTest(unittest.TestCase):
                 np.testing.assert_array_equal(out["n"], -x)
             times = m.profile({"x": x}, repeat=2)
             self.assertEqual(len(times), len(m.kernels))
+
+    def test_device_memory(self):
+        # Built for the CUDA emulator, whose device memory is host memory: the arrays' addresses
+        # serve as device pointers. The third output is the first again: copied, not computed.
+        x = np.arange(6, dtype=np.float32).reshape(2, 3) - 2
+        outs = [np.full((2, 3), np.nan, np.float32) for _ in range(3)]
+        with tessel.load(self.twice_gpu) as m:
+            self.assertEqual(m.device, "cuda: the CUDA emulator on this CPU")
+            m.run_device([x.ctypes.data], [o.ctypes.data for o in outs])
+            np.testing.assert_array_equal(outs[0], np.maximum(x, 0))
+            np.testing.assert_array_equal(outs[1], -x)
+            np.testing.assert_array_equal(outs[2], outs[0])
+            with self.assertRaisesRegex(tessel.TesselError, "expected 3 outputs as int device pointers"):
+                m.run_device([x.ctypes.data], outs[:2])
+        with tessel.load(self.twice) as m:
+            with self.assertRaisesRegex(tessel.TesselError, "this model runs on the CPU"):
+                m.run_device([x.ctypes.data], [o.ctypes.data for o in outs])
 
 
 if __name__ == "__main__":

@@ -54,6 +54,9 @@ struct Driver {
   CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, size_t);
   CUresult (*cuMemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t);
   CUresult (*cuMemsetD8)(CUdeviceptr, unsigned char, size_t);
+  CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
+  CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+  CUresult (*cuStreamSynchronize)(CUstream);
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                              CUstream, void**, void**);
   CUresult (*cuEventCreate)(CUevent*, unsigned);
@@ -117,6 +120,9 @@ const Driver& driver() {
       bind(d.cuMemcpyDtoH, d.library, "cuMemcpyDtoH_v2", missing);
       bind(d.cuMemcpyDtoD, d.library, "cuMemcpyDtoD_v2", missing);
       bind(d.cuMemsetD8, d.library, "cuMemsetD8_v2", missing);
+      bind(d.cuMemsetD8Async, d.library, "cuMemsetD8Async", missing);
+      bind(d.cuMemcpyDtoDAsync, d.library, "cuMemcpyDtoDAsync_v2", missing);
+      bind(d.cuStreamSynchronize, d.library, "cuStreamSynchronize", missing);
       bind(d.cuLaunchKernel, d.library, "cuLaunchKernel", missing);
       bind(d.cuEventCreate, d.library, "cuEventCreate", missing);
       bind(d.cuEventDestroy, d.library, "cuEventDestroy_v2", missing);
@@ -200,19 +206,32 @@ class DriverDevice final : public GpuDevice {
              TESSEL_ERR_CORRUPT_MODEL);
     return f;
   }
-  void launch(void* kernel, const GpuLaunch& l, void** params) override {
+  void zero_on(void* stream, DevicePtr dst, uint64_t bytes) override {
+    current();
+    d_.check(d_.cuMemsetD8Async(dst, 0, bytes, stream), "cuMemsetD8Async");
+  }
+  void copy_on(void* stream, DevicePtr dst, DevicePtr src, uint64_t bytes) override {
+    current();
+    d_.check(d_.cuMemcpyDtoDAsync(dst, src, bytes, stream), "cuMemcpyDtoDAsync");
+  }
+
+  void launch(void* kernel, const GpuLaunch& l, void** params, void* stream) override {
     current();
     constexpr uint64_t kDefaultShared = 48 * 1024;  // more must be asked for, per kernel
     if (l.shared_bytes > kDefaultShared)
       d_.check(d_.cuFuncSetAttribute(kernel, kFuncMaxDynamicShared, int(l.shared_bytes)),
                ("allowing " + l.kernel + " its shared memory").c_str());
     d_.check(d_.cuLaunchKernel(kernel, l.grid[0], l.grid[1], l.grid[2], l.block[0], l.block[1], l.block[2],
-                               unsigned(l.shared_bytes), nullptr, params, nullptr),
+                               unsigned(l.shared_bytes), stream, params, nullptr),
              ("launching " + l.kernel).c_str(), TESSEL_ERR_KERNEL_FAILED);
   }
   void synchronize() override {
     current();
     d_.check(d_.cuCtxSynchronize(), "waiting for the GPU", TESSEL_ERR_KERNEL_FAILED);
+  }
+  void synchronize_stream(void* stream) override {
+    current();
+    d_.check(d_.cuStreamSynchronize(stream), "waiting for the stream", TESSEL_ERR_KERNEL_FAILED);
   }
 
   void* create_event() override {

@@ -173,10 +173,14 @@ class EmulatedDevice final : public GpuDevice {
       if (kernels[i].name && name == kernels[i].name) return reinterpret_cast<void*>(kernels[i].run);
     throw StatusError(TESSEL_ERR_CORRUPT_MODEL, "the emulated CUDA code has no kernel " + name);
   }
-  void launch(void* kernel, const GpuLaunch& l, void** params) override {
+  // One queue: what is queued runs before the call returns.
+  void zero_on(void*, DevicePtr dst, uint64_t bytes) override { zero(dst, bytes); }
+  void copy_on(void*, DevicePtr dst, DevicePtr src, uint64_t bytes) override { copy(dst, src, bytes); }
+  void launch(void* kernel, const GpuLaunch& l, void** params, void*) override {
     run_launch(l, reinterpret_cast<emu::tessel_emu_thread_fn>(kernel), params);
   }
   void synchronize() override {}  // launches finish before they return
+  void synchronize_stream(void*) override {}
 
   // Launches finish before they return: an event is the time it is recorded.
   void* create_event() override { return new Clock::time_point(); }

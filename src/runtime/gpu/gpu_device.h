@@ -33,11 +33,15 @@ class GpuDevice {
 
   // The loaded program's kernel of that name; a StatusError when absent.
   virtual void* kernel(const std::string& name) = 0;
-  // Queues a launch; params[i] points to the i-th argument's value, as
-  // cuLaunchKernel takes them.
-  virtual void launch(void* kernel, const GpuLaunch& dims, void** params) = 0;
-  // Waits for every queued launch and copy.
+  // Queues a launch on `stream` (a CUstream; null: the default stream);
+  // params[i] points to the i-th argument's value, as cuLaunchKernel takes them.
+  virtual void launch(void* kernel, const GpuLaunch& dims, void** params, void* stream = nullptr) = 0;
+  // Queued on `stream` after what is there: zeroing, a copy between device buffers.
+  virtual void zero_on(void* stream, DevicePtr dst, uint64_t bytes) = 0;
+  virtual void copy_on(void* stream, DevicePtr dst, DevicePtr src, uint64_t bytes) = 0;
+  // Waits for every queued launch and copy; for what is queued on `stream`.
   virtual void synchronize() = 0;
+  virtual void synchronize_stream(void* stream) = 0;
 
   // Timing: events recorded in the queue, and the seconds between two
   // (which waits for the second).

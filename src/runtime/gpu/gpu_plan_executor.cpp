@@ -69,6 +69,33 @@ void GpuPlanExecutor::check_steps() const {
   }
 }
 
+void GpuPlanExecutor::queue_steps(const Workspace& w, const std::vector<DevicePtr>& pointers, void* stream,
+                                  DeviceEvents* events) const {
+  std::vector<DevicePtr> args;
+  for (size_t s = 0; s < plan_.steps.size(); ++s) {
+    const Step& step = plan_.steps[s];
+    args.clear();
+    for (uint32_t a : step.args) args.push_back(pointers[a]);
+    if (events) events->record(s);
+    runner_.enqueue(kernel_functions_[step.kernel], args.data(), w.scratch.get(),
+                    w.errors.get() + s * sizeof(GpuErrorSlot), stream);
+  }
+  if (events) events->record(plan_.steps.size());
+}
+
+void GpuPlanExecutor::check_error_slots(const Workspace& w) const {
+  std::vector<GpuErrorSlot> slots(plan_.steps.size());
+  if (!slots.empty())
+    runner_.device().download(slots.data(), w.errors.get(), slots.size() * sizeof(GpuErrorSlot));
+  for (size_t s = 0; s < slots.size(); ++s) {
+    std::string why = runner_.error_message(slots[s]);
+    if (!why.empty())
+      throw StatusError(TESSEL_ERR_KERNEL_FAILED, "step " + std::to_string(s) + " '" + plan_.steps[s].name +
+                                                      "' (kernel " + std::to_string(plan_.steps[s].kernel) +
+                                                      ") failed: " + why);
+  }
+}
+
 void GpuPlanExecutor::run(Workspace& w, const tessel_tensor* inputs, int32_t num_inputs,
                           tessel_tensor* outputs, int32_t num_outputs, double* kernel_seconds) const {
   check_tensors(inputs, num_inputs, plan_.inputs, "input");
@@ -79,32 +106,38 @@ void GpuPlanExecutor::run(Workspace& w, const tessel_tensor* inputs, int32_t num
   device.zero(w.errors.get(), plan_.steps.size() * sizeof(GpuErrorSlot));
   std::optional<DeviceEvents> events;
   if (kernel_seconds) events.emplace(device, plan_.steps.size() + 1);
-
-  std::vector<DevicePtr> args;
-  for (size_t s = 0; s < plan_.steps.size(); ++s) {
-    const Step& step = plan_.steps[s];
-    args.clear();
-    for (uint32_t a : step.args) args.push_back(w.buffer_ptr[a]);
-    if (events) events->record(s);
-    runner_.enqueue(kernel_functions_[step.kernel], args.data(), w.scratch.get(),
-                    w.errors.get() + s * sizeof(GpuErrorSlot));
-  }
-  if (events) events->record(plan_.steps.size());
-
-  std::vector<GpuErrorSlot> slots(plan_.steps.size());
-  if (!slots.empty()) device.download(slots.data(), w.errors.get(), slots.size() * sizeof(GpuErrorSlot));
-  for (size_t s = 0; s < slots.size(); ++s) {
-    std::string why = runner_.error_message(slots[s]);
-    if (!why.empty())
-      throw StatusError(TESSEL_ERR_KERNEL_FAILED, "step " + std::to_string(s) + " '" + plan_.steps[s].name +
-                                                      "' (kernel " + std::to_string(plan_.steps[s].kernel) +
-                                                      ") failed: " + why);
-  }
+  queue_steps(w, w.buffer_ptr, nullptr, events ? &*events : nullptr);
+  check_error_slots(w);
   for (size_t j = 0; j < plan_.outputs.size(); ++j)
     if (uint64_t bytes = tensor_bytes(plan_.outputs[j]))
       device.download(outputs[j].data, w.buffer_ptr[plan_.output_buffers[j]], bytes);
   if (events)
     for (size_t s = 0; s < plan_.steps.size(); ++s) kernel_seconds[s] = events->seconds(s, s + 1);
+}
+
+void GpuPlanExecutor::run_device(Workspace& w, const tessel_tensor* inputs, int32_t num_inputs,
+                                 tessel_tensor* outputs, int32_t num_outputs, void* stream) const {
+  check_tensors(inputs, num_inputs, plan_.inputs, "input");
+  check_tensors(outputs, num_outputs, plan_.outputs, "output");
+  // The caller's buffers in place of the workspace's inputs and outputs.
+  std::vector<DevicePtr> pointers = w.buffer_ptr;
+  for (size_t b = 0; b < plan_.buffers.size(); ++b) {
+    const BufferSlot& slot = plan_.buffers[b];
+    if (slot.storage == Storage::kInput) pointers[b] = DevicePtr(uintptr_t(inputs[slot.index].data));
+    if (slot.storage == Storage::kOutput) pointers[b] = DevicePtr(uintptr_t(outputs[slot.index].data));
+  }
+  GpuDevice& device = runner_.device();
+  device.zero_on(stream, w.errors.get(), plan_.steps.size() * sizeof(GpuErrorSlot));
+  queue_steps(w, pointers, stream, nullptr);
+  // An output the kernels do not write in place (a weight, an input, another output) is copied there.
+  for (size_t j = 0; j < plan_.outputs.size(); ++j) {
+    const BufferSlot& slot = plan_.buffers[plan_.output_buffers[j]];
+    bool in_place = slot.storage == Storage::kOutput && slot.index == j;
+    if (uint64_t bytes = tensor_bytes(plan_.outputs[j]); bytes && !in_place)
+      device.copy_on(stream, DevicePtr(uintptr_t(outputs[j].data)), pointers[plan_.output_buffers[j]], bytes);
+  }
+  device.synchronize_stream(stream);
+  check_error_slots(w);
 }
 
 }  // namespace tessel::rt

@@ -38,10 +38,22 @@ class GpuPlanExecutor {
   void run(Workspace& workspace, const tessel_tensor* inputs, int32_t num_inputs, tessel_tensor* outputs,
            int32_t num_outputs, double* kernel_seconds = nullptr) const;
 
+  // One run on device memory: inputs[i].data and outputs[j].data are device
+  // pointers, the work queued on `stream` (GpuDevice::launch), which this
+  // waits for before it reads the error slots. Throws StatusError.
+  void run_device(Workspace& workspace, const tessel_tensor* inputs, int32_t num_inputs,
+                  tessel_tensor* outputs, int32_t num_outputs, void* stream) const;
+
   const Plan& plan() const { return plan_; }
 
  private:
   void check_steps() const;
+  // Every step's launches queued on `stream`, buffer b at pointers[b]
+  // (events, when given, recorded around each step).
+  void queue_steps(const Workspace& w, const std::vector<DevicePtr>& pointers, void* stream,
+                   DeviceEvents* events) const;
+  // A StatusError naming the first step whose run-time check failed; waits for the launches.
+  void check_error_slots(const Workspace& w) const;
 
   Plan plan_;
   GpuRunner& runner_;

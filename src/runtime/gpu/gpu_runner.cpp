@@ -25,7 +25,8 @@ size_t GpuRunner::index(const std::string& symbol) const {
   throw StatusError(TESSEL_ERR_INVALID_ARGUMENT, "the GPU program has no function " + symbol);
 }
 
-void GpuRunner::enqueue(size_t f, const DevicePtr* params, DevicePtr scratch, DevicePtr error_slot) {
+void GpuRunner::enqueue(size_t f, const DevicePtr* params, DevicePtr scratch, DevicePtr error_slot,
+                        void* stream) {
   const GpuFunction& fn = program_.functions.at(f);
   std::vector<DevicePtr> values;
   std::vector<void*> pointers;
@@ -40,7 +41,7 @@ void GpuRunner::enqueue(size_t f, const DevicePtr* params, DevicePtr scratch, De
     values.push_back(error_slot);
     pointers.clear();
     for (DevicePtr& v : values) pointers.push_back(&v);
-    device_->launch(kernels_[first_kernel_[f] + l], launch, pointers.data());
+    device_->launch(kernels_[first_kernel_[f] + l], launch, pointers.data(), stream);
   }
 }
 

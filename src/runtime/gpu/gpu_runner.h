@@ -28,8 +28,10 @@ class GpuRunner {
 
   // The scratch the largest function needs.
   uint64_t scratch_bytes() const { return scratch_bytes_; }
-  // Queues function f's launches (those with no thread to run are skipped).
-  void enqueue(size_t f, const DevicePtr* params, DevicePtr scratch, DevicePtr error_slot);
+  // Queues function f's launches on `stream` (GpuDevice::launch; those with
+  // no thread to run are skipped).
+  void enqueue(size_t f, const DevicePtr* params, DevicePtr scratch, DevicePtr error_slot,
+               void* stream = nullptr);
   // The failed check an error slot holds, as a message; empty if none.
   std::string error_message(const GpuErrorSlot& slot) const;
 

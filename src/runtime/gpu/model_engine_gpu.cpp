@@ -42,6 +42,11 @@ class GpuEngine final : public ModelEngine {
     executor_.run(*static_cast<WorkspaceContext&>(context).workspace, inputs, num_inputs, outputs,
                   num_outputs, kernel_seconds);
   }
+  void run_device(Context& context, const tessel_tensor* inputs, int32_t num_inputs, tessel_tensor* outputs,
+                  int32_t num_outputs, void* stream) const override {
+    executor_.run_device(*static_cast<WorkspaceContext&>(context).workspace, inputs, num_inputs, outputs,
+                         num_outputs, stream);
+  }
 
  private:
   // The compiler writes the program's functions in the order of the plan's kernel table.
