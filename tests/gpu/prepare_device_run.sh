@@ -3,8 +3,9 @@
 # apt, no LLVM, no network, a 64 MiB carry): the CUDA-only Tessel bundle
 # (build-gpu/bundle, scripts/build_gpu_bundle.sh) and build-gpu/device:
 # the milestone-1 conformance cases, the four benchmark models as graphs
-# whose weights are regenerated there (tests/gpu/portable_weights.py), and
-# the single-operation models (tests/gpu/micro_models.py). Prints the sizes
+# whose weights are regenerated there (tests/gpu/portable_weights.py), the
+# single-operation models (tests/gpu/micro_models.py), and tiny_cnn as a
+# model.so for the GPU (tests/gpu/device_buffers.py runs it there). Prints the sizes
 # and the device tool's call.
 #
 #   tests/gpu/prepare_device_run.sh           # for the GPU
@@ -33,6 +34,9 @@ for m in $models; do
 done
 rm -f "$device"/models/*.weights  # regenerated on the GPU machine
 "$python" "$TESSEL_ROOT/tests/gpu/micro_models.py" "$device/micro" $small
+# A model.so for the GPU, built here: linking one needs a host compiler the GPU machine may lack.
+"$TESSEL_ROOT/build-gpu/bundle/tessel" compile "$TESSEL_ROOT/examples/tiny_cnn.onnx" --input-shape image=1x1x28x28 \
+  --target cuda -o "$device/tiny_cnn_cuda.so" >/dev/null
 
 bytes=$(du -sb "$TESSEL_ROOT/build-gpu/bundle" "$device" | awk '{s += $1} END {print s}')
 echo "== carry: $(du -sh "$TESSEL_ROOT/build-gpu/bundle" | cut -f1) bundle + $(du -sh "$device" | cut -f1) device data = $((bytes / 1048576)) MiB of 64"

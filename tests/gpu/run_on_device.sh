@@ -48,6 +48,14 @@ stage "models and single operations against ONNX Runtime and PyTorch"
 timeout 170 "$python" tests/gpu/compare_on_gpu.py --tessel "$tessel" --target "$target" --models "$device/models" \
   --micro "$device/micro" --repeat 10 || failed="$failed compare($?)"
 
+stage "a model.so on PyTorch's device buffers and stream"
+if [ "$target" = cuda ]; then
+  PYTHONPATH="$TESSEL_ROOT/python" timeout 30 "$python" tests/gpu/device_buffers.py "$device/tiny_cnn_cuda.so" \
+    || failed="$failed device_buffers($?)"
+else
+  echo "skipped: PyTorch's buffers need a GPU"
+fi
+
 # Each session's log kept apart (a session appends to a new log), then read as one.
 stage "short tuning sessions: GEMM, then the 3x3 conv"
 for model in gemm:24:60 conv3x3:16:45; do
