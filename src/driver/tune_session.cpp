@@ -181,6 +181,8 @@ int Session::measure_round(size_t t, std::vector<tune::Candidate>& candidates, i
     r.compiler_version = compiler_version();
     r.trace = c.trace;
     r.times_ms = m.times_ms;
+    r.registers = m.usage.max_registers;
+    r.spill_bytes = m.usage.spill_bytes;
     r.error = m.ok() ? "" : (m.error.empty() ? "no times" : m.error);
     if (!m.ok()) r.times_ms.clear();
     r.knobs = c.knobs;

@@ -9,6 +9,7 @@
 #include "ir/tensor/interpreter.h"
 #include "ir/tensor/printer.h"
 #include "schedules/defaults/cpu_knobs.h"
+#include "src/codegen/backend.h"
 #include "src/codegen/cuda/cuda_codegen.h"
 #include "src/codegen/cuda/nvrtc_compile.h"
 #include "src/codegen/cuda/nvrtc_library.h"
@@ -224,6 +225,11 @@ TEST(CudaCodegen, NvrtcCompilesTheTextForTheArchitecture) {
     EXPECT_TRUE(contains(r.ptx, ".target sm_" + std::to_string(sm))) << r.ptx.substr(0, 400);
     EXPECT_TRUE(contains(r.ptx, "bar.sync")) << "the barrier of k_mirror";
     EXPECT_GT(r.resources["k_matmul_l0"].registers, 0) << r.log;
+    // A module built for the target reports the same, as the tuner logs it per candidate.
+    codegen::Target target = codegen::parse_target("cuda -arch=sm_" + std::to_string(sm));
+    codegen::KernelUsage usage =
+        codegen::make_backend(target)->build({{"k_matmul", gpu_matmul(20, 30, 7)}})->usage();
+    EXPECT_EQ(usage.max_registers, r.resources["k_matmul_l0"].registers);
     ASSERT_GT(r.cubin.size(), 4u);
     EXPECT_EQ(std::string(r.cubin.data(), 4),
               "\x7f"

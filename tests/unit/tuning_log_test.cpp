@@ -46,6 +46,8 @@ TuningRecord measured(const std::string& task, double ms) {
   r.weight = 2;
   r.alternative_only = task == "9f3c";
   r.vs_default = 0.875;
+  r.registers = 40;
+  r.spill_bytes = 16;
   return r;
 }
 
@@ -70,6 +72,8 @@ TEST(TuningLog, ARecordRoundTripsThroughALine) {
     EXPECT_EQ(back.weight, r.weight);
     EXPECT_EQ(back.alternative_only, r.alternative_only);
     EXPECT_EQ(back.vs_default, r.vs_default);
+    EXPECT_EQ(back.registers, r.registers);
+    EXPECT_EQ(back.spill_bytes, r.spill_bytes);
     EXPECT_EQ(back.ok(), r.error.empty());
   }
   EXPECT_FALSE(record_from_line(to_line(failed)).vs_default);
@@ -94,7 +98,8 @@ TEST(TuningLog, WhatIsNotARecordIsRefusedWithItsReason) {
       R"({"task":"a","target":7,"version":"1","trace":{},"times_ms":[1],"error":""})",
       R"({"task":"a","target":"llvm","version":"1","trace":{},"times_ms":[1],"error":"","vs_default":0})",
       R"({"task":"a","target":"llvm","version":"1","trace":{},"times_ms":[1],"error":"","vs_default":-2})",
-      R"({"task":"a","target":"llvm","version":"1","trace":{},"times_ms":[1],"error":"","vs_default":"x"})"};
+      R"({"task":"a","target":"llvm","version":"1","trace":{},"times_ms":[1],"error":"","vs_default":"x"})",
+      R"({"task":"a","target":"cuda","version":"1","trace":{},"times_ms":[1],"error":"","registers":-1})"};
   for (const char* line : bad) EXPECT_THROW(record_from_line(line), UserError) << line;
 }
 

@@ -53,6 +53,9 @@ void read_optional_fields(const json& j, TuningRecord& r) {
   }
   TESSEL_USER_CHECK(r.round >= 0 && r.flops >= 0 && r.weight >= 1, Span{})
       << "a negative round or FLOP count, or a weight below 1";
+  r.registers = int64_t(optional_number(j, "registers", 0));
+  r.spill_bytes = int64_t(optional_number(j, "spill_bytes", 0));
+  TESSEL_USER_CHECK(r.registers >= 0 && r.spill_bytes >= 0, Span{}) << "a negative register or spill count";
   if (j.contains("vs_default")) {
     double ratio = optional_number(j, "vs_default", 0);
     TESSEL_USER_CHECK(ratio > 0 && std::isfinite(ratio), Span{})
@@ -97,6 +100,8 @@ std::string to_line(const TuningRecord& r) {
   if (r.predicted) j["predicted"] = *r.predicted;
   if (r.alternative_only) j["alternative_only"] = true;
   if (r.vs_default) j["vs_default"] = *r.vs_default;
+  if (r.registers > 0) j["registers"] = r.registers;
+  if (r.spill_bytes > 0) j["spill_bytes"] = r.spill_bytes;
   return j.dump();
 }
 

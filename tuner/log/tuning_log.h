@@ -45,6 +45,9 @@ struct TuningRecord {
   // time over the default's, run by run. Measured minutes apart, the two
   // times also differ by the machine's drift; run by run, they do not.
   std::optional<double> vs_default;
+  // A GPU candidate's kernels as ptxas compiled them: the most registers per
+  // thread, the bytes spilled to local memory (0: none reported).
+  int64_t registers = 0, spill_bytes = 0;
 
   bool ok() const { return error.empty() && !times_ms.empty(); }
   // Its median run (the record must be ok()): what the tuner ranks by. The

@@ -71,6 +71,7 @@ std::string mismatch(const std::vector<Tensor>& got, const std::vector<Tensor>& 
 // on the device.
 struct Loaded {
   std::unique_ptr<codegen::LoadedModule> code;
+  codegen::KernelUsage usage;
   codegen::KernelFn fn = nullptr;         // host code
   std::unique_ptr<rt::ResidentCall> gpu;  // GPU code
   std::vector<Tensor> outputs;
@@ -78,6 +79,7 @@ struct Loaded {
 
   Loaded(const codegen::Target& target, const tir::PrimFunc& flat, const std::vector<Tensor>& inputs) {
     std::unique_ptr<codegen::Module> module = codegen::make_backend(target)->build({{"candidate", flat}});
+    usage = module->usage();
     code = module->load(codegen::runtime_symbols(rt::kernel_runtime_symbols(&child_parallel_for)));
     TESSEL_USER_CHECK(inputs.size() == flat->inputs.size(), Span{})
         << "the candidate takes " << flat->inputs.size() << " inputs, " << inputs.size() << " given";
@@ -192,7 +194,9 @@ std::string build_check_and_time(const codegen::Target& target, const tir::PrimF
   FlushBuffer flush(candidate, target, o);
   candidate.run_and_check(expected, o);
   for (int r = 0; r < o.warmup; ++r) timed_run(candidate, flush, inputs, o);
+  // The kernels' registers and spilled bytes, then the times.
   std::ostringstream times;
+  times << candidate.usage.max_registers << " " << candidate.usage.spill_bytes << " ";
   for (int r = 0; r < o.repeat; ++r) times << timed_run(candidate, flush, inputs, o) << " ";
   check_timed_runs(candidate);
   return times.str();
@@ -260,6 +264,7 @@ Measurement measure_candidate(const codegen::Target& target, const tir::PrimFunc
     return m;
   }
   std::istringstream times(r.output);
+  times >> m.usage.max_registers >> m.usage.spill_bytes;
   for (double t; times >> t;) m.times_ms.push_back(std::max(t, 1e-6));
   if (m.times_ms.empty()) m.error = "no times came back";
   return m;

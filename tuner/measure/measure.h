@@ -14,6 +14,7 @@
 
 #include "ir/core/tensor.h"
 #include "ir/tensor/function.h"
+#include "src/codegen/backend.h"
 #include "src/codegen/target.h"
 
 namespace tessel::tune {
@@ -48,6 +49,7 @@ struct MeasureOptions {
 struct Measurement {
   std::vector<double> times_ms;  // one per timed run
   std::string error;             // why there are none
+  codegen::KernelUsage usage;    // what ptxas reported of a GPU candidate's kernels
 
   bool ok() const { return error.empty() && !times_ms.empty(); }
 };

@@ -90,6 +90,14 @@ class CudaBuilt final : public Module {
       }
     return head + program_.source;
   }
+  KernelUsage usage() const override {
+    KernelUsage u;
+    for (const auto& [kernel, r] : nvrtc_.resources) {
+      u.max_registers = std::max(u.max_registers, r.registers);
+      u.spill_bytes += r.spill_store_bytes + r.spill_load_bytes;
+    }
+    return u;
+  }
   // The emulator's library holds the kernels compiled for this host; a GPU's, the CUBIN and PTX.
   void export_object(const ModelData& data, const std::string& path) override {
     rt::GpuProgram program = in_kernel_order(gpu_program(program_), data.kernel_order);
