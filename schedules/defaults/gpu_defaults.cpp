@@ -188,7 +188,8 @@ void apply_default_gpu_schedule(Schedule& sch, const GpuScheduleOptions& options
     if (info.kind == BlockKind::kElementwise &&
         attempt(sch, [&](Schedule& s) { s.reverse_compute_inline(s.get_block(info.name)); }))
       continue;
-    if (gpu_rules::schedule_matmul(sch, info, options)) continue;
+    if (gpu_rules::schedule_matmul(sch, info, options) || gpu_rules::schedule_conv(sch, info, options))
+      continue;
     // Otherwise a thread per output; left as it was (one thread runs the nest) when that does not apply.
     attempt(sch, [&](Schedule& s) { bind_block(s, info.name, info.kind, options); });
   }

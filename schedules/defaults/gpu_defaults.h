@@ -3,7 +3,9 @@
 // (blockIdx.x, threadIdx.x); a reduction stays serial inside the thread that
 // owns the output, or, when its outputs are too few to fill the GPU, each
 // output gets a thread block whose threads share the reduction. Correct for
-// every op the CPU handles; the tiled schedules with shared memory come on top.
+// every op the CPU handles. On top: a matmul whose tiles divide it is tiled
+// through shared memory and registers (gpu_matmul.cpp), a conv with enough
+// work gets register tiles of channels by positions (gpu_conv.cpp).
 #pragma once
 
 #include <cstdint>
@@ -27,7 +29,9 @@ struct GpuScheduleOptions {
   // thread-per-output block, "<block>.reduce_threads" of a block per
   // output, a tiled matmul's register tile ("thread_rows", 0: not tiled;
   // "thread_cols"), threads ("threads_y", "threads_x") and reduction step
-  // ("step"). None: the default's own picks.
+  // ("step"); a conv's register tile ("thread_co", 0: not tiled;
+  // "thread_pos") and threads ("threads_pos", "threads_co"). None: the
+  // default's own picks.
   KnobChoices* knobs = nullptr;
 };
 

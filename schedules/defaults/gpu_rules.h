@@ -25,4 +25,9 @@ int64_t choose(Schedule& sch, const GpuScheduleOptions& options, const std::stri
 // knobs ask for no tiling.
 bool schedule_matmul(Schedule& sch, const BlockInfo& info, const GpuScheduleOptions& options);
 
+// A conv with enough work: register tiles of output channels by positions
+// (gpu_conv.cpp). False when the nest does not fit, the GPU would not fill,
+// or the knobs ask for no tiling.
+bool schedule_conv(Schedule& sch, const BlockInfo& info, const GpuScheduleOptions& options);
+
 }  // namespace tessel::sched::gpu_rules

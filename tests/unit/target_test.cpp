@@ -110,7 +110,8 @@ TEST(Target, MistakesAreUserErrorsNamingThePart) {
   expect_user_error("llvm -mcpu=pentium9", "unknown CPU 'pentium9'");
   expect_user_error("llvm -mattr=+avx9", "unknown CPU feature 'avx9'");
   expect_user_error("llvm -mattr=avx2", "-mattr takes +feature or -feature items, got 'avx2'");
-  expect_user_error("cuda -mcpu=znver3", "unknown option '-mcpu=znver3' for target cuda (available: -arch=sm_NN)");
+  expect_user_error("cuda -mcpu=znver3",
+                    "unknown option '-mcpu=znver3' for target cuda (available: -arch=sm_NN, -fast-math)");
   expect_user_error("cuda -arch=sm_9x", "-arch takes sm_NN");
   expect_user_error("cuda -arch=sm_20", "sm_20");
 }
