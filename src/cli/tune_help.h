@@ -39,8 +39,9 @@ where its kernels measured faster by the same margin), which compile
 --tuning-log applies to that conv in any model.
 On a GPU (--target cuda, needs a GPU and its driver) the candidates are the
 default GPU schedule's knobs (a matmul's register tile rows and columns,
-threads per block side and reduction step through shared memory; threads per
-block of the elementwise and reduction kernels, threads sharing a reduction),
+threads per block side and reduction step through shared memory; a conv's
+register tile of output channels by positions and its threads; threads per
+block of the other kernels, threads sharing a reduction),
 built by NVRTC and timed by the GPU's events after 256 MiB of device memory is
 written (the L2 flushed); conv layouts are not searched. --target
 cuda-emulated runs the same search on the CUDA emulator: it tests the session
