@@ -16,6 +16,7 @@ namespace {
 
 struct ConvTiles {
   int64_t threads_co, threads_pos, thread_co, thread_pos;
+  bool unroll_taps = false;  // the window's loops unrolled around the register tile
 };
 
 // The nest the rule understands: spatial loops, the output channel among
@@ -32,9 +33,10 @@ bool conv_nest(const BlockInfo& info) {
 
 // "thread_co" (0: not tiled, a thread per output), "thread_pos",
 // "threads_pos" and "threads_co": the registers per thread and the
-// block's threads. The default: 4 x 64 threads, each the largest of 4 x 2,
-// 2 x 2 and 2 x 1 outputs whose blocks still give every multiprocessor one;
-// else a thread per output.
+// block's threads; "unroll_taps": the window's loops unrolled. The
+// default: 4 x 64 threads, each the largest of 4 x 2, 2 x 2 and 2 x 1
+// outputs whose blocks still give every multiprocessor one, taps not
+// unrolled; else a thread per output.
 std::optional<ConvTiles> choose_tiles(Schedule& sch, const BlockInfo& info,
                                       const GpuScheduleOptions& options) {
   int64_t batch = 1, positions = 1, channels = info.extents[size_t(info.unroll_loop)];
@@ -69,6 +71,7 @@ std::optional<ConvTiles> choose_tiles(Schedule& sch, const BlockInfo& info,
       choose(sch, options, info.name + ".threads_co", threads_co,
              std::count(threads_co.begin(), threads_co.end(), preferred.threads_co) ? preferred.threads_co
                                                                                     : threads_co.back());
+  t.unroll_taps = choose(sch, options, info.name + ".unroll_taps", {0, 1}, 0) == 1;
   return t;
 }
 
@@ -104,6 +107,9 @@ bool schedule_conv(Schedule& sch, const BlockInfo& info, const GpuScheduleOption
     s.decompose_reduction(block, reduction[0]);
     s.unroll(c[2]);
     s.unroll(p[2]);
+    // The taps: every reduction loop but the input channels'.
+    if (t->unroll_taps)
+      for (size_t r = 1; r < reduction.size(); ++r) s.unroll(reduction[r]);
   });
 }
 

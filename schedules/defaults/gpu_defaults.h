@@ -30,8 +30,8 @@ struct GpuScheduleOptions {
   // output, a tiled matmul's register tile ("thread_rows", 0: not tiled;
   // "thread_cols"), threads ("threads_y", "threads_x") and reduction step
   // ("step"); a conv's register tile ("thread_co", 0: not tiled;
-  // "thread_pos") and threads ("threads_pos", "threads_co"). None: the
-  // default's own picks.
+  // "thread_pos"), threads ("threads_pos", "threads_co") and whether its
+  // window's loops are unrolled ("unroll_taps"). None: the default's own picks.
   KnobChoices* knobs = nullptr;
 };
 

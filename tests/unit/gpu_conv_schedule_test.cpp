@@ -55,7 +55,8 @@ TEST(GpuConvSchedule, EveryTileTheKnobsOfferComputesTheConv) {
         sched::KnobChoices knobs({{"conv.thread_co", co},
                                   {"conv.thread_pos", pos},
                                   {"conv.threads_pos", 32},
-                                  {"conv.threads_co", threads_co}});
+                                  {"conv.threads_co", threads_co},
+                                  {"conv.unroll_taps", pos == 4 ? 1 : 0}});
         Schedule sch(f);
         sched::apply_default_gpu_schedule(sch, {.knobs = &knobs});
         EXPECT_EQ(knobs.taken().at("conv.thread_co"), co);

@@ -57,7 +57,7 @@ class GpuRunner {
 //
 //   ResidentCall call(runner, f, args);
 //   double s = call.timed_run();
-//   call.check();                                         // a failed run-time check throws
+//   call.check();                // a failed run-time check throws
 //   call.download_outputs(args);
 class ResidentCall {
  public:
