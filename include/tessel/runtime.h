@@ -128,7 +128,8 @@ int tessel_context_run(tessel_context* context, const tessel_tensor* inputs, int
  * loaded on: tessel_model_device names it); the launches are queued on
  * `stream` (a CUstream of that context; NULL: the default stream), and the
  * call returns once the stream has run them, so that a failed run-time check
- * is reported (TESSEL_ERR_KERNEL_FAILED). Under emulation device memory is
+ * is reported (TESSEL_ERR_KERNEL_FAILED). A buffer not 16-byte aligned is
+ * staged through one of the model's (a device copy). Under emulation device memory is
  * host memory and there is one queue. A CPU model returns
  * TESSEL_ERR_UNSUPPORTED_DEVICE. */
 int tessel_context_run_device(tessel_context* context, const tessel_tensor* inputs, int32_t num_inputs,

@@ -86,10 +86,28 @@ std::optional<MatmulTiles> choose_tiles(Schedule& sch, const BlockInfo& info,
 }
 
 // The shared copy's loops inside the reduction step, fused and spread over
-// the block's threads (as the compute's).
+// the block's threads (as the compute's). Where the tile's rows are whole
+// vectors of four and every thread copies the same number of them, each
+// thread copies four consecutive floats at once (a float4 load and store;
+// cuda_vector.cpp checks their alignment): neighbouring threads still read
+// neighbouring memory, in a quarter of the instructions.
 void cooperative_fetch(Schedule& sch, BlockRV copy, size_t outer_loops, const MatmulTiles& t) {
   std::vector<LoopRV> loops = sch.get_loops(copy);
   std::vector<LoopRV> inner(loops.begin() + long(outer_loops), loops.end());
+  constexpr int64_t kLanes = 4;
+  int64_t elements = 1;
+  for (LoopRV l : inner) elements *= *tir::as_const_int(sch.loop(l).extent);
+  const int64_t* row = tir::as_const_int(sch.loop(inner.back()).extent);
+  if (row && *row % kLanes == 0 && elements % (kLanes * t.threads_y * t.threads_x) == 0) {
+    std::vector<LoopRV> vector = sch.split(inner.back(), {Factor(-1), Factor(kLanes)});
+    inner.back() = vector[0];
+    LoopRV fused = inner.size() > 1 ? sch.fuse(inner) : inner[0];
+    std::vector<LoopRV> parts = sch.split(fused, {Factor(-1), Factor(t.threads_y), Factor(t.threads_x)});
+    sch.bind(parts[1], "threadIdx.y");
+    sch.bind(parts[2], "threadIdx.x");
+    sch.vectorize(vector[1]);
+    return;
+  }
   LoopRV fused = inner.size() > 1 ? sch.fuse(inner) : inner[0];
   std::vector<LoopRV> parts = sch.split(fused, {Factor(-1), Factor(t.threads_y), Factor(t.threads_x)});
   sch.bind(parts[1], "threadIdx.y");

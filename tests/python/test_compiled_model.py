@@ -46,6 +46,10 @@ class CompiledModelTest(unittest.TestCase):
                  [f32("x", [2, 3])], [f32("y", [2, 3]), f32("n", [2, 3]), f32("y", [2, 3])])
         cls.twice = compile_model(tmp, "twice", *twice)
         cls.twice_gpu = compile_model(tmp, "twice_gpu", *twice, target="cuda-emulated")
+        # A matmul whose tiles the GPU code fetches 16 bytes at a time.
+        cls.matmul_gpu = compile_model(tmp, "matmul_gpu", [helper.make_node("MatMul", ["a", "b"], ["c"])],
+                                       [f32("a", [64, 64]), f32("b", [64, 64])], [f32("c", [64, 64])],
+                                       target="cuda-emulated")
 
     @classmethod
     def tearDownClass(cls):
@@ -96,6 +100,16 @@ class CompiledModelTest(unittest.TestCase):
             np.testing.assert_array_equal(outs[2], outs[0])
             with self.assertRaisesRegex(tessel.TesselError, "expected 3 outputs as int device pointers"):
                 m.run_device([x.ctypes.data], outs[:2])
+        # Buffers 4 bytes past an aligned address: staged, since the kernels read 16 bytes at once.
+        rng = np.random.default_rng(5)
+        a, b = (rng.standard_normal((64, 64)).astype(np.float32) for _ in range(2))
+        store = [np.zeros(64 * 64 + 4, np.float32) for _ in range(3)]
+        views = [s[1:1 + 64 * 64].reshape(64, 64) for s in store]
+        views[0][...], views[1][...] = a, b
+        with tessel.load(self.matmul_gpu) as m:
+            m.run_device([views[0].ctypes.data, views[1].ctypes.data], [views[2].ctypes.data])
+            np.testing.assert_allclose(views[2], a @ b, rtol=1e-4, atol=1e-4)
+            self.assertTrue(all(v.ctypes.data % 16 == 4 for v in views))
         with tessel.load(self.twice) as m:
             with self.assertRaisesRegex(tessel.TesselError, "this model runs on the CPU"):
                 m.run_device([x.ctypes.data], [o.ctypes.data for o in outs])

@@ -261,6 +261,36 @@ TEST(CudaCodegen, FastMathIsAnOptionOfTheCudaTarget) {
   EXPECT_LT(approximate.size(), exact.size()) << "expf without its range reduction";
 }
 
+// y[t * 4 + v + shift] = x[t * 4 + v + shift] for 8 threads, v a vectorized loop of 4 lanes.
+PrimFunc vector_copy(int64_t shift) {
+  Buffer x = make_buffer("x", DType::kF32, {40}), y = make_buffer("y", DType::kF32, {40});
+  Var t = var("t"), v = var("v");
+  Expr at = t * int_imm(4) + v + int_imm(shift);
+  Stmt lanes = make_for(v, int_imm(0), int_imm(4), ForKind::kVectorized, make_store(y, load(x, {at}), {at}));
+  return flattened(make_prim_func(
+      "copy", {x}, {y},
+      make_root_block(make_for(t, int_imm(0), int_imm(8), ForKind::kThreadBound, lanes, "threadIdx.x"), {})));
+}
+
+// A vectorized copy of four floats whose start is a multiple of four is one
+// float4 load and store; one whose start may not be stays a loop.
+TEST(CudaCodegen, AnAlignedVectorCopyIsOneFloat4LoadAndStore) {
+  std::string aligned = codegen::generate_cuda({{"k", vector_copy(0)}}, codegen::GpuTarget{}).source;
+  EXPECT_TRUE(contains(aligned, "TESSEL_COPY4(y + (t * 4LL), x + (t * 4LL));")) << aligned;
+  std::string shifted = codegen::generate_cuda({{"k", vector_copy(1)}}, codegen::GpuTarget{}).source;
+  EXPECT_FALSE(contains(shifted, "TESSEL_COPY4(y")) << shifted;
+  EXPECT_TRUE(contains(shifted, "for (tessel_i64 v = 0LL; v < 4LL; ++v)")) << shifted;
+  // The tiled matmul fetches its tiles into shared memory that way.
+  codegen::CudaProgram tiled =
+      codegen::generate_cuda({{"k_matmul", gpu_matmul(128, 128, 32)}}, codegen::GpuTarget{});
+  EXPECT_TRUE(contains(tiled.source, "TESSEL_COPY4(A_shared + ")) << tiled.source;
+  EXPECT_TRUE(contains(tiled.source, "TESSEL_COPY4(B_shared + ")) << tiled.source;
+  if (!codegen::load_nvrtc()) GTEST_SKIP() << "no NVRTC on this machine";
+  std::string ptx = codegen::nvrtc_compile(tiled.source, "tiled.cu", 90).ptx;
+  EXPECT_TRUE(contains(ptx, "ld.global.nc.v4.")) << ptx;  // the read-only path, 16 bytes at once
+  EXPECT_TRUE(contains(ptx, "st.shared.v4.")) << ptx;
+}
+
 TEST(CudaCodegen, PtxasReportsRegistersAndSpillsPerKernel) {
   std::map<std::string, codegen::KernelResources> r = codegen::parse_ptxas_report(
       "ptxas info    : 0 bytes gmem\n"

@@ -261,13 +261,17 @@ std::string CudaPrinter::call(const CallNode& e) {
   return name + "(" + x + ")";
 }
 
-std::string CudaPrinter::offset(const BufferNode& buffer, const std::vector<Expr>& indices) {
+Expr CudaPrinter::linear_offset(const BufferNode& buffer, const std::vector<Expr>& indices) {
   Expr off = int_imm(0);
   for (size_t d = 0; d < indices.size(); ++d) {
     Expr i = indices[d]->dtype == kIndexType ? indices[d] : tir::cast(kIndexType, indices[d]);
     off = off + i * buffer.strides[d];
   }
-  return expr(ranges_.simplify(off));
+  return off;
+}
+
+std::string CudaPrinter::offset(const BufferNode& buffer, const std::vector<Expr>& indices) {
+  return expr(ranges_.simplify(linear_offset(buffer, indices)));
 }
 
 std::string CudaPrinter::load(const LoadNode& e) {

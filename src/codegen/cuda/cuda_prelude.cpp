@@ -13,6 +13,7 @@ namespace {
 const char* const kEmulationHead = R"PRELUDE(// ---- Tessel prelude: scalar semantics of the tensor IR
 #ifdef TESSEL_CUDA_EMULATION
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 )PRELUDE";
@@ -44,6 +45,14 @@ static T tessel_emu_shfl_down(const tessel_emu_thread* self, T v, unsigned o) {
 #define TESSEL_KERNEL static void
 #define TESSEL_RESTRICT __restrict
 #define TESSEL_SHARED_ARENA unsigned char* tessel_shared = tessel_self->shared;
+// A vector copy: on a GPU a misaligned vector address faults, so here too.
+template <int N>
+static inline void tessel_emu_copy(float* to, const float* from) {
+  if ((((uintptr_t)to | (uintptr_t)from) % (N * sizeof(float))) != 0) __builtin_trap();
+  std::memcpy(to, from, N * sizeof(float));
+}
+#define TESSEL_COPY2(to, from) tessel_emu_copy<2>(to, from)
+#define TESSEL_COPY4(to, from) tessel_emu_copy<4>(to, from)
 using std::isinf;
 #else
 #define TESSEL_FN static __device__ __forceinline__
@@ -53,6 +62,8 @@ using std::isinf;
 #define TESSEL_SHFL_DOWN(v, o) __shfl_down_sync(0xffffffffu, v, o)
 #define TESSEL_RESTRICT __restrict__
 #define TESSEL_SHARED_ARENA extern __shared__ __align__(16) unsigned char tessel_shared[];
+#define TESSEL_COPY2(to, from) (*(float2*)(to) = *(const float2*)(from))
+#define TESSEL_COPY4(to, from) (*(float4*)(to) = *(const float4*)(from))
 #endif
 
 )PRELUDE";

@@ -66,8 +66,14 @@ class CudaPrinter {
   std::string call(const tir::CallNode& e);
   std::string load(const tir::LoadNode& e);
   std::string offset(const tir::BufferNode& buffer, const std::vector<tir::Expr>& indices);
+  // The element offset of buffer[indices] through its strides, unsimplified.
+  static tir::Expr linear_offset(const tir::BufferNode& buffer, const std::vector<tir::Expr>& indices);
 
   void loop(const tir::ForNode& loop, int indent, std::ostream& os);
+  // A vectorized loop that copies 2 or 4 contiguous, aligned floats between
+  // global or shared buffers, printed as one vector load and store
+  // (cuda_vector.cpp); false, printing nothing, for any other loop.
+  bool vector_copy(const tir::ForNode& loop, int indent, std::ostream& os);
   void reduction(const tir::ForNode& loop, int64_t scratch_offset, int indent, std::ostream& os);
   void store(const tir::StoreNode& s, int indent, std::ostream& os);
   void allocate(const tir::AllocateNode& a, int indent, std::ostream& os);

@@ -1,7 +1,8 @@
 // Tensor IR statements as CUDA C. A thread-bound loop is its thread's index
 // (the launch has exactly its extent of threads or blocks on that axis); the
-// other loop kinds are C loops (vectorized and parallel mean nothing inside
-// a GPU thread; unrolled asks the compiler to unroll).
+// other loop kinds are C loops (parallel means nothing inside a GPU thread;
+// unrolled asks the compiler to unroll; vectorized is a vector load and store
+// where it copies aligned floats, cuda_vector.cpp, else a loop).
 #include "ir/core/diagnostics.h"
 #include "ir/tensor/simplify.h"
 #include "src/codegen/cuda/cuda_printer.h"
@@ -75,6 +76,7 @@ void CudaPrinter::loop(const ForNode& n, int indent, std::ostream& os) {
     os << pad(indent) << "}\n";
     return;
   }
+  if (n.for_kind == ForKind::kVectorized && vector_copy(n, indent, os)) return;
   if (n.for_kind == ForKind::kUnrolled) os << pad(indent) << "#pragma unroll\n";
   const int64_t* min = as_const_int(n.min);
   std::string end = min && *min == 0 ? expr(n.extent) : expr(simplify(n.min + n.extent));

@@ -119,22 +119,32 @@ void GpuPlanExecutor::run_device(Workspace& w, const tessel_tensor* inputs, int3
                                  tessel_tensor* outputs, int32_t num_outputs, void* stream) const {
   check_tensors(inputs, num_inputs, plan_.inputs, "input");
   check_tensors(outputs, num_outputs, plan_.outputs, "output");
-  // The caller's buffers in place of the workspace's inputs and outputs.
+  // The caller's buffers in place of the workspace's inputs and outputs,
+  // where they are aligned as the kernels' vector accesses need
+  // (cuda_vector.cpp); a misaligned one is staged through the workspace's.
+  constexpr uintptr_t kVectorAlignment = 16;
+  auto device_ptr = [](const tessel_tensor& t) { return DevicePtr(uintptr_t(t.data)); };
+  GpuDevice& device = runner_.device();
   std::vector<DevicePtr> pointers = w.buffer_ptr;
   for (size_t b = 0; b < plan_.buffers.size(); ++b) {
     const BufferSlot& slot = plan_.buffers[b];
-    if (slot.storage == Storage::kInput) pointers[b] = DevicePtr(uintptr_t(inputs[slot.index].data));
-    if (slot.storage == Storage::kOutput) pointers[b] = DevicePtr(uintptr_t(outputs[slot.index].data));
+    const tessel_tensor* caller = slot.storage == Storage::kInput    ? &inputs[slot.index]
+                                  : slot.storage == Storage::kOutput ? &outputs[slot.index]
+                                                                     : nullptr;
+    if (caller && device_ptr(*caller) % kVectorAlignment == 0) pointers[b] = device_ptr(*caller);
   }
-  GpuDevice& device = runner_.device();
+  for (size_t i = 0; i < plan_.inputs.size(); ++i)
+    if (uint64_t bytes = tensor_bytes(plan_.inputs[i]);
+        bytes && device_ptr(inputs[i]) % kVectorAlignment != 0)
+      device.copy_on(stream, w.io[i].get(), device_ptr(inputs[i]), bytes);
   device.zero_on(stream, w.errors.get(), plan_.steps.size() * sizeof(GpuErrorSlot));
   queue_steps(w, pointers, stream, nullptr);
-  // An output the kernels do not write in place (a weight, an input, another output) is copied there.
+  // An output the kernels did not write in the caller's buffer (staged, or
+  // a weight, an input or another output) is copied there.
   for (size_t j = 0; j < plan_.outputs.size(); ++j) {
-    const BufferSlot& slot = plan_.buffers[plan_.output_buffers[j]];
-    bool in_place = slot.storage == Storage::kOutput && slot.index == j;
-    if (uint64_t bytes = tensor_bytes(plan_.outputs[j]); bytes && !in_place)
-      device.copy_on(stream, DevicePtr(uintptr_t(outputs[j].data)), pointers[plan_.output_buffers[j]], bytes);
+    DevicePtr result = pointers[plan_.output_buffers[j]];
+    if (uint64_t bytes = tensor_bytes(plan_.outputs[j]); bytes && result != device_ptr(outputs[j]))
+      device.copy_on(stream, device_ptr(outputs[j]), result, bytes);
   }
   device.synchronize_stream(stream);
   check_error_slots(w);
