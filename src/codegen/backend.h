@@ -94,12 +94,14 @@ inline double median_call_seconds(KernelFn fn, const std::string& symbol, void* 
   return seconds[seconds.size() / 2];
 }
 
-// What the assembler reported of a module's kernels (ptxas, for a GPU): the
-// most registers a kernel's thread uses and the bytes its kernels spill to
-// local memory; zeros where nothing was reported (host code, the emulator).
+// What a function's GPU launches use: the most registers a thread of one
+// uses and the bytes they spill to local memory (as ptxas reported them;
+// zeros where nothing was reported: host code, the emulator), and the most
+// shared memory one asks for.
 struct KernelUsage {
   int max_registers = 0;
   int64_t spill_bytes = 0;
+  int64_t shared_bytes = 0;
 };
 
 class Module {
@@ -107,7 +109,8 @@ class Module {
   virtual ~Module() = default;
   // The code as text: the optimised LLVM IR, or the CUDA C.
   virtual std::string source_text() const = 0;
-  virtual KernelUsage usage() const { return {}; }
+  // Of the function `symbol`'s launches (empty: every function's).
+  virtual KernelUsage usage(const std::string& symbol) const { return {}; }
   // A relocatable object with the kernels, the model data and the table of
   // kernels in data.kernel_order, to link with the model runtime.
   virtual void export_object(const ModelData& data, const std::string& path) = 0;

@@ -113,7 +113,10 @@ std::string JitModel::device() const {
 
 std::vector<KernelInfo> JitModel::kernels() const {
   std::vector<KernelInfo> out;
-  for (const rt::Step& s : plan_.steps) out.push_back({s.name, s.flops, s.bytes});
+  for (const rt::Step& s : plan_.steps) {
+    const codegen::KernelUsage& u = kernels_.at(s.kernel).usage;
+    out.push_back({s.name, s.flops, s.bytes, u.max_registers, u.spill_bytes, u.shared_bytes});
+  }
   return out;
 }
 

@@ -81,6 +81,7 @@ struct CompiledKernel {
   double bytes = 0;         // of its parameters, each once
   // The convolutions it computes (lower::conv_key) and the layout of each.
   std::vector<std::pair<std::string, lower::ConvLayout>> conv_layouts;
+  codegen::KernelUsage usage;  // a GPU kernel's registers, spills and shared memory
 };
 
 // The kernel's tensor IR as the backend built it (scheduled and flattened).

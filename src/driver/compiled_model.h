@@ -19,6 +19,10 @@ struct KernelInfo {
   std::string name;
   double flops = 0;
   double bytes = 0;
+  // A GPU kernel compiled in this process: what its launches use (a
+  // library's kernels do not say).
+  int registers = 0;
+  int64_t spill_bytes = 0, shared_bytes = 0;
 };
 
 // A traced run's kernel times and spans (tessel_trace_span: each step on the

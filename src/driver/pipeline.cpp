@@ -337,6 +337,7 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
     for (const CompiledKernel& k : kernels) sources.push_back({k.symbol, k.flat});
     return backend->build(sources);
   }();
+  for (CompiledKernel& k : kernels) k.usage = module->usage(k.symbol);
   if (o.prints("codegen")) *o.print_to << "// after codegen\n" << module->source_text() << "\n";
   // export, when asked for, is export_shared_library's (compile_model.h).
   return CompiledGraph{options.target,        std::move(kernels), std::move(plan.plan), std::move(plan.weights),

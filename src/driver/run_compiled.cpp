@@ -83,8 +83,11 @@ ModelProfile profile_model(CompiledModel& model, const std::vector<Tensor>& inpu
 
 void print_profile(const ModelProfile& p, const RooflinePoint* roof, std::ostream& out) {
   double sum = p.kernel_sum_ms();
+  bool usage = std::any_of(p.kernels.begin(), p.kernels.end(), [](const KernelProfile& k) {
+    return k.kernel.registers > 0 || k.kernel.shared_bytes > 0;
+  });
   out << "kernel                                          share   median ms       MFLOP        MB   GFLOP/s";
-  out << (roof ? "   FLOP/B   %roof  bound" : "") << "\n";
+  out << (roof ? "   FLOP/B   %roof  bound" : "") << (usage ? "   regs  spill B  shared B" : "") << "\n";
   for (const KernelProfile& k : p.kernels) {
     std::string name = k.kernel.name.substr(0, 46);
     name.resize(46, ' ');
@@ -97,6 +100,11 @@ void print_profile(const ModelProfile& p, const RooflinePoint* roof, std::ostrea
       out << format("  %7.2f", place.intensity) << format("  %5.1f%%", place.percent)
           << (k.kernel.flops == 0 ? "  -" : place.compute_bound ? "  compute" : "  memory");
     }
+    if (usage)  // registers and spills as ptxas reported them; "-" where it did not (the emulator)
+      out << (k.kernel.registers > 0
+                  ? format("  %5.0f", k.kernel.registers) + format("  %7.0f", double(k.kernel.spill_bytes))
+                  : std::string("      -        -"))
+          << format("  %8.0f", double(k.kernel.shared_bytes));
     out << "\n";
   }
   out << "end to end: median " << format("%.3f", p.end_to_end.median_ms) << " ms over " << p.end_to_end.runs

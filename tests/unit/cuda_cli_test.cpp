@@ -5,10 +5,12 @@
 
 #include <filesystem>
 #include <set>
+#include <sstream>
 
 #include "src/codegen/cuda/nvrtc_library.h"
 #include "src/driver/compile_model.h"
 #include "src/driver/pipeline.h"
+#include "src/driver/run_compiled.h"
 #include "tests/unit/cli_runner.h"
 
 namespace tessel {
@@ -81,6 +83,24 @@ TEST(CudaCli, WhatNeedsAGpuOrAnLlvmTargetIsRefused) {
 
 // A run on the GPU opens the CUDA driver ($TESSEL_LIBCUDA here); where it
 // is missing or is the toolkit's stub, the run stops saying so.
+// A GPU model compiled in this process profiles with each kernel's shared
+// memory, and its registers and spills where ptxas compiled it (not under emulation).
+TEST(CudaCli, AProfileOfAGpuModelShowsWhatItsKernelsUse) {
+  Result r = run_tessel({"run", kTiny, "--input-shape", "image=1x1x28x28", "--target", "cuda-emulated",
+                         "--profile", "--repeat", "1"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "GFLOP/s   regs  spill B  shared B\n")) << r.out;
+  size_t fc = r.out.find("\nfused_fc ");
+  ASSERT_NE(fc, std::string::npos) << r.out;
+  std::string line = r.out.substr(fc + 1, r.out.find('\n', fc + 1) - fc - 1);
+  EXPECT_TRUE(contains(line, "      -        -      2048")) << "a block reduction's scratch: " << line;
+  driver::ModelProfile p;
+  p.kernels.push_back({{"k0", 2e6, 1e6, 38, 16, 4096}, 0.5});
+  std::ostringstream out;
+  driver::print_profile(p, nullptr, out);
+  EXPECT_TRUE(contains(out.str(), "     38       16      4096\n")) << out.str();
+}
+
 TEST(CudaCli, RunningOnAGpuWithoutItsDriverSaysWhy) {
   const codegen::Nvrtc* nvrtc = codegen::load_nvrtc();
   if (!nvrtc) GTEST_SKIP() << "no NVRTC on this machine";

@@ -228,7 +228,7 @@ TEST(CudaCodegen, NvrtcCompilesTheTextForTheArchitecture) {
     // A module built for the target reports the same, as the tuner logs it per candidate.
     codegen::Target target = codegen::parse_target("cuda -arch=sm_" + std::to_string(sm));
     codegen::KernelUsage usage =
-        codegen::make_backend(target)->build({{"k_matmul", gpu_matmul(20, 30, 7)}})->usage();
+        codegen::make_backend(target)->build({{"k_matmul", gpu_matmul(20, 30, 7)}})->usage("k_matmul");
     EXPECT_EQ(usage.max_registers, r.resources["k_matmul_l0"].registers);
     ASSERT_GT(r.cubin.size(), 4u);
     EXPECT_EQ(std::string(r.cubin.data(), 4),

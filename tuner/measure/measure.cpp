@@ -79,7 +79,7 @@ struct Loaded {
 
   Loaded(const codegen::Target& target, const tir::PrimFunc& flat, const std::vector<Tensor>& inputs) {
     std::unique_ptr<codegen::Module> module = codegen::make_backend(target)->build({{"candidate", flat}});
-    usage = module->usage();
+    usage = module->usage("candidate");
     code = module->load(codegen::runtime_symbols(rt::kernel_runtime_symbols(&child_parallel_for)));
     TESSEL_USER_CHECK(inputs.size() == flat->inputs.size(), Span{})
         << "the candidate takes " << flat->inputs.size() << " inputs, " << inputs.size() << " given";

@@ -90,11 +90,17 @@ class CudaBuilt final : public Module {
       }
     return head + program_.source;
   }
-  KernelUsage usage() const override {
+  KernelUsage usage(const std::string& symbol) const override {
     KernelUsage u;
-    for (const auto& [kernel, r] : nvrtc_.resources) {
-      u.max_registers = std::max(u.max_registers, r.registers);
-      u.spill_bytes += r.spill_store_bytes + r.spill_load_bytes;
+    for (const CudaFunction& f : program_.functions) {
+      if (!symbol.empty() && f.symbol != symbol) continue;
+      for (const CudaLaunch& l : f.launches) {
+        u.shared_bytes = std::max(u.shared_bytes, l.shared_bytes);
+        auto it = nvrtc_.resources.find(l.kernel);
+        if (it == nvrtc_.resources.end()) continue;
+        u.max_registers = std::max(u.max_registers, it->second.registers);
+        u.spill_bytes += it->second.spill_store_bytes + it->second.spill_load_bytes;
+      }
     }
     return u;
   }
