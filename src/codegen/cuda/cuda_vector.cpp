@@ -27,7 +27,10 @@ bool CudaPrinter::vector_copy(const ForNode& n, int indent, std::ostream& os) {
   if (!lanes || (*lanes != 2 && *lanes != 4)) return false;
   const auto* store = n.body.as<StoreNode>();
   const auto* load = store ? store->value.as<LoadNode>() : nullptr;
-  if (!load || !vectorizable(*store->buffer) || !vectorizable(*load->buffer)) return false;
+  // Within one buffer the lanes could overlap, where the loop's order would matter.
+  if (!load || load->buffer.get() == store->buffer.get() || !vectorizable(*store->buffer) ||
+      !vectorizable(*load->buffer))
+    return false;
   Expr to = linear_offset(*store->buffer, store->indices), from = linear_offset(*load->buffer, load->indices);
   auto at_lane = [&](const Expr& off, int64_t lane) {
     return substitute(off, {{n.var.get(), n.min + lane}});
