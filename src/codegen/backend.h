@@ -110,7 +110,7 @@ class Module {
   // The code as text: the optimised LLVM IR, or the CUDA C.
   virtual std::string source_text() const = 0;
   // Of the function `symbol`'s launches (empty: every function's).
-  virtual KernelUsage usage(const std::string& symbol) const { return {}; }
+  virtual KernelUsage usage(const std::string& /*symbol*/) const { return {}; }
   // A relocatable object with the kernels, the model data and the table of
   // kernels in data.kernel_order, to link with the model runtime.
   virtual void export_object(const ModelData& data, const std::string& path) = 0;
