@@ -48,7 +48,9 @@ TEST(GpuTuning, EverySampleOfTheGpuSpaceComputesTheReferenceAndReplays) {
       EXPECT_EQ(again->hash, c->hash);
       distinct.insert(c->hash);
     }
-    if (w == Workload::kMatmul) EXPECT_GT(distinct.size(), 2u) << "the matmul's tiles are searched";
+    if (w == Workload::kMatmul) {
+      EXPECT_GT(distinct.size(), 2u) << "the matmul's tiles are searched";
+    }
   }
 }
 
