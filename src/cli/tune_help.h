@@ -9,11 +9,11 @@ inline constexpr const char* kTuneHelp =
                    [--events FILE] [--timeout S] [--repeat N] [--cache-flush l2|memory|none]
                    [--fusion POLICY] [--layouts search|default] [--target llvm|cuda|cuda-emulated]
 
-Tunes the model's kernels for this CPU, or for a GPU (--target cuda). The tasks (`tessel tasks`) are first
-measured with their default schedules (the table printed first); then each
-round the task scheduler picks the task whose speed-up would lower the
-estimated end-to-end latency most, its search proposes candidates (the default
-schedule's knobs: tile columns and rows, local accumulation, loop order,
+Tunes the model's kernels for this CPU, or for a GPU (--target cuda). The
+tasks (`tessel tasks`) are first measured with their default schedules (the
+table printed first); then each round the task scheduler picks the task whose
+speed-up would lower the estimated end-to-end latency most, its search
+proposes candidates (the default schedule's knobs: tile columns and rows, local accumulation, loop order,
 unrolling, weight prefetch, a strided window read in place or padded, chunks
 per thread) evolved under an XGBoost cost model trained on what was measured,
 and each is built, checked against the default schedule's outputs and timed
@@ -41,9 +41,9 @@ On a GPU (--target cuda, needs a GPU and its driver) the candidates are the
 default GPU schedule's knobs (a matmul's register tile rows and columns,
 threads per block side and reduction step through shared memory; a conv's
 register tile of output channels by positions and its threads; threads per
-block of the other kernels, threads sharing a reduction),
-built by NVRTC and timed by the GPU's events after 256 MiB of device memory is
-written (the L2 flushed); conv layouts are not searched. --target
+block of the other kernels, threads sharing a reduction), built by NVRTC
+and timed by the GPU's events after 256 MiB of device memory is written (the
+L2 flushed); conv layouts are not searched. --target
 cuda-emulated runs the same search on the CUDA emulator: it tests the session
 and the schedules without a GPU, and its times are this CPU's, not a GPU's (its
 log is kept apart from cuda's).
