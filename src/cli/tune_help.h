@@ -13,9 +13,10 @@ Tunes the model's kernels for this CPU, or for a GPU (--target cuda). The
 tasks (`tessel tasks`) are first measured with their default schedules (the
 table printed first); then each round the task scheduler picks the task whose
 speed-up would lower the estimated end-to-end latency most, its search
-proposes candidates (the default schedule's knobs: tile columns and rows, local accumulation, loop order,
-unrolling, weight prefetch, a strided window read in place or padded, chunks
-per thread) evolved under an XGBoost cost model trained on what was measured,
+proposes candidates (the default schedule's knobs: tile columns and rows,
+local accumulation, loop order, unrolling, weight prefetch, a strided window
+read in place or padded, chunks per thread) evolved under an XGBoost cost
+model trained on what was measured,
 and each is built, checked against the default schedule's outputs and timed
 in a child process. A candidate that crashes, hangs or computes something else
 is logged as an error and the session goes on.
