@@ -16,10 +16,10 @@ speed-up would lower the estimated end-to-end latency most, its search
 proposes candidates (the default schedule's knobs: tile columns and rows,
 local accumulation, loop order, unrolling, weight prefetch, a strided window
 read in place or padded, chunks per thread) evolved under an XGBoost cost
-model trained on what was measured,
-and each is built, checked against the default schedule's outputs and timed
-in a child process. A candidate that crashes, hangs or computes something else
-is logged as an error and the session goes on.
+model trained on what was measured, and each is built, checked against the
+default schedule's outputs and timed in a child process. A candidate that
+crashes, hangs or computes something else is logged as an error and the
+session goes on.
 A candidate that measured fast enough to become its task's best is timed
 again beside the default schedule, the two run alternately in one process,
 and ranks by that ratio (the log's "vs_default"): timed minutes apart, two
