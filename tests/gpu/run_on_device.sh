@@ -38,14 +38,14 @@ stage "weights of the models, regenerated from their seeds"
 "$python" tests/gpu/portable_weights.py fill "$device/models" || failed="$failed weights"
 
 stage "milestone-1 conformance on $target"
-timeout 150 "$tessel" conformance "$device/onnx-node" --list "$device/onnx-node/milestone1.txt" --target "$target" \
+timeout 140 "$tessel" conformance "$device/onnx-node" --list "$device/onnx-node/milestone1.txt" --target "$target" \
   --fusion default > "$device/conformance.txt" 2>&1
 status=$?
 grep -v "^PASS " "$device/conformance.txt" | head -30  # how the cases run, what failed, the tally
 [ $status -eq 0 ] || failed="$failed conformance($status)"
 
 stage "models and single operations against ONNX Runtime and PyTorch"
-timeout 170 "$python" tests/gpu/compare_on_gpu.py --tessel "$tessel" --target "$target" --models "$device/models" \
+timeout 150 "$python" tests/gpu/compare_on_gpu.py --tessel "$tessel" --target "$target" --models "$device/models" \
   --micro "$device/micro" --repeat 10 || failed="$failed compare($?)"
 
 stage "a model.so on PyTorch's device buffers and stream"
