@@ -19,10 +19,10 @@
 
 #include "src/driver/compile_model.h"
 #include "src/driver/pipeline.h"
+#include "src/driver/targets.h"
 #include "src/driver/tir_runner.h"
 #include "src/frontend/onnx/tensor_proto.h"
 #include "src/reference/executor.h"
-#include "src/runtime/gpu/cuda_driver.h"
 
 namespace tessel::driver {
 
@@ -124,13 +124,6 @@ std::string run_isolated(const std::string& case_dir, const ConformanceOptions& 
   return run_in_child(
       [&] { return run_conformance_case(case_dir, o.target, o.fusion, o.knob_seed, cuda_on_gpu); },
       o.case_timeout_s);
-}
-
-// Why target cuda cannot run on a GPU here ("" if it can), asked in a child:
-// the driver, once started in this process, would not work in the cases' children.
-std::string gpu_unavailable_reason() {
-  std::string why = run_in_child([] { return rt::cuda_driver_unavailable_reason(); }, 60);
-  return why == "ok" ? "" : why;
 }
 
 // The outputs of one test data set on the chosen target. The graph is

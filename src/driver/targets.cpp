@@ -10,7 +10,9 @@
 #include "src/codegen/backend.h"
 #include "src/codegen/cuda/nvrtc_library.h"
 #include "src/codegen/llvm/host_target.h"
+#include "src/runtime/gpu/cuda_driver.h"
 #include "tuner/cost_model/xgboost_info.h"
+#include "tuner/measure/isolated.h"
 
 namespace tessel::driver {
 
@@ -80,6 +82,11 @@ std::string log_target(const codegen::Target& target) {
 
 std::string compiler_version() {
   return tessel_version();
+}
+
+std::string gpu_unavailable_reason() {
+  tune::IsolatedResult probe = tune::run_isolated([] { return rt::cuda_driver_unavailable_reason(); }, 60);
+  return probe.ok ? probe.output : probe.error;
 }
 
 }  // namespace tessel::driver

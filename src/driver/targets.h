@@ -35,4 +35,10 @@ std::string log_target(const codegen::Target& target);
 // The compiler version the log's records carry.
 std::string compiler_version();
 
+// Why target cuda cannot run on a GPU here ("" if it can: a CUDA driver and
+// a GPU), asked in a child process: a driver started in this process would
+// not work in the children it forks later (conformance cases, tuning
+// measurements).
+std::string gpu_unavailable_reason();
+
 }  // namespace tessel::driver

@@ -1,8 +1,7 @@
 #include "src/driver/tune_space.h"
 
 #include "ir/core/diagnostics.h"
-#include "src/runtime/gpu/cuda_driver.h"
-#include "tuner/measure/isolated.h"
+#include "src/driver/targets.h"
 
 namespace tessel::driver {
 
@@ -16,10 +15,7 @@ tune::ScheduleSpace session_space(const CompileOptions& compile, std::string& de
       << "tessel tune searches the default schedules' knobs: it needs --schedule default";
   const codegen::GpuTarget& gpu = compile.target.gpu;
   if (!gpu.emulated) {
-    // Asked in a child: a driver started in this process would not work in the measuring children.
-    tune::IsolatedResult probe =
-        tune::run_isolated([] { return "ok" + rt::cuda_driver_unavailable_reason(); }, 60);
-    std::string why = !probe.ok ? probe.error : probe.output.substr(2);
+    std::string why = gpu_unavailable_reason();
     TESSEL_USER_CHECK(why.empty(), Span{})
         << "tessel tune --target cuda measures candidates on a GPU, and this machine has none it can use ("
         << why << "); --target cuda-emulated searches on the CUDA emulator, whose times are this CPU's";

@@ -1,8 +1,7 @@
 // Where a tuning session's candidates come from: the default schedule of
 // the target's kind (tune::ScheduleSpace), and whether this machine can
-// measure them: a GPU target needs a GPU and its driver (asked in a child
-// process, since a driver started in the session's process would not work
-// in the measuring children forked from it); cuda-emulated needs neither.
+// measure them: a GPU target needs a GPU and its driver
+// (gpu_unavailable_reason); cuda-emulated needs neither.
 #pragma once
 
 #include <string>
