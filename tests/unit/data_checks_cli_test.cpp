@@ -243,5 +243,24 @@ TEST(DataChecksCli, ConstantZeroDivisorIsACompileTimeError) {
                     "node 'the_Div' (Div): divisor B[1] is 0: integer division by zero");
 }
 
+// The loss ops pick each position's class out of the input: a class outside
+// [0, C) is refused (a negative one is not counted from the end), while the
+// ignore_index is skipped.
+TEST(DataChecksCli, LossTargetOutOfRange) {
+  TempDir dir;
+  std::string model = Model("NegativeLogLikelihoodLoss", {{"input", kF32, {3, 5}}, {"target", kI64, {3}}},
+                            {{"ignore_index", 7}})
+                          .save(dir.path());
+  Tensor input = f32({3, 5});
+  std::string good =
+      inputs_dir(dir.path() / "good", {{"input", input}, {"target", ints(DType::kI64, {3}, {4, 7, 0})}});
+  std::string big =
+      inputs_dir(dir.path() / "big", {{"input", input}, {"target", ints(DType::kI64, {3}, {4, 5, 0})}});
+  std::string negative =
+      inputs_dir(dir.path() / "neg", {{"input", input}, {"target", ints(DType::kI64, {3}, {4, 0, -1})}});
+  expect_rejected_everywhere(model, good, big, "5 is out of range");
+  expect_rejected_everywhere(model, good, negative, "out of range");
+}
+
 }  // namespace
 }  // namespace tessel

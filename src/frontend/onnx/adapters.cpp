@@ -55,6 +55,7 @@ const AdapterTable& adapters() {
     register_reduce_adapters(t);
     register_shape_adapters(t);
     register_movement_adapters(t);
+    register_loss_adapters(t);
     return t;
   }();
   return table;

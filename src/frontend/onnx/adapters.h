@@ -53,5 +53,6 @@ void register_nn_adapters(AdapterTable& t);
 void register_reduce_adapters(AdapterTable& t);
 void register_shape_adapters(AdapterTable& t);
 void register_movement_adapters(AdapterTable& t);
+void register_loss_adapters(AdapterTable& t);
 
 }  // namespace tessel::onnx_frontend
