@@ -109,6 +109,12 @@ void infer_prelu(InferContext& ctx) {
   set_broadcast_output(ctx, {0, 1}, x.dtype);  // x's shape, unknown dims refined by the slope
 }
 
+// IsNaN, IsInf: a bool per element of a float tensor.
+void infer_float_predicate(InferContext& ctx) {
+  check_type_class(ctx, 0, TypeClass::kFloat);
+  set_same_shape_outputs(ctx, DType::kBool);
+}
+
 // One input, one output of the input's shape.
 OpDef def_unary(OpRegistry& r, const char* op, TypeClass c) {
   return r.def(op, OpPattern::kElemwise).inputs(1).outputs(1).infer(unary(c)).flops(one_flop_per_element);
@@ -121,8 +127,9 @@ OpDef def_broadcast(OpRegistry& r, const char* op, InferFn f, int min_inputs = 2
 }
 
 void register_unary(OpRegistry& r) {
-  for (const char* op : {"Exp", "Log", "Sqrt", "Reciprocal", "Erf", "Tanh", "Sigmoid", "Softplus", "Sin",
-                         "Cos", "Floor", "Ceil", "Round", "HardSwish"})
+  for (const char* op : {"Exp",   "Log",   "Sqrt",  "Reciprocal", "Erf",  "Tanh",  "Sigmoid",  "Softplus",
+                         "Sin",   "Cos",   "Tan",   "Asin",       "Acos", "Atan",  "Sinh",     "Cosh",
+                         "Asinh", "Acosh", "Atanh", "Floor",      "Ceil", "Round", "HardSwish"})
     def_unary(r, op, TypeClass::kFloat);
   for (const char* op : {"Neg", "Relu"}) def_unary(r, op, TypeClass::kSignedNumeric);
   for (const char* op : {"Abs", "Sign"}) def_unary(r, op, TypeClass::kNumeric);
@@ -139,6 +146,15 @@ void register_unary(OpRegistry& r) {
   def_unary(r, "Selu", TypeClass::kFloat)
       .attr("alpha", AttrType::kFloat, 1.67326319217681884765625)
       .attr("gamma", AttrType::kFloat, 1.05070102214813232421875);
+  def_unary(r, "Swish", TypeClass::kFloat).attr("alpha", AttrType::kFloat, 1.0);
+  def_unary(r, "Shrink", TypeClass::kNumeric)
+      .attr("bias", AttrType::kFloat, 0.0)
+      .attr("lambd", AttrType::kFloat, 0.5);
+  def_unary(r, "IsNaN", TypeClass::kFloat).infer(infer_float_predicate);
+  def_unary(r, "IsInf", TypeClass::kFloat)
+      .attr("detect_negative", AttrType::kInt, int64_t(1))
+      .attr("detect_positive", AttrType::kInt, int64_t(1))
+      .infer(infer_float_predicate);
   def_unary(r, "Gelu", TypeClass::kFloat)
       .attr("approximate", AttrType::kString, std::string("none"))
       .infer(infer_gelu);

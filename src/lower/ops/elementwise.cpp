@@ -45,6 +45,16 @@ Expr absolute(const Expr& x, DType ct) {
   return select(lt(x, const_of(ct, 0)), const_of(ct, 0) - x, x);
 }
 
+// IsInf with its detect_negative / detect_positive flags.
+Expr is_inf(const Expr& x, DType ct, const graph::Attrs& attrs) {
+  bool negative = attrs.get_int("detect_negative") != 0, positive = attrs.get_int("detect_positive") != 0;
+  if (!negative && !positive) return bool_imm(false);
+  Expr inf = call(Intrinsic::k_isinf, {x});
+  if (negative && positive) return inf;
+  Expr side = positive ? gt(x, const_of(ct, 0)) : lt(x, const_of(ct, 0));
+  return logical_and(inf, side);
+}
+
 void register_math(LoweringRegistry& r) {
   auto simple = [&r](const char* op, Intrinsic fn) {
     add_unary(r, op, 1, [fn](const Expr& x, DType, const graph::Attrs&) { return intrinsic(fn, x); });
@@ -56,6 +66,17 @@ void register_math(LoweringRegistry& r) {
   simple("Tanh", Intrinsic::k_tanh);
   simple("Sin", Intrinsic::k_sin);
   simple("Cos", Intrinsic::k_cos);
+  simple("Tan", Intrinsic::k_tan);
+  simple("Asin", Intrinsic::k_asin);
+  simple("Acos", Intrinsic::k_acos);
+  simple("Atan", Intrinsic::k_atan);
+  simple("Sinh", Intrinsic::k_sinh);
+  simple("Cosh", Intrinsic::k_cosh);
+  simple("Asinh", Intrinsic::k_asinh);
+  simple("Acosh", Intrinsic::k_acosh);
+  simple("Atanh", Intrinsic::k_atanh);
+  simple("IsNaN", Intrinsic::k_isnan);
+  add_unary(r, "IsInf", 2, [](const Expr& x, DType ct, const graph::Attrs& a) { return is_inf(x, ct, a); });
   simple("Floor", Intrinsic::k_floor);
   simple("Ceil", Intrinsic::k_ceil);
   add_unary(r, "Reciprocal", 1,

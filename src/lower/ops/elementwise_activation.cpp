@@ -55,6 +55,16 @@ Expr selu(const Expr& x, const Expr& alpha, const Expr& gamma, DType ct) {
   return gamma * select(le(x, fconst(ct, 0.0)), neg, x);
 }
 
+// Shrink: x + bias below -lambd, x - bias above lambd, else 0; an integer x
+// is compared and shifted in double, then truncated back, as the reference does.
+Expr shrink(const Expr& x, DType ct, const graph::Attrs& attrs) {
+  DType wt = is_float(ct) ? ct : DType::kF64;
+  Expr v = cast(wt, x), lambd = fconst(wt, attrs.get_float("lambd")),
+       bias = fconst(wt, attrs.get_float("bias"));
+  Expr r = select(lt(v, fconst(wt, 0.0) - lambd), v + bias, select(gt(v, lambd), v - bias, fconst(wt, 0.0)));
+  return cast(ct, r);
+}
+
 }  // namespace
 
 void register_activation_lowerings(LoweringRegistry& r) {
@@ -88,6 +98,10 @@ void register_activation_lowerings(LoweringRegistry& r) {
   add_unary(r, "Selu", 3, [](const Expr& x, DType ct, A attrs) {
     return selu(x, attr_const(ct, attrs, "alpha"), attr_const(ct, attrs, "gamma"), ct);
   });
+  add_unary(r, "Swish", 2, [](const Expr& x, DType ct, A attrs) {
+    return x * call(Intrinsic::k_sigmoid, {attr_const(ct, attrs, "alpha") * x});
+  });
+  add_unary(r, "Shrink", 3, [](const Expr& x, DType ct, A attrs) { return shrink(x, ct, attrs); });
   add_unary(r, "ThresholdedRelu", 2, [](const Expr& x, DType ct, A attrs) {
     return select(gt(x, attr_const(ct, attrs, "alpha")), x, fconst(ct, 0.0));
   });

@@ -35,6 +35,29 @@ Kernel unary(Fn fn) {
   return [fn](const Node& n, const Inputs& in, Outputs& out) { map_unary<K>(n, *in[0], out[0], fn); };
 }
 
+// A bool per element of a float tensor: out[i] = fn(in[i], node).
+template <typename Fn>
+Kernel float_predicate(Fn fn) {
+  return [fn](const Node& n, const Inputs& in, Outputs& out) {
+    dispatch_dtype(in[0]->dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (admits<TypeClass::kFloat, T>()) {
+        const T* x = in[0]->data<T>();
+        bool* y = out[0].data<bool>();
+        for (int64_t i = 0; i < in[0]->numel(); ++i) y[i] = fn(load(x, i), n);
+      } else {
+        unsupported_dtype(n, in[0]->dtype());
+      }
+    });
+  };
+}
+
+template <typename C>
+C shrink(C x, double lambd, double bias) {
+  double v = double(x);
+  return C(v < -lambd ? v + bias : (v > lambd ? v - bias : 0.0));
+}
+
 template <typename C>
 C sign_of(C x) {
   if constexpr (std::is_floating_point_v<C>)
@@ -104,6 +127,21 @@ void register_math(KernelRegistry& r) {
   r.add("Tanh", unary<F>([](auto x) { return std::tanh(x); }));
   r.add("Sin", unary<F>([](auto x) { return std::sin(x); }));
   r.add("Cos", unary<F>([](auto x) { return std::cos(x); }));
+  r.add("Tan", unary<F>([](auto x) { return std::tan(x); }));
+  r.add("Asin", unary<F>([](auto x) { return std::asin(x); }));
+  r.add("Acos", unary<F>([](auto x) { return std::acos(x); }));
+  r.add("Atan", unary<F>([](auto x) { return std::atan(x); }));
+  r.add("Sinh", unary<F>([](auto x) { return std::sinh(x); }));
+  r.add("Cosh", unary<F>([](auto x) { return std::cosh(x); }));
+  r.add("Asinh", unary<F>([](auto x) { return std::asinh(x); }));
+  r.add("Acosh", unary<F>([](auto x) { return std::acosh(x); }));
+  r.add("Atanh", unary<F>([](auto x) { return std::atanh(x); }));
+  r.add("IsNaN", float_predicate([](auto x, const Node&) { return std::isnan(x); }));
+  r.add("IsInf", float_predicate([](auto x, const Node& n) {
+          bool negative = n.attrs.get_int("detect_negative") != 0,
+               positive = n.attrs.get_int("detect_positive") != 0;
+          return std::isinf(x) && (x > 0 ? positive : negative);
+        }));
   r.add("Floor", unary<F>([](auto x) { return std::floor(x); }));
   r.add("Ceil", unary<F>([](auto x) { return std::ceil(x); }));
   r.add("Round", unary<F>([](auto x) { return std::nearbyint(x); }));  // halves to even
@@ -146,6 +184,12 @@ void register_activations(KernelRegistry& r) {
       using C = decltype(x);
       return selu(x, C(alpha), C(gamma));
     });
+  });
+  r.add("Swish", unary_with_float_attr("alpha", [](auto x, auto a) { return x * sigmoid(a * x); }));
+  r.add("Shrink", [](const Node& n, const Inputs& in, Outputs& out) {
+    double lambd = n.attrs.get_float("lambd"), bias = n.attrs.get_float("bias");
+    map_unary<TypeClass::kNumeric>(n, *in[0], out[0],
+                                   [lambd, bias](auto x) { return shrink(x, lambd, bias); });
   });
   r.add("Gelu", [](const Node& n, const Inputs& in, Outputs& out) {
     bool tanh_approx = n.attrs.get_string("approximate") == "tanh";
