@@ -26,6 +26,33 @@ TEST(LowerElemUnary, FloatMathMatchesReference) {
   for (const char* op : {"Log", "Sqrt", "Reciprocal"}) check_op(op, {in(pos)}, {}, kRel);
 }
 
+TEST(LowerElemUnary, TrigonometricAndHyperbolic) {
+  Tensor x = random_tensor(DType::kF32, {2, 3, 4}, -3, 3);
+  Tensor unit = random_tensor(DType::kF32, {2, 3, 4}, -0.99, 0.99);
+  Tensor above_one = random_tensor(DType::kF32, {2, 3, 4}, 1.0, 9);
+  for (const char* op : {"Tan", "Atan", "Sinh", "Cosh", "Asinh", "Swish"}) check_op(op, {in(x)}, {}, kRel);
+  for (const char* op : {"Asin", "Acos", "Atanh"}) check_op(op, {in(unit)}, {}, kRel);
+  check_op("Acosh", {in(above_one)}, {}, kRel);
+  check_op("Swish", {in(x)}, attrs_of({{"alpha", 1.702}}), kRel);
+}
+
+TEST(LowerElemUnary, PredicatesOnSpecialValues) {
+  Tensor x = values_of(DType::kF32, {6}, {-kInf, -1, 0, 2.5, kInf, kNaN});
+  check_op("IsNaN", {in(x)}, {}, 0);
+  check_op("IsInf", {in(x)}, {}, 0);
+  check_op("IsInf", {in(x)}, attrs_of({{"detect_negative", int64_t(0)}}), 0);
+  check_op("IsInf", {in(x)}, attrs_of({{"detect_positive", int64_t(0)}}), 0);
+  check_op("IsInf", {in(values_of(DType::kF64, {3}, {kInf, 1, -kInf}))}, {}, 0);
+}
+
+TEST(LowerElemUnary, ShrinkOnFloatsAndIntegers) {
+  Tensor x = values_of(DType::kF32, {7}, {-3, -1.5, -0.5, 0, 0.5, 1.5, 3});
+  check_op("Shrink", {in(x)}, {}, 0);
+  check_op("Shrink", {in(x)}, attrs_of({{"lambd", 1.5}, {"bias", 1.5}}), 0);
+  check_op("Shrink", {in(values_of(DType::kI32, {5}, {-4, -2, 0, 2, 4}))},
+           attrs_of({{"lambd", 2.0}, {"bias", 1.0}}), 0);
+}
+
 TEST(LowerElemUnary, AttributesAndApproximations) {
   Tensor x = random_tensor(DType::kF32, {3, 5}, -4, 4, 2);
   check_op("Gelu", {in(x)}, attrs_of({{"approximate", std::string("tanh")}}), kRel);
