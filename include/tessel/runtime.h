@@ -40,7 +40,11 @@ typedef enum tessel_dtype {
   TESSEL_U8 = 5,
   TESSEL_I32 = 6,
   TESSEL_I64 = 7,
-  TESSEL_BOOL = 8 /* one byte, 0 or 1 */
+  TESSEL_BOOL = 8, /* one byte, 0 or 1 */
+  TESSEL_I16 = 9,
+  TESSEL_U16 = 10,
+  TESSEL_U32 = 11,
+  TESSEL_U64 = 12
 } tessel_dtype;
 
 typedef enum tessel_status {

@@ -12,11 +12,15 @@ namespace tessel {
 size_t dtype_size(DType t) {
   switch (t) {
     case DType::kF64:
-    case DType::kI64: return 8;
+    case DType::kI64:
+    case DType::kU64: return 8;
     case DType::kF32:
-    case DType::kI32: return 4;
+    case DType::kI32:
+    case DType::kU32: return 4;
     case DType::kF16:
-    case DType::kBF16: return 2;
+    case DType::kBF16:
+    case DType::kI16:
+    case DType::kU16: return 2;
     case DType::kI8:
     case DType::kU8:
     case DType::kBool: return 1;
@@ -36,6 +40,10 @@ std::string_view dtype_name(DType t) {
     case DType::kI32: return "i32";
     case DType::kI64: return "i64";
     case DType::kBool: return "bool";
+    case DType::kI16: return "i16";
+    case DType::kU16: return "u16";
+    case DType::kU32: return "u32";
+    case DType::kU64: return "u64";
   }
   return "?";
 }
@@ -50,9 +58,21 @@ bool is_float(DType t) {
   return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16 || t == DType::kF64;
 }
 bool is_integer(DType t) {
-  return t == DType::kI8 || t == DType::kU8 || t == DType::kI32 || t == DType::kI64;
+  switch (t) {
+    case DType::kI8:
+    case DType::kU8:
+    case DType::kI16:
+    case DType::kU16:
+    case DType::kI32:
+    case DType::kU32:
+    case DType::kI64:
+    case DType::kU64: return true;
+    default: return false;
+  }
 }
-bool is_signed(DType t) { return is_float(t) || (is_integer(t) && t != DType::kU8); }
+bool is_signed(DType t) {
+  return is_float(t) || t == DType::kI8 || t == DType::kI16 || t == DType::kI32 || t == DType::kI64;
+}
 
 float half_to_float(Half h) {
   uint32_t sign = uint32_t(h.bits & 0x8000) << 16;

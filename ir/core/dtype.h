@@ -9,17 +9,18 @@
 
 namespace tessel {
 
-enum class DType : uint8_t { kF32, kF16, kBF16, kF64, kI8, kU8, kI32, kI64, kBool };
+// New dtypes go at the end: the numbers are stored in model libraries and plans.
+enum class DType : uint8_t { kF32, kF16, kBF16, kF64, kI8, kU8, kI32, kI64, kBool, kI16, kU16, kU32, kU64 };
 
-inline constexpr DType kAllDTypes[] = {DType::kF32, DType::kF16, DType::kBF16,
-                                       DType::kF64, DType::kI8,  DType::kU8,
-                                       DType::kI32, DType::kI64, DType::kBool};
+inline constexpr DType kAllDTypes[] = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64, DType::kI8,
+                                       DType::kU8,  DType::kI16, DType::kU16,  DType::kI32, DType::kU32,
+                                       DType::kI64, DType::kU64, DType::kBool};
 
 size_t dtype_size(DType t);
 std::string_view dtype_name(DType t);  // "f32", "i64", "bool", ...
 std::optional<DType> dtype_from_name(std::string_view name);
 bool is_float(DType t);    // f32, f16, bf16, f64
-bool is_integer(DType t);  // i8, u8, i32, i64 (not bool)
+bool is_integer(DType t);  // i8, u8, i16, u16, i32, u32, i64, u64 (not bool)
 bool is_signed(DType t);
 
 // Storage types of the 16-bit floats: the bits, converted explicitly.
@@ -46,5 +47,21 @@ template <> struct DTypeStorage<DType::kU8> { using type = uint8_t; };
 template <> struct DTypeStorage<DType::kI32> { using type = int32_t; };
 template <> struct DTypeStorage<DType::kI64> { using type = int64_t; };
 template <> struct DTypeStorage<DType::kBool> { using type = bool; };
+template <>
+struct DTypeStorage<DType::kI16> {
+  using type = int16_t;
+};
+template <>
+struct DTypeStorage<DType::kU16> {
+  using type = uint16_t;
+};
+template <>
+struct DTypeStorage<DType::kU32> {
+  using type = uint32_t;
+};
+template <>
+struct DTypeStorage<DType::kU64> {
+  using type = uint64_t;
+};
 
 }  // namespace tessel

@@ -93,6 +93,10 @@ decltype(auto) dispatch_dtype(DType dtype, F&& f) {
     case DType::kI32: return f(int32_t{});
     case DType::kI64: return f(int64_t{});
     case DType::kBool: return f(bool{});
+    case DType::kI16: return f(int16_t{});
+    case DType::kU16: return f(uint16_t{});
+    case DType::kU32: return f(uint32_t{});
+    case DType::kU64: return f(uint64_t{});
   }
   TESSEL_ICHECK(false) << "unknown dtype";
   return f(float{});

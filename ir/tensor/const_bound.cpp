@@ -13,7 +13,10 @@ Interval dtype_range(DType t) {
   switch (t) {
     case DType::kI8: return {INT8_MIN, INT8_MAX};
     case DType::kU8: return {0, UINT8_MAX};
+    case DType::kI16: return {INT16_MIN, INT16_MAX};
+    case DType::kU16: return {0, UINT16_MAX};
     case DType::kI32: return {INT32_MIN, INT32_MAX};
+    case DType::kU32: return {0, UINT32_MAX};
     case DType::kBool: return {0, 1};
     default: return {INT64_MIN, INT64_MAX};
   }

@@ -43,6 +43,31 @@ Expr fold_float_binary(ExprKind kind, DType t, double a, double b) {
   return r ? float_imm(double(*r), t) : Expr();
 }
 
+// u64 constants are held as their bits in an int64: compared, divided and
+// ordered unsigned; +, -, * wrap the same either way.
+Expr fold_u64_binary(ExprKind kind, uint64_t x, uint64_t y) {
+  if (is_comparison(kind)) return bool_imm(*apply_comparison(kind, x, y));
+  uint64_t r;
+  switch (kind) {
+    case ExprKind::kAdd: r = x + y; break;
+    case ExprKind::kSub: r = x - y; break;
+    case ExprKind::kMul: r = x * y; break;
+    case ExprKind::kDiv:
+    case ExprKind::kFloorDiv:
+      if (y == 0) return {};
+      r = x / y;
+      break;
+    case ExprKind::kFloorMod:
+      if (y == 0) return {};
+      r = x % y;
+      break;
+    case ExprKind::kMin: r = std::min(x, y); break;
+    case ExprKind::kMax: r = std::max(x, y); break;
+    default: return {};
+  }
+  return int_imm(int64_t(r), DType::kU64);
+}
+
 }  // namespace
 
 Expr fold_binary(ExprKind kind, const Expr& a, const Expr& b) {
@@ -55,6 +80,7 @@ Expr fold_binary(ExprKind kind, const Expr& a, const Expr& b) {
   DType t = a->dtype;
   if (kind == ExprKind::kAnd) return bool_imm(*x != 0 && *y != 0);
   if (kind == ExprKind::kOr) return bool_imm(*x != 0 || *y != 0);
+  if (t == DType::kU64) return fold_u64_binary(kind, uint64_t(*x), uint64_t(*y));
   if (is_comparison(kind)) return bool_imm(*apply_comparison(kind, *x, *y));
   if (t == DType::kBool) return {};  // arithmetic on bools: not a form lowering builds
   std::optional<int64_t> r = apply_int_arith(kind, *x, *y);
@@ -71,6 +97,10 @@ Expr fold_cast(DType to, const Expr& value) {
   if (const int64_t* x = as_const_int(value)) {
     if (to == DType::kBool) return bool_imm(*x != 0);
     if (is_integer(to)) return int_imm(wrap_to(to, *x), to);
+    if (from == DType::kU64) {
+      uint64_t u = uint64_t(*x);
+      return float_imm(to == DType::kF64 ? double(u) : float_stored_value(to, double(float(u))), to);
+    }
     if (to == DType::kF64) return float_imm(double(*x), to);
     return float_imm(float_stored_value(to, double(float(*x))), to);
   }

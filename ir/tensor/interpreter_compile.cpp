@@ -29,8 +29,8 @@ Value float_imm_value(double v, DType t) {
   return t == DType::kF64 ? double_value(stored) : float_value(float(stored));
 }
 
-EOp binary_op(ExprKind kind, NumClass cls) {
-  int c = int(cls);
+EOp binary_op(ExprKind kind, DType operands) {
+  int c = operands == DType::kU64 ? 3 : int(num_class(operands));
   switch (kind) {
 #define TESSEL_X(name) \
   case ExprKind::k##name: return EOp(int(EOp::k##name##I) + c);
@@ -164,7 +164,7 @@ int32_t Compiler::expr(const Expr& e) {
     }
     default: {
       const Expr& a = binary_a(*e);
-      n.op = binary_op(e->kind, num_class(a->dtype));
+      n.op = binary_op(e->kind, a->dtype);
       n.a = expr(a);
       n.b = expr(binary_b(*e));
       break;

@@ -31,6 +31,10 @@ Value convert(Value v, DType from, DType to) {
     int64_t x = fc == NumClass::kI ? v.i : float_to_int(fc == NumClass::kF ? double(v.f) : v.d);
     return int_value(wrap_to(to, x));
   }
+  if (from == DType::kU64) {  // held as its bits in the int64
+    uint64_t u = uint64_t(v.i);
+    return to == DType::kF64 ? double_value(double(u)) : float_value(float(float_stored_value(to, float(u))));
+  }
   if (to == DType::kF64)
     return double_value(fc == NumClass::kI ? double(v.i) : fc == NumClass::kF ? double(v.f) : v.d);
   float f = fc == NumClass::kI ? float(v.i) : fc == NumClass::kF ? v.f : float(v.d);
@@ -105,29 +109,35 @@ Value Evaluator::eval(int32_t id) const {
   switch (n.op) {
     case EOp::kImm: return n.imm;
     case EOp::kVar: return env_.vars[n.a];
-#define TESSEL_ARITH(name, int_expr, float_expr)  \
-  case EOp::k##name##I: {                         \
-    int64_t x = eval(n.a).i, y = eval(n.b).i;     \
-    return int_value(wrap_to(n.dtype, int_expr)); \
-  }                                               \
-  case EOp::k##name##F: {                         \
-    float x = eval(n.a).f, y = eval(n.b).f;       \
-    return float_value(float_expr);               \
-  }                                               \
-  case EOp::k##name##D: {                         \
-    double x = eval(n.a).d, y = eval(n.b).d;      \
-    return double_value(float_expr);              \
+#define TESSEL_ARITH(name, int_expr, float_expr, unsigned_expr) \
+  case EOp::k##name##I: {                                       \
+    int64_t x = eval(n.a).i, y = eval(n.b).i;                   \
+    return int_value(wrap_to(n.dtype, int_expr));               \
+  }                                                             \
+  case EOp::k##name##F: {                                       \
+    float x = eval(n.a).f, y = eval(n.b).f;                     \
+    return float_value(float_expr);                             \
+  }                                                             \
+  case EOp::k##name##D: {                                       \
+    double x = eval(n.a).d, y = eval(n.b).d;                    \
+    return double_value(float_expr);                            \
+  }                                                             \
+  case EOp::k##name##U: {                                       \
+    uint64_t x = uint64_t(eval(n.a).i);                         \
+    uint64_t y = uint64_t(eval(n.b).i);                         \
+    return int_value(int64_t(unsigned_expr));                   \
   }
-      TESSEL_ARITH(Add, wrapping_add(x, y), x + y)
-      TESSEL_ARITH(Sub, wrapping_sub(x, y), x - y)
-      TESSEL_ARITH(Mul, wrapping_mul(x, y), x * y)
-      TESSEL_ARITH(Div, (y == 0 ? (fail(env_, "integer division by zero"), 0) : trunc_div(x, y)), x / y)
+      TESSEL_ARITH(Add, wrapping_add(x, y), x + y, x + y)
+      TESSEL_ARITH(Sub, wrapping_sub(x, y), x - y, x - y)
+      TESSEL_ARITH(Mul, wrapping_mul(x, y), x * y, x * y)
+      TESSEL_ARITH(Div, (y == 0 ? (fail(env_, "integer division by zero"), 0) : trunc_div(x, y)), x / y,
+                   (y == 0 ? (fail(env_, "integer division by zero"), 0) : x / y))
       TESSEL_ARITH(FloorDiv, (y == 0 ? (fail(env_, "integer division by zero"), 0) : floor_div(x, y)),
-                   float_floor_div(x, y))
+                   float_floor_div(x, y), (y == 0 ? (fail(env_, "integer division by zero"), 0) : x / y))
       TESSEL_ARITH(FloorMod, (y == 0 ? (fail(env_, "integer modulo by zero"), 0) : floor_mod(x, y)),
-                   float_floor_mod(x, y))
-      TESSEL_ARITH(Min, std::min(x, y), float_min(x, y))
-      TESSEL_ARITH(Max, std::max(x, y), float_max(x, y))
+                   float_floor_mod(x, y), (y == 0 ? (fail(env_, "integer modulo by zero"), 0) : x % y))
+      TESSEL_ARITH(Min, std::min(x, y), float_min(x, y), std::min(x, y))
+      TESSEL_ARITH(Max, std::max(x, y), float_max(x, y), std::max(x, y))
 #undef TESSEL_ARITH
 #define TESSEL_CMP(name, op)                  \
   case EOp::k##name##I: {                     \
@@ -140,6 +150,11 @@ Value Evaluator::eval(int32_t id) const {
   }                                           \
   case EOp::k##name##D: {                     \
     double x = eval(n.a).d, y = eval(n.b).d;  \
+    return int_value(x op y);                 \
+  }                                           \
+  case EOp::k##name##U: {                     \
+    uint64_t x = uint64_t(eval(n.a).i);       \
+    uint64_t y = uint64_t(eval(n.b).i);       \
     return int_value(x op y);                 \
   }
       TESSEL_CMP(EQ, ==)

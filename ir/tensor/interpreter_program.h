@@ -47,11 +47,12 @@ NumClass num_class(DType t);
 #define TESSEL_INTERP_CMP(X) X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE)
 
 // Opcodes: each arithmetic and comparison kind comes in the three classes, in
-// the order I, F, D, so that `base + class` selects one.
+// the order I, F, D, so that `base + class` selects one, then U: u64 values,
+// held in the int64 like every integer, compared and divided unsigned.
 enum class EOp : uint8_t {
   kImm,
   kVar,
-#define TESSEL_X(name) k##name##I, k##name##F, k##name##D,
+#define TESSEL_X(name) k##name##I, k##name##F, k##name##D, k##name##U,
   TESSEL_INTERP_ARITH(TESSEL_X) TESSEL_INTERP_CMP(TESSEL_X)
 #undef TESSEL_X
       kAnd,

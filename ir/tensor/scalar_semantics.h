@@ -20,6 +20,9 @@ inline int64_t wrap_to(DType t, int64_t v) {
     case DType::kI32: return int32_t(v);
     case DType::kI8: return int8_t(v);
     case DType::kU8: return uint8_t(v);
+    case DType::kI16: return int16_t(v);
+    case DType::kU16: return uint16_t(v);
+    case DType::kU32: return uint32_t(v);
     case DType::kBool: return v != 0;
     default: return v;
   }

@@ -61,6 +61,10 @@ std::string numpy_dtype(DType t) {
     case DType::kI32: return "int32";
     case DType::kI64: return "int64";
     case DType::kBool: return "bool";
+    case DType::kI16: return "int16";
+    case DType::kU16: return "uint16";
+    case DType::kU32: return "uint32";
+    case DType::kU64: return "uint64";
     case DType::kBF16: break;
   }
   TESSEL_USER_CHECK(false, Span{}) << "bf16 tensors have no numpy type";

@@ -21,6 +21,10 @@ DTYPES = {
     6: ("i32", np.dtype(np.int32)),
     7: ("i64", np.dtype(np.int64)),
     8: ("bool", np.dtype(np.bool_)),
+    9: ("i16", np.dtype(np.int16)),
+    10: ("u16", np.dtype(np.uint16)),
+    11: ("u32", np.dtype(np.uint32)),
+    12: ("u64", np.dtype(np.uint64)),
 }
 
 

@@ -22,7 +22,8 @@ from .errors import TesselError
 from .model import KernelInfo, TensorInfo
 
 _DTYPE_NAMES = {"float32": "f32", "float16": "f16", "float64": "f64", "int8": "i8", "uint8": "u8",
-                "int32": "i32", "int64": "i64", "bool": "bool"}
+                "int32": "i32", "int64": "i64", "bool": "bool", "int16": "i16", "uint16": "u16",
+                "uint32": "u32", "uint64": "u64"}
 
 
 def _load_driver():

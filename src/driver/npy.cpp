@@ -24,6 +24,10 @@ std::string descr_of(DType t) {
     case DType::kI32: return "<i4";
     case DType::kI64: return "<i8";
     case DType::kBool: return "|b1";
+    case DType::kI16: return "<i2";
+    case DType::kU16: return "<u2";
+    case DType::kU32: return "<u4";
+    case DType::kU64: return "<u8";
     case DType::kBF16: break;
   }
   TESSEL_USER_ERROR(Span{}) << "bf16 tensors cannot be stored as .npy";

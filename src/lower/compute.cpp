@@ -23,6 +23,23 @@ TensorExpr from_buffer(const Buffer& buffer) {
   return t;
 }
 
+namespace {
+
+// The smallest and largest value of an integer dtype as the tensor IR holds
+// them, in an int64 (u64's largest is all ones, -1).
+std::pair<int64_t, int64_t> int_limits(DType dtype) {
+  return dispatch_dtype(dtype, [](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T>)
+      return std::pair<int64_t, int64_t>(int64_t(std::numeric_limits<T>::min()),
+                                         int64_t(std::numeric_limits<T>::max()));
+    else
+      return std::pair<int64_t, int64_t>(0, 0);
+  });
+}
+
+}  // namespace
+
 Expr combiner_identity(Combiner c, DType dtype) {
   switch (c) {
     case Combiner::kSum: return const_of(dtype, 0);
@@ -30,19 +47,11 @@ Expr combiner_identity(Combiner c, DType dtype) {
     case Combiner::kMax:
       if (is_float(dtype)) return float_imm(-std::numeric_limits<double>::infinity(), dtype);
       if (dtype == DType::kBool) return bool_imm(false);
-      return int_imm(dtype == DType::kU8    ? 0
-                     : dtype == DType::kI8  ? INT8_MIN
-                     : dtype == DType::kI32 ? INT32_MIN
-                                            : INT64_MIN,
-                     dtype);
+      return int_imm(int_limits(dtype).first, dtype);
     case Combiner::kMin:
       if (is_float(dtype)) return float_imm(std::numeric_limits<double>::infinity(), dtype);
       if (dtype == DType::kBool) return bool_imm(true);
-      return int_imm(dtype == DType::kU8    ? 255
-                     : dtype == DType::kI8  ? INT8_MAX
-                     : dtype == DType::kI32 ? INT32_MAX
-                                            : INT64_MAX,
-                     dtype);
+      return int_imm(int_limits(dtype).second, dtype);
   }
   return {};
 }

@@ -163,20 +163,25 @@ void validate_outputs(const Plan& plan) {
 
 }  // namespace
 
+// Indexed by tessel_dtype.
+constexpr size_t kDtypeBytes[] = {4, 2, 2, 8, 1, 1, 4, 8, 1, 2, 2, 4, 8};
+constexpr const char* kDtypeNames[] = {"f32", "f16",  "bf16", "f64", "i8",  "u8", "i32",
+                                       "i64", "bool", "i16",  "u16", "u32", "u64"};
+static_assert(std::size(kDtypeBytes) == std::size(kDtypeNames));
+
 size_t dtype_bytes(uint8_t dtype) {
-  static constexpr size_t kBytes[] = {4, 2, 2, 8, 1, 1, 4, 8, 1};
-  return dtype < 9 ? kBytes[dtype] : 0;
+  return dtype < std::size(kDtypeBytes) ? kDtypeBytes[dtype] : 0;
 }
 
 const char* dtype_name(uint8_t dtype) {
-  static constexpr const char* kNames[] = {"f32", "f16", "bf16", "f64", "i8", "u8", "i32", "i64", "bool"};
-  return dtype < 9 ? kNames[dtype] : "invalid";
+  return dtype < std::size(kDtypeNames) ? kDtypeNames[dtype] : "invalid";
 }
 
 uint64_t tensor_bytes(const TensorSpec& spec) {
   std::string name = "tensor '" + spec.name + "'";
   if (dtype_bytes(spec.dtype) == 0)
-    fail(name + ": dtype " + std::to_string(int(spec.dtype)) + " is not 0..8");
+    fail(name + ": dtype " + std::to_string(int(spec.dtype)) + " is not 0.." +
+         std::to_string(std::size(kDtypeBytes) - 1));
   uint64_t n = dtype_bytes(spec.dtype);
   for (int64_t d : spec.shape) {
     if (d < 0) fail(name + ": negative dimension in shape " + shape_str(spec.shape));

@@ -30,7 +30,8 @@ std::string shape_str(const int64_t* shape, int32_t rank) {
 }
 
 std::string dtype_str(int dtype) {
-  return dtype >= 0 && dtype < 9 ? dtype_name(uint8_t(dtype)) : "dtype " + std::to_string(dtype);
+  return dtype >= 0 && dtype_bytes(uint8_t(dtype)) != 0 ? dtype_name(uint8_t(dtype))
+                                                        : "dtype " + std::to_string(dtype);
 }
 
 struct Range {

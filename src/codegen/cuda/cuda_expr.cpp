@@ -41,8 +41,9 @@ std::string float_literal(double v, DType t) {
   return f64 ? s : s + "f";
 }
 
+// Integers narrower than the helpers' int64 (u32 included: a helper's result is narrowed back).
 bool is_narrow_int(DType t) {
-  return t == DType::kI8 || t == DType::kU8 || t == DType::kI32;
+  return is_integer(t) && t != DType::kI64 && t != DType::kU64;
 }
 
 // The C name of a float function: expf for float, exp for double.
@@ -108,6 +109,10 @@ std::string c_type(DType t) {
     case DType::kI32: return "tessel_i32";
     case DType::kI64: return "tessel_i64";
     case DType::kBool: return "bool";
+    case DType::kI16: return "tessel_i16";
+    case DType::kU16: return "tessel_u16";
+    case DType::kU32: return "tessel_u32";
+    case DType::kU64: return "tessel_u64";
   }
   TESSEL_ICHECK(false) << "unknown dtype";
   return {};
@@ -193,6 +198,7 @@ std::string CudaPrinter::int_binary(const ExprNode& e, const std::string& a, con
     r = "(" + a + (e.kind == ExprKind::kFloorDiv ? " / " : " % ") + b + ")";
     return is_narrow_int(e.dtype) ? "((" + c_type(e.dtype) + ")" + r + ")" : r;
   }
+  if (e.dtype == DType::kU64) return u64_binary(e, a, b);
   switch (e.kind) {
     case ExprKind::kAdd: r = "(" + a + " + " + b + ")"; break;
     case ExprKind::kSub: r = "(" + a + " - " + b + ")"; break;
@@ -209,6 +215,22 @@ std::string CudaPrinter::int_binary(const ExprNode& e, const std::string& a, con
   if (is_narrow_int(e.dtype) || (helper && e.dtype != DType::kI64))
     return "((" + c_type(e.dtype) + ")" + r + ")";
   return r;
+}
+
+// u64 arithmetic in unsigned long long: +, -, * wrap in C already.
+std::string CudaPrinter::u64_binary(const ExprNode& e, const std::string& a, const std::string& b) {
+  switch (e.kind) {
+    case ExprKind::kAdd: return "(" + a + " + " + b + ")";
+    case ExprKind::kSub: return "(" + a + " - " + b + ")";
+    case ExprKind::kMul: return "(" + a + " * " + b + ")";
+    case ExprKind::kDiv:
+    case ExprKind::kFloorDiv: return "tessel_udiv(" + a + ", " + b + ")";
+    case ExprKind::kFloorMod: return "tessel_umod(" + a + ", " + b + ")";
+    case ExprKind::kMin: return "tessel_umin(" + a + ", " + b + ")";
+    case ExprKind::kMax: return "tessel_umax(" + a + ", " + b + ")";
+    default: TESSEL_ICHECK(false) << "no CUDA C for integer " << expr_kind_name(e.kind);
+  }
+  return {};
 }
 
 std::string CudaPrinter::float_binary(const ExprNode& e, const std::string& a, const std::string& b) {

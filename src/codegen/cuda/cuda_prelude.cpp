@@ -73,6 +73,9 @@ typedef int tessel_i32;
 typedef signed char tessel_i8;
 typedef unsigned char tessel_u8;
 typedef unsigned short tessel_u16;
+typedef short tessel_i16;
+typedef unsigned int tessel_u32;
+typedef unsigned long long tessel_u64;
 
 // What the first failed assert of a launch records; the host reports it.
 struct tessel_error {
@@ -128,6 +131,11 @@ TESSEL_FN tessel_i64 tessel_floormod(tessel_i64 a, tessel_i64 b) {
 }
 TESSEL_FN tessel_i64 tessel_imin(tessel_i64 a, tessel_i64 b) { return a < b ? a : b; }
 TESSEL_FN tessel_i64 tessel_imax(tessel_i64 a, tessel_i64 b) { return a > b ? a : b; }
+// u64: by zero gives 0; floor division is plain division.
+TESSEL_FN tessel_u64 tessel_udiv(tessel_u64 a, tessel_u64 b) { return b == 0 ? 0 : a / b; }
+TESSEL_FN tessel_u64 tessel_umod(tessel_u64 a, tessel_u64 b) { return b == 0 ? 0 : a % b; }
+TESSEL_FN tessel_u64 tessel_umin(tessel_u64 a, tessel_u64 b) { return a < b ? a : b; }
+TESSEL_FN tessel_u64 tessel_umax(tessel_u64 a, tessel_u64 b) { return a > b ? a : b; }
 
 // Float min and max: NaN when either operand is NaN.
 TESSEL_FN float tessel_fminf(float a, float b) { return a != a ? a : b != b ? b : (b < a ? b : a); }

@@ -59,6 +59,7 @@ class CudaPrinter {
  private:
   std::string binary(const tir::ExprNode& e);
   std::string int_binary(const tir::ExprNode& e, const std::string& a, const std::string& b);
+  std::string u64_binary(const tir::ExprNode& e, const std::string& a, const std::string& b);
   // Whether a floor division or modulo of e is C's: a positive constant divisor, a dividend never negative.
   bool is_plain_division(const tir::ExprNode& e) const;
   std::string float_binary(const tir::ExprNode& e, const std::string& a, const std::string& b);

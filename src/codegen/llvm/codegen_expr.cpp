@@ -18,8 +18,12 @@ llvm::Type* CodegenLLVM::reg_type(DType t) {
     case DType::kF64: return b_.getDoubleTy();
     case DType::kI8:
     case DType::kU8: return b_.getInt8Ty();
-    case DType::kI32: return b_.getInt32Ty();
-    case DType::kI64: return b_.getInt64Ty();
+    case DType::kI16:
+    case DType::kU16: return b_.getInt16Ty();
+    case DType::kI32:
+    case DType::kU32: return b_.getInt32Ty();
+    case DType::kI64:
+    case DType::kU64: return b_.getInt64Ty();
     case DType::kBool: return b_.getInt1Ty();
   }
   TESSEL_ICHECK(false) << "unknown dtype";
@@ -37,8 +41,9 @@ llvm::Type* CodegenLLVM::mem_type(DType t) {
 
 namespace {
 
+// Unsigned integers and bool (floats are signed).
 bool is_unsigned(DType t) {
-  return t == DType::kU8 || t == DType::kBool;
+  return !is_signed(t);
 }
 
 }  // namespace

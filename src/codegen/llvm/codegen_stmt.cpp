@@ -306,7 +306,7 @@ void CodegenLLVM::emit_assert(const AssertNode& node) {
   std::vector<llvm::Value*> values;
   for (const Expr& v : node.values) {
     llvm::Value* x = emit(v);
-    bool u = v->dtype == DType::kU8 || v->dtype == DType::kBool;
+    bool u = !is_signed(v->dtype);
     values.push_back(u ? b_.CreateZExt(x, b_.getInt64Ty()) : b_.CreateSExtOrTrunc(x, b_.getInt64Ty()));
   }
   llvm::StructType* type = error_slot_type();

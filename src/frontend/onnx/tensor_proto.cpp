@@ -26,6 +26,10 @@ std::optional<DType> dtype_from_onnx(int t) {
     case onnx::TensorProto::INT32: return DType::kI32;
     case onnx::TensorProto::INT64: return DType::kI64;
     case onnx::TensorProto::BOOL: return DType::kBool;
+    case onnx::TensorProto::INT16: return DType::kI16;
+    case onnx::TensorProto::UINT16: return DType::kU16;
+    case onnx::TensorProto::UINT32: return DType::kU32;
+    case onnx::TensorProto::UINT64: return DType::kU64;
     default: return std::nullopt;
   }
 }
@@ -41,6 +45,10 @@ int dtype_to_onnx(DType t) {
     case DType::kI32: return onnx::TensorProto::INT32;
     case DType::kI64: return onnx::TensorProto::INT64;
     case DType::kBool: return onnx::TensorProto::BOOL;
+    case DType::kI16: return onnx::TensorProto::INT16;
+    case DType::kU16: return onnx::TensorProto::UINT16;
+    case DType::kU32: return onnx::TensorProto::UINT32;
+    case DType::kU64: return onnx::TensorProto::UINT64;
   }
   return onnx::TensorProto::UNDEFINED;
 }
@@ -132,6 +140,8 @@ int64_t typed_count(const onnx::TensorProto& p, DType dtype) {
     case DType::kF32: return p.float_data_size();
     case DType::kF64: return p.double_data_size();
     case DType::kI64: return p.int64_data_size();
+    case DType::kU32:
+    case DType::kU64: return p.uint64_data_size();
     default: return p.int32_data_size();  // the narrow integers, bool and the 16-bit floats
   }
 }
@@ -142,6 +152,8 @@ void copy_typed_field(Tensor& t, const onnx::TensorProto& p) {
       case DType::kF32: t.set_f64(i, p.float_data(int(i))); break;
       case DType::kF64: t.set_f64(i, p.double_data(int(i))); break;
       case DType::kI64: t.set_i64(i, p.int64_data(int(i))); break;
+      case DType::kU32:
+      case DType::kU64: t.set_i64(i, int64_t(p.uint64_data(int(i)))); break;
       case DType::kF16: t.data<Half>()[i] = Half{uint16_t(p.int32_data(int(i)))}; break;
       case DType::kBF16: t.data<BFloat16>()[i] = BFloat16{uint16_t(p.int32_data(int(i)))}; break;
       default: t.set_i64(i, p.int32_data(int(i))); break;

@@ -1,5 +1,6 @@
 // Reference kernels of the reduce ops: one generic fold over the reduced axes,
-// accumulating floats in double and integers in int64 (wrapping like numpy);
+// accumulating floats in double and integers in int64 or, unsigned, uint64
+// (wrapping like numpy);
 // ArgMax / ArgMin walk the same way.
 #include <cmath>
 #include <limits>
@@ -174,7 +175,7 @@ void reduce(Fold k, const graph::Node& n, const std::vector<const Tensor*>& in, 
       if (needs_real_math(k))
         reduce_as<T, double>(k, x, reduced, out[0]);
       else
-        reduce_as<T, int64_t>(k, x, reduced, out[0]);
+        reduce_as<T, std::conditional_t<std::is_unsigned_v<T>, uint64_t, int64_t>>(k, x, reduced, out[0]);
     }
   });
 }
