@@ -9,53 +9,13 @@
 #include "ir/graph/printer.h"
 #include "src/frontend/onnx/importer.h"
 #include "src/reference/executor.h"
+#include "tests/unit/onnx_model_builder.h"
 
 namespace tessel::onnx_frontend {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct ModelBuilder {
-  onnx::ModelProto model;
-  onnx::GraphProto* g;
-
-  explicit ModelBuilder(int opset = 17) {
-    model.set_ir_version(8);
-    auto* op = model.add_opset_import();
-    op->set_domain("");
-    op->set_version(opset);
-    g = model.mutable_graph();
-    g->set_name("t");
-  }
-  void input(const std::string& name, std::vector<std::variant<int64_t, std::string>> dims,
-             int type = onnx::TensorProto::FLOAT) {
-    value_info(g->add_input(), name, dims, type);
-  }
-  void output(const std::string& name) { g->add_output()->set_name(name); }
-  static void value_info(onnx::ValueInfoProto* vi, const std::string& name,
-                         const std::vector<std::variant<int64_t, std::string>>& dims, int type) {
-    vi->set_name(name);
-    auto* tt = vi->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(type);
-    auto* shape = tt->mutable_shape();
-    for (const auto& d : dims) {
-      if (auto* v = std::get_if<int64_t>(&d)) shape->add_dim()->set_dim_value(*v);
-      else shape->add_dim()->set_dim_param(std::get<std::string>(d));
-    }
-  }
-  onnx::NodeProto* node(const std::string& op, std::vector<std::string> ins, std::vector<std::string> outs,
-                        const std::string& name = "") {
-    auto* n = g->add_node();
-    n->set_op_type(op);
-    n->set_name(name.empty() ? op + std::to_string(g->node_size()) : name);
-    for (auto& i : ins) n->add_input(i);
-    for (auto& o : outs) n->add_output(o);
-    return n;
-  }
-  graph::Graph import(const ImportOptions& o = {}, const std::string& dir = ".") {
-    return import_model_proto(model, dir, o);
-  }
-};
+using onnx_test::ModelBuilder;
 
 onnx::TensorProto* float_initializer(ModelBuilder& b, const std::string& name, std::vector<float> values,
                                      bool raw) {

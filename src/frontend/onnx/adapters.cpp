@@ -56,6 +56,7 @@ const AdapterTable& adapters() {
     register_shape_adapters(t);
     register_movement_adapters(t);
     register_loss_adapters(t);
+    register_composite_adapters(t);
     return t;
   }();
   return table;

@@ -54,5 +54,6 @@ void register_reduce_adapters(AdapterTable& t);
 void register_shape_adapters(AdapterTable& t);
 void register_movement_adapters(AdapterTable& t);
 void register_loss_adapters(AdapterTable& t);
+void register_composite_adapters(AdapterTable& t);
 
 }  // namespace tessel::onnx_frontend

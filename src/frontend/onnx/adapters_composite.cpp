@@ -1,0 +1,194 @@
+// Ops that ONNX defines as compositions of others become those graph ops:
+// Hardmax (ArgMax compared with the positions along the axis), OneHot (the
+// same comparison with the indices), LpNormalization (a division by the
+// norm), LpPool (an average pool of |x|^p scaled to a sum), EyeLike (a
+// constant) and MeanVarianceNormalization. Fusion puts each back into one or
+// two kernels, so a dedicated lowering would only repeat the rules.
+#include <numeric>
+
+#include "src/frontend/onnx/adapters.h"
+#include "src/frontend/onnx/tensor_proto.h"
+
+namespace tessel::onnx_frontend {
+
+namespace {
+
+int64_t int_attr(const AdaptContext& c, const char* name, int64_t fallback) {
+  const graph::AttrValue* v = c.attrs.find(name);
+  if (!v) return fallback;
+  const int64_t* i = std::get_if<int64_t>(v);
+  TESSEL_USER_CHECK(i != nullptr, c.span()) << "attribute '" << name << "' must be an int";
+  return *i;
+}
+
+graph::Value* required_input(const AdaptContext& c, size_t i) {
+  graph::Value* v = i < c.inputs.size() ? c.inputs[i] : nullptr;
+  TESSEL_USER_CHECK(v != nullptr, c.span()) << "required input " << i << " is missing";
+  return v;
+}
+
+// The input's rank and, when `axis` is given, that axis normalised with its
+// static extent; both must be known to build the comparison below.
+int64_t static_axis(const AdaptContext& c, const graph::Value* x, int64_t axis, int64_t* extent) {
+  const graph::TensorType& t = x->type;
+  TESSEL_USER_CHECK(t.rank_known, c.span()) << c.op << " needs an input of known rank, got " << t.str();
+  TESSEL_USER_CHECK(axis >= -t.rank() && axis < t.rank(), c.span())
+      << "axis " << axis << " is out of range for rank " << t.rank();
+  if (axis < 0) axis += t.rank();
+  if (extent) {
+    TESSEL_USER_CHECK(t.dims[size_t(axis)].is_known(), c.span())
+        << c.op << " needs a static extent along axis " << axis << ", got " << t.str();
+    *extent = t.dims[size_t(axis)].value;
+  }
+  return axis;
+}
+
+// 0, 1, ..., n - 1 along `axis` of a rank-`rank` i64 tensor, extent 1 elsewhere.
+graph::Value* positions_along(AdaptContext& c, int64_t rank, int64_t axis, int64_t n) {
+  Dims shape(size_t(rank), 1);
+  shape[size_t(axis)] = n;
+  Tensor t(DType::kI64, shape);
+  for (int64_t i = 0; i < n; ++i) t.set_i64(i, i);
+  return c.constant(std::move(t));
+}
+
+graph::Attrs attrs_with(std::initializer_list<std::pair<const char*, graph::AttrValue>> list) {
+  graph::Attrs a;
+  for (const auto& [k, v] : list) a.set(k, v);
+  return a;
+}
+
+graph::Value* cast_to(AdaptContext& c, graph::Value* v, DType to) {
+  if (v->type.dtype == to) return v;
+  return c.emit("Cast", {v}, attrs_with({{"to", std::string(dtype_name(to))}}))[0];
+}
+
+// 1 at the first maximum along the axis, 0 elsewhere. Before opset 13 the
+// input is coerced to 2-D at `axis` (default 1), as Softmax was.
+void adapt_hardmax(AdaptContext& c) {
+  graph::Value* x = required_input(c, 0);
+  bool coerced = c.opset < 13;
+  int64_t axis = int_attr(c, "axis", coerced ? 1 : -1);
+  graph::Value* in = x;
+  if (coerced) {
+    static_axis(c, x, axis, nullptr);
+    in = c.emit("Flatten", {x}, attrs_with({{"axis", axis}}))[0];
+    axis = 1;
+  }
+  int64_t extent = 0;
+  axis = static_axis(c, in, axis, &extent);
+  graph::Value* at = c.emit("ArgMax", {in}, attrs_with({{"axis", axis}, {"keepdims", int64_t(1)}}))[0];
+  graph::Value* hit = c.emit("Equal", {at, positions_along(c, in->type.rank(), axis, extent)})[0];
+  graph::Value* y = cast_to(c, hit, x->type.dtype);
+  if (coerced) y = c.emit("Reshape", {y, c.emit("Shape", {x})[0]})[0];
+  c.results = std::vector<graph::Value*>{y};
+}
+
+// values[1] where the index (negative ones counted from the end) is the
+// position along the new axis, values[0] elsewhere; an index outside
+// [-depth, depth) matches no position, as ONNX specifies.
+void adapt_one_hot(AdaptContext& c) {
+  graph::Value* indices = required_input(c, 0);
+  graph::Value* depth = required_input(c, 1);
+  graph::Value* values = required_input(c, 2);
+  TESSEL_USER_CHECK(depth->is_constant() && depth->constant->numel() == 1, c.span())
+      << "depth must be a constant scalar (it decides the output's shape)";
+  int64_t n = depth->constant->get_i64(0);
+  TESSEL_USER_CHECK(n > 0, c.span()) << "depth must be positive, got " << n;
+  TESSEL_USER_CHECK(indices->type.rank_known, c.span()) << "the indices need a known rank";
+  int64_t rank = indices->type.rank() + 1, axis = int_attr(c, "axis", -1);
+  TESSEL_USER_CHECK(axis >= -rank && axis < rank, c.span())
+      << "axis " << axis << " is out of range for rank " << rank;
+  if (axis < 0) axis += rank;
+  graph::Value* index = cast_to(c, indices, DType::kI64);
+  graph::Value* zero = c.constant(Tensor::from_i64({0}, {}));
+  graph::Value* wrapped = c.emit("Add", {index, c.constant(Tensor::from_i64({n}, {}))})[0];
+  index = c.emit("Where", {c.emit("Less", {index, zero})[0], wrapped, index})[0];
+  index = c.emit("Unsqueeze", {index, c.constant(Tensor::from_i64({axis}, {1}))})[0];
+  graph::Value* hit = c.emit("Equal", {index, positions_along(c, rank, axis, n)})[0];
+  graph::Value* off = c.emit("Gather", {values, zero})[0];
+  graph::Value* on = c.emit("Gather", {values, c.constant(Tensor::from_i64({1}, {}))})[0];
+  c.results = c.emit("Where", {hit, on, off});
+}
+
+// x / ||x||_p along the axis (p is 1 or 2).
+void adapt_lp_normalization(AdaptContext& c) {
+  graph::Value* x = required_input(c, 0);
+  int64_t p = int_attr(c, "p", 2), axis = int_attr(c, "axis", -1);
+  TESSEL_USER_CHECK(p == 1 || p == 2, c.span()) << "p must be 1 or 2, got " << p;
+  graph::Value* axes = c.constant(Tensor::from_i64({axis}, {1}));
+  graph::Value* norm =
+      c.emit(p == 1 ? "ReduceL1" : "ReduceL2", {x, axes}, attrs_with({{"keepdims", int64_t(1)}}))[0];
+  c.results = c.emit("Div", {x, norm});
+}
+
+// (sum over the window of |x|^p)^(1/p): an AveragePool that counts padding
+// (whose zeros add nothing) times the window's size is the sum.
+void adapt_lp_pool(AdaptContext& c) {
+  graph::Value* x = required_input(c, 0);
+  TESSEL_USER_CHECK(int_attr(c, "ceil_mode", 0) == 0, c.span())
+      << "LpPool with ceil_mode=1 is not supported (a partial window's sum would be rescaled)";
+  const graph::AttrValue* kernel = c.attrs.find("kernel_shape");
+  const auto* dims = kernel ? std::get_if<std::vector<int64_t>>(kernel) : nullptr;
+  TESSEL_USER_CHECK(dims && !dims->empty(), c.span()) << "missing required attribute 'kernel_shape'";
+  int64_t window = std::accumulate(dims->begin(), dims->end(), int64_t(1), std::multiplies<>());
+  double p = double(int_attr(c, "p", 2));
+  TESSEL_USER_CHECK(p > 0, c.span()) << "p must be positive, got " << p;
+  DType t = x->type.dtype;
+  graph::Attrs pool = c.attrs;
+  pool.erase("p");
+  pool.set("count_include_pad", int64_t(1));
+  graph::Value* powered = c.emit("Pow", {c.emit("Abs", {x})[0], c.constant(Tensor::scalar_f64(t, p))})[0];
+  graph::Value* mean = c.emit("AveragePool", {powered}, pool)[0];
+  graph::Value* sum = c.emit("Mul", {mean, c.constant(Tensor::scalar_f64(t, double(window)))})[0];
+  c.results = c.emit("Pow", {sum, c.constant(Tensor::scalar_f64(t, 1.0 / p))});
+}
+
+// A constant: ones on the k-th diagonal of the input's (static, 2-D) shape.
+void adapt_eye_like(AdaptContext& c) {
+  graph::Value* x = required_input(c, 0);
+  const graph::TensorType& t = x->type;
+  TESSEL_USER_CHECK(t.rank_known && t.rank() == 2 && t.dims[0].is_known() && t.dims[1].is_known(), c.span())
+      << "EyeLike needs a 2-D input of static shape, got " << t.str();
+  DType dtype = t.dtype;
+  if (c.attrs.find("dtype")) {
+    auto to = dtype_from_onnx(int(int_attr(c, "dtype", 0)));
+    TESSEL_USER_CHECK(to.has_value(), c.span()) << "attribute 'dtype' names an unsupported type";
+    dtype = *to;
+  }
+  int64_t rows = t.dims[0].value, cols = t.dims[1].value, k = int_attr(c, "k", 0);
+  Tensor eye(dtype, {rows, cols});
+  for (int64_t r = 0; r < rows; ++r)
+    if (r + k >= 0 && r + k < cols) eye.set_i64(r * cols + r + k, 1);
+  c.results = std::vector<graph::Value*>{c.constant(std::move(eye))};
+}
+
+// (x - mean) / sqrt(variance + 1e-9) over `axes` (default N, H, W).
+void adapt_mean_variance_normalization(AdaptContext& c) {
+  graph::Value* x = required_input(c, 0);
+  std::vector<int64_t> axes = {0, 2, 3};
+  if (const graph::AttrValue* a = c.attrs.find("axes")) {
+    const auto* list = std::get_if<std::vector<int64_t>>(a);
+    TESSEL_USER_CHECK(list != nullptr, c.span()) << "attribute 'axes' must be a list of ints";
+    axes = *list;
+  }
+  graph::Value* axes_v = c.constant(Tensor::from_i64(axes, {int64_t(axes.size())}));
+  graph::Attrs keep = attrs_with({{"keepdims", int64_t(1)}});
+  graph::Value* centred = c.emit("Sub", {x, c.emit("ReduceMean", {x, axes_v}, keep)[0]})[0];
+  graph::Value* variance = c.emit("ReduceMean", {c.emit("Mul", {centred, centred})[0], axes_v}, keep)[0];
+  graph::Value* eps = c.constant(Tensor::scalar_f64(x->type.dtype, 1e-9));
+  c.results = c.emit("Div", {centred, c.emit("Sqrt", {c.emit("Add", {variance, eps})[0]})[0]});
+}
+
+}  // namespace
+
+void register_composite_adapters(AdapterTable& t) {
+  t["Hardmax"] = adapt_hardmax;
+  t["OneHot"] = adapt_one_hot;
+  t["LpNormalization"] = adapt_lp_normalization;
+  t["LpPool"] = adapt_lp_pool;
+  t["EyeLike"] = adapt_eye_like;
+  t["MeanVarianceNormalization"] = adapt_mean_variance_normalization;
+}
+
+}  // namespace tessel::onnx_frontend

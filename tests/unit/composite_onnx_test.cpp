@@ -1,0 +1,112 @@
+// The ops imported as compositions of graph ops (adapters_composite.cpp and
+// adapters_loss.cpp), on what ONNX's own cases leave out: OneHot with a
+// constant depth (its cases feed the depth as an input), negative and
+// out-of-range indices; EyeLike off the diagonal; the refusals. Each runs on
+// the reference executor and compiled through LLVM, against values worked out
+// by hand.
+#include <gtest/gtest.h>
+
+#include "src/driver/compile_model.h"
+#include "src/reference/executor.h"
+#include "tests/unit/onnx_model_builder.h"
+
+namespace tessel::onnx_test {
+namespace {
+
+// The graph's single output on the reference executor, then compiled (which rewrites g).
+void expect_both(graph::Graph& g, const std::vector<Tensor>& inputs, const std::vector<double>& want) {
+  Tensor ref = reference::Executor(g).run(inputs)[0];
+  EXPECT_EQ(ref.to_f64_vector(), want) << "reference";
+  driver::JitModel jit(driver::compile_graph(g, {}));
+  EXPECT_EQ(jit.run(inputs)[0].to_f64_vector(), want) << "LLVM";
+}
+
+TEST(CompositeOps, OneHotWithAConstantDepth) {
+  for (int64_t axis : {-1, 0}) {
+    ModelBuilder b(11);
+    b.input("indices", {4}, onnx::TensorProto::INT64);
+    b.int64_initializer("depth", {}, {3});
+    b.input("values", {2});
+    ModelBuilder::set_int(b.node("OneHot", {"indices", "depth", "values"}, {"y"}, "hot"), "axis", axis);
+    b.output("y");
+    graph::Graph g = b.import();
+    Tensor indices = Tensor::from_i64({2, -1, 3, -4}, {4});  // -1 is 2; 3 and -4 are outside [-3, 3)
+    Tensor values(DType::kF32, {2});
+    values.set_f64(0, -5);
+    values.set_f64(1, 7);
+    std::vector<double> rows = {-5, -5, 7, -5, -5, 7, -5, -5, -5, -5, -5, -5};  // [4, 3]
+    std::vector<double> want = rows;
+    if (axis == 0)  // [3, 4]: the transpose
+      for (int64_t i = 0; i < 4; ++i)
+        for (int64_t d = 0; d < 3; ++d) want[size_t(d * 4 + i)] = rows[size_t(i * 3 + d)];
+    SCOPED_TRACE(axis);
+    expect_both(g, {indices, values}, want);
+  }
+}
+
+TEST(CompositeOps, OneHotRefusesADepthKnownOnlyAtRunTime) {
+  ModelBuilder b(11);
+  b.input("indices", {4}, onnx::TensorProto::INT64);
+  b.input("depth", {}, onnx::TensorProto::INT64);
+  b.input("values", {2});
+  b.node("OneHot", {"indices", "depth", "values"}, {"y"}, "hot");
+  b.output("y");
+  try {
+    b.import();
+    ADD_FAILURE() << "imported";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("node 'hot' (OneHot): depth must be a constant scalar"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(CompositeOps, EyeLikeAboveAndBelowTheDiagonal) {
+  for (int64_t k : {1, -2}) {
+    ModelBuilder b(17);
+    b.input("x", {3, 4});
+    ModelBuilder::set_int(b.node("EyeLike", {"x"}, {"y"}, "eye"), "k", k);
+    b.output("y");
+    graph::Graph g = b.import();
+    std::vector<double> want(12, 0.0);
+    for (int64_t r = 0; r < 3; ++r)
+      if (r + k >= 0 && r + k < 4) want[size_t(r * 4 + r + k)] = 1;
+    SCOPED_TRACE(k);
+    expect_both(g, {Tensor(DType::kF32, {3, 4})}, want);
+  }
+}
+
+TEST(CompositeOps, HardmaxPicksTheFirstMaximum) {
+  ModelBuilder b(13);
+  b.input("x", {2, 4});
+  b.node("Hardmax", {"x"}, {"y"}, "hard");
+  b.output("y");
+  Tensor x(DType::kF32, {2, 4});
+  for (int64_t i = 0; i < 8; ++i) x.set_f64(i, std::vector<double>{1, 3, 3, 0, -2, -1, -7, -1}[size_t(i)]);
+  graph::Graph g = b.import();
+  expect_both(g, {x}, {0, 1, 0, 0, 0, 1, 0, 0});
+}
+
+TEST(CompositeOps, LpPoolRefusesCeilMode) {
+  ModelBuilder b(18);
+  b.input("x", {1, 1, 5, 5});
+  onnx::NodeProto* n = b.node("LpPool", {"x"}, {"y"}, "lp");
+  ModelBuilder::set_int(n, "ceil_mode", 1);
+  auto* k = n->add_attribute();
+  k->set_name("kernel_shape");
+  k->set_type(onnx::AttributeProto::INTS);
+  k->add_ints(2);
+  k->add_ints(2);
+  b.output("y");
+  try {
+    b.import();
+    ADD_FAILURE() << "imported";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("node 'lp' (LpPool): LpPool with ceil_mode=1 is not supported"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tessel::onnx_test

@@ -1,0 +1,74 @@
+// An ONNX model built in memory for importer and op tests: typed inputs with
+// static or symbolic dimensions, nodes with attributes, initializers.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "src/frontend/onnx/importer.h"
+
+namespace tessel::onnx_test {
+
+struct ModelBuilder {
+  onnx::ModelProto model;
+  onnx::GraphProto* g;
+
+  explicit ModelBuilder(int opset = 17) {
+    model.set_ir_version(8);
+    auto* op = model.add_opset_import();
+    op->set_domain("");
+    op->set_version(opset);
+    g = model.mutable_graph();
+    g->set_name("t");
+  }
+  void input(const std::string& name, std::vector<std::variant<int64_t, std::string>> dims,
+             int type = onnx::TensorProto::FLOAT) {
+    value_info(g->add_input(), name, dims, type);
+  }
+  void output(const std::string& name) { g->add_output()->set_name(name); }
+  static void value_info(onnx::ValueInfoProto* vi, const std::string& name,
+                         const std::vector<std::variant<int64_t, std::string>>& dims, int type) {
+    vi->set_name(name);
+    auto* tt = vi->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(type);
+    auto* shape = tt->mutable_shape();
+    for (const auto& d : dims) {
+      if (auto* v = std::get_if<int64_t>(&d))
+        shape->add_dim()->set_dim_value(*v);
+      else
+        shape->add_dim()->set_dim_param(std::get<std::string>(d));
+    }
+  }
+  onnx::NodeProto* node(const std::string& op, std::vector<std::string> ins, std::vector<std::string> outs,
+                        const std::string& name = "") {
+    auto* n = g->add_node();
+    n->set_op_type(op);
+    n->set_name(name.empty() ? op + std::to_string(g->node_size()) : name);
+    for (auto& i : ins) n->add_input(i);
+    for (auto& o : outs) n->add_output(o);
+    return n;
+  }
+  graph::Graph import(const onnx_frontend::ImportOptions& o = {}, const std::string& dir = ".") {
+    return onnx_frontend::import_model_proto(model, dir, o);
+  }
+  // An int64 initializer (a constant input).
+  void int64_initializer(const std::string& name, const std::vector<int64_t>& dims,
+                         const std::vector<int64_t>& values) {
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    for (int64_t d : dims) t->add_dims(d);
+    for (int64_t v : values) t->add_int64_data(v);
+  }
+  static void set_int(onnx::NodeProto* n, const std::string& name, int64_t v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(v);
+  }
+};
+
+}  // namespace tessel::onnx_test
