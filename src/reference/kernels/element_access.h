@@ -31,6 +31,13 @@ using compute_t = typename ComputeOf<T>::type;
 template <typename T>
 inline constexpr bool is_int_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
 
+// A copy of a float tensor in another float dtype (f16 / bf16 compute through an f32 copy).
+inline Tensor converted(const Tensor& t, DType dtype) {
+  Tensor c(dtype, t.shape());
+  for (int64_t i = 0; i < t.numel(); ++i) c.set_f64(i, t.get_f64(i));
+  return c;
+}
+
 template <typename T>
 compute_t<T> load(const T* p, int64_t i) {
   if constexpr (std::is_same_v<T, Half>)

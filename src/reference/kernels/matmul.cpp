@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "src/reference/kernels/element_access.h"
 #include "src/reference/kernels/nn_kernels.h"
 
 namespace tessel::reference::kernels {
@@ -55,6 +56,14 @@ std::vector<std::pair<int64_t, int64_t>> batch_offsets(Dims a, Dims b) {
 }
 
 void matmul_kernel(const graph::Node& node, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) {
+  DType t = in[0]->dtype();
+  if (t == DType::kF16 || t == DType::kBF16) {  // in f32, rounded once at the end
+    Tensor a32 = converted(*in[0], DType::kF32), b32 = converted(*in[1], DType::kF32);
+    std::vector<Tensor> y32 = {Tensor(DType::kF32, out[0].shape())};
+    matmul_kernel(node, std::vector<const Tensor*>{&a32, &b32}, y32);
+    out[0] = converted(y32[0], t);
+    return;
+  }
   Dims a = in[0]->shape(), b = in[1]->shape();
   if (a.size() == 1) a.insert(a.begin(), 1);  // [K] -> [1, K]
   if (b.size() == 1) b.push_back(1);          // [K] -> [K, 1]
@@ -77,7 +86,7 @@ void matmul_kernel(const graph::Node& node, const std::vector<const Tensor*>& in
           }
         } else {
           TESSEL_USER_ERROR(node.span())
-              << "the reference executor runs MatMul on f32, f64, i32 and i64 only, got "
+              << "the reference executor runs MatMul on f16, bf16, f32, f64, i32 and i64 only, got "
               << dtype_name(in[0]->dtype());
         }
       });

@@ -9,6 +9,7 @@
 #include "ir/graph/ops/reduce_axes.h"
 #include "ir/graph/ops/shape_helpers.h"
 #include "src/reference/kernel_registry.h"
+#include "src/reference/kernels/element_access.h"
 
 namespace tessel::reference::kernels {
 
@@ -147,13 +148,6 @@ void reduce_as(Fold k, const Tensor& x, const std::vector<bool>& reduced, Tensor
 
 bool needs_real_math(Fold k) {
   return k == Fold::kL2 || k == Fold::kLogSum || k == Fold::kLogSumExp;
-}
-
-// f16 / bf16 compute through an f32 copy.
-Tensor converted(const Tensor& t, DType dtype) {
-  Tensor c(dtype, t.shape());
-  for (int64_t i = 0; i < t.numel(); ++i) c.set_f64(i, t.get_f64(i));
-  return c;
 }
 
 void reduce(Fold k, const graph::Node& n, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) {
