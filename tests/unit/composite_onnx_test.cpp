@@ -1,9 +1,9 @@
-// The ops imported as compositions of graph ops (adapters_composite.cpp and
-// adapters_loss.cpp), on what ONNX's own cases leave out: OneHot with a
-// constant depth (its cases feed the depth as an input), negative and
-// out-of-range indices; EyeLike off the diagonal; the refusals. Each runs on
-// the reference executor and compiled through LLVM, against values worked out
-// by hand.
+// The ops imported as compositions of graph ops (adapters_composite.cpp,
+// adapters_transformer.cpp, adapters_attention.cpp), on what ONNX's own cases
+// leave out: OneHot with a constant depth (its cases feed the depth as an
+// input), negative and out-of-range indices; EyeLike off the diagonal; the
+// refusals, each naming the node. What runs does so on the reference executor
+// and compiled through LLVM, against values worked out by hand.
 #include <gtest/gtest.h>
 
 #include "src/driver/compile_model.h"
@@ -19,6 +19,16 @@ void expect_both(graph::Graph& g, const std::vector<Tensor>& inputs, const std::
   EXPECT_EQ(ref.to_f64_vector(), want) << "reference";
   driver::JitModel jit(driver::compile_graph(g, {}));
   EXPECT_EQ(jit.run(inputs)[0].to_f64_vector(), want) << "LLVM";
+}
+
+// The import of `b` fails with a message containing `want`.
+void expect_import_error(ModelBuilder& b, const std::string& want) {
+  try {
+    b.import();
+    ADD_FAILURE() << "imported";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+  }
 }
 
 TEST(CompositeOps, OneHotWithAConstantDepth) {
@@ -98,14 +108,49 @@ TEST(CompositeOps, LpPoolRefusesCeilMode) {
   k->add_ints(2);
   k->add_ints(2);
   b.output("y");
-  try {
-    b.import();
-    ADD_FAILURE() << "imported";
-  } catch (const UserError& e) {
-    EXPECT_NE(std::string(e.what()).find("node 'lp' (LpPool): LpPool with ceil_mode=1 is not supported"),
-              std::string::npos)
-        << e.what();
+  expect_import_error(b, "node 'lp' (LpPool): LpPool with ceil_mode=1 is not supported");
+}
+
+TEST(CompositeOps, AttentionRefusesWhatItCannotShape) {
+  {  // a 3-D Q says nothing of its heads without q_num_heads
+    ModelBuilder b(23);
+    b.input("q", {1, 4, 8});
+    b.input("k", {1, 4, 8});
+    b.input("v", {1, 4, 8});
+    b.node("Attention", {"q", "k", "v"}, {"y"}, "att");
+    b.output("y");
+    expect_import_error(b, "node 'att' (Attention): a 3-D Q needs the attribute q_num_heads");
   }
+  {  // 3 query heads cannot share 2 key/value heads
+    ModelBuilder b(23);
+    b.input("q", {1, 3, 4, 8});
+    b.input("k", {1, 2, 4, 8});
+    b.input("v", {1, 2, 4, 8});
+    b.node("Attention", {"q", "k", "v"}, {"y"}, "att");
+    b.output("y");
+    expect_import_error(b, "the 3 query heads are not a multiple of the 2 key/value heads");
+  }
+  {  // a mask over more keys than there are
+    ModelBuilder b(23);
+    b.input("q", {1, 2, 4, 8});
+    b.input("k", {1, 2, 4, 8});
+    b.input("v", {1, 2, 4, 8});
+    b.input("mask", {4, 6});
+    b.node("Attention", {"q", "k", "v", "mask"}, {"y"}, "att");
+    b.output("y");
+    expect_import_error(b, "attn_mask covers 6 keys, more than the 4 there are");
+  }
+}
+
+TEST(CompositeOps, RotaryEmbeddingRefusesAnOddRotaryDimension) {
+  ModelBuilder b(23);
+  b.input("x", {1, 2, 3, 8});
+  b.input("cos", {1, 3, 4});
+  b.input("sin", {1, 3, 4});
+  ModelBuilder::set_int(b.node("RotaryEmbedding", {"x", "cos", "sin"}, {"y"}, "rope"), "rotary_embedding_dim",
+                        3);
+  b.output("y");
+  expect_import_error(b, "node 'rope' (RotaryEmbedding): rotary_embedding_dim 3 must be even");
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include "src/frontend/onnx/adapters.h"
 
 #include "ir/graph/op_registry.h"
+#include "src/frontend/onnx/tensor_proto.h"
 
 namespace tessel::onnx_frontend {
 
@@ -47,6 +48,55 @@ std::vector<graph::Value*> AdaptContext::emit(const std::string& helper_op,
   return n->outputs;
 }
 
+graph::Value* AdaptContext::required_input(size_t i, const char* what) const {
+  graph::Value* v = input_or_null(i);
+  TESSEL_USER_CHECK(v != nullptr, span()) << "required input " << i << " (" << what << ") is missing";
+  return v;
+}
+
+int64_t AdaptContext::int_attr(const char* attr, int64_t fallback) const {
+  const graph::AttrValue* v = attrs.find(attr);
+  if (!v) return fallback;
+  const int64_t* i = std::get_if<int64_t>(v);
+  TESSEL_USER_CHECK(i != nullptr, span()) << "attribute '" << attr << "' must be an int";
+  return *i;
+}
+
+double AdaptContext::float_attr(const char* attr, double fallback) const {
+  const graph::AttrValue* v = attrs.find(attr);
+  if (!v) return fallback;
+  const double* f = std::get_if<double>(v);
+  TESSEL_USER_CHECK(f != nullptr, span()) << "attribute '" << attr << "' must be a float";
+  return *f;
+}
+
+std::string AdaptContext::string_attr(const char* attr, const std::string& fallback) const {
+  const graph::AttrValue* v = attrs.find(attr);
+  if (!v) return fallback;
+  const std::string* s = std::get_if<std::string>(v);
+  TESSEL_USER_CHECK(s != nullptr, span()) << "attribute '" << attr << "' must be a string";
+  return *s;
+}
+
+DType AdaptContext::float_type_attr(const char* attr, DType fallback) const {
+  if (!attrs.find(attr)) return fallback;
+  std::optional<DType> t = dtype_from_onnx(int(int_attr(attr, 0)));
+  TESSEL_USER_CHECK(t.has_value() && is_float(*t), span())
+      << "attribute '" << attr << "' must name a float type";
+  return *t;
+}
+
+graph::Value* AdaptContext::i64_vector(const std::vector<int64_t>& values) {
+  return constant(Tensor::from_i64(values, {int64_t(values.size())}));
+}
+
+graph::Value* AdaptContext::cast(graph::Value* v, DType to) {
+  if (v->type.dtype == to) return v;
+  graph::Attrs a;
+  a.set("to", std::string(dtype_name(to)));
+  return emit("Cast", {v}, std::move(a))[0];
+}
+
 const AdapterTable& adapters() {
   static const AdapterTable table = [] {
     AdapterTable t;
@@ -57,6 +107,7 @@ const AdapterTable& adapters() {
     register_movement_adapters(t);
     register_loss_adapters(t);
     register_composite_adapters(t);
+    register_transformer_adapters(t);
     return t;
   }();
   return table;

@@ -36,6 +36,17 @@ struct AdaptContext {
   // Adds a helper node (shape-inferred at once) and returns its outputs.
   std::vector<graph::Value*> emit(const std::string& op, std::vector<graph::Value*> inputs,
                                   graph::Attrs attrs = {}, int num_outputs = 1);
+
+  // What the adapters that build a composition share.
+  graph::Value* input_or_null(size_t i) const { return i < inputs.size() ? inputs[i] : nullptr; }
+  graph::Value* required_input(size_t i, const char* what) const;  // a user error naming it when omitted
+  int64_t int_attr(const char* attr, int64_t fallback) const;
+  double float_attr(const char* attr, double fallback) const;
+  std::string string_attr(const char* attr, const std::string& fallback) const;
+  // An attribute holding an ONNX float type number (stash_type, softmax_precision).
+  DType float_type_attr(const char* attr, DType fallback) const;
+  graph::Value* i64_vector(const std::vector<int64_t>& values);  // a constant [n] int64 tensor
+  graph::Value* cast(graph::Value* v, DType to);                 // v itself when it has dtype `to`
 };
 
 // Shape inference of a new node, then constant folding when every input is
@@ -55,5 +66,7 @@ void register_shape_adapters(AdapterTable& t);
 void register_movement_adapters(AdapterTable& t);
 void register_loss_adapters(AdapterTable& t);
 void register_composite_adapters(AdapterTable& t);
+void register_transformer_adapters(AdapterTable& t);  // and Attention's below
+void register_attention_adapter(AdapterTable& t);
 
 }  // namespace tessel::onnx_frontend

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <type_traits>
 
-#include "src/reference/kernels/element_access.h"
 #include "src/reference/kernels/nn_kernels.h"
 
 namespace tessel::reference::kernels {
@@ -56,14 +55,6 @@ std::vector<std::pair<int64_t, int64_t>> batch_offsets(Dims a, Dims b) {
 }
 
 void matmul_kernel(const graph::Node& node, const std::vector<const Tensor*>& in, std::vector<Tensor>& out) {
-  DType t = in[0]->dtype();
-  if (t == DType::kF16 || t == DType::kBF16) {  // in f32, rounded once at the end
-    Tensor a32 = converted(*in[0], DType::kF32), b32 = converted(*in[1], DType::kF32);
-    std::vector<Tensor> y32 = {Tensor(DType::kF32, out[0].shape())};
-    matmul_kernel(node, std::vector<const Tensor*>{&a32, &b32}, y32);
-    out[0] = converted(y32[0], t);
-    return;
-  }
   Dims a = in[0]->shape(), b = in[1]->shape();
   if (a.size() == 1) a.insert(a.begin(), 1);  // [K] -> [1, K]
   if (b.size() == 1) b.push_back(1);          // [K] -> [K, 1]
@@ -150,7 +141,7 @@ void gemm_kernel(const graph::Node& node, const std::vector<const Tensor*>& in, 
 }  // namespace
 
 void register_linear_kernels(KernelRegistry& r) {
-  r.add("MatMul", matmul_kernel);
+  r.add("MatMul", through_f32(matmul_kernel));
   r.add("Gemm", gemm_kernel);
 }
 

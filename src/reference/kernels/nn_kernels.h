@@ -27,6 +27,10 @@ void dispatch_float(DType dtype, const graph::Node& node, F&& f) {
   f(double{});
 }
 
+// k run on f32 copies of its f16 / bf16 inputs, its outputs rounded back to
+// the input's type once: how the compiled kernels compute the 16-bit floats.
+Kernel through_f32(Kernel k);
+
 // Floor and ceiling of a / b for b > 0 and any sign of a.
 inline int64_t floor_div(int64_t a, int64_t b) {
   return a >= 0 ? a / b : -((-a + b - 1) / b);

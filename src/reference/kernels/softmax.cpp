@@ -47,8 +47,8 @@ void softmax_kernel(const graph::Node& node, const std::vector<const Tensor*>& i
 }  // namespace
 
 void register_softmax_kernels(KernelRegistry& r) {
-  r.add("Softmax", softmax_kernel);
-  r.add("LogSoftmax", softmax_kernel);
+  r.add("Softmax", through_f32(softmax_kernel));
+  r.add("LogSoftmax", through_f32(softmax_kernel));
 }
 
 }  // namespace tessel::reference::kernels
