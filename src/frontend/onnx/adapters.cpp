@@ -97,6 +97,29 @@ graph::Value* AdaptContext::cast(graph::Value* v, DType to) {
   return emit("Cast", {v}, std::move(a))[0];
 }
 
+graph::Value* AdaptContext::scalar(DType t, double v) {
+  return constant(Tensor::scalar_f64(t, v));
+}
+
+graph::Value* AdaptContext::transpose(graph::Value* v, std::vector<int64_t> perm) {
+  return emit("Transpose", {v}, one_attr("perm", std::move(perm)))[0];
+}
+
+int64_t AdaptContext::static_dim(const graph::Value* v, int64_t d, const char* what) const {
+  const graph::TensorType& t = v->type;
+  TESSEL_USER_CHECK(t.rank_known, span()) << what << " needs a known rank, got " << t.str();
+  if (d < 0) d += t.rank();
+  TESSEL_USER_CHECK(d >= 0 && d < t.rank() && t.dims[size_t(d)].is_known(), span())
+      << what << " needs a static dimension " << d << ", got " << t.str();
+  return t.dims[size_t(d)].value;
+}
+
+graph::Attrs one_attr(const char* name, graph::AttrValue v) {
+  graph::Attrs a;
+  a.set(name, std::move(v));
+  return a;
+}
+
 const AdapterTable& adapters() {
   static const AdapterTable table = [] {
     AdapterTable t;

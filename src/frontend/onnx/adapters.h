@@ -47,7 +47,15 @@ struct AdaptContext {
   DType float_type_attr(const char* attr, DType fallback) const;
   graph::Value* i64_vector(const std::vector<int64_t>& values);  // a constant [n] int64 tensor
   graph::Value* cast(graph::Value* v, DType to);                 // v itself when it has dtype `to`
+  graph::Value* scalar(DType t, double v);                       // a constant [] tensor
+  graph::Value* transpose(graph::Value* v, std::vector<int64_t> perm);
+  // The static extent of v's dimension d (negative counts from the back); a
+  // user error naming `what` when it is not known.
+  int64_t static_dim(const graph::Value* v, int64_t d, const char* what) const;
 };
+
+// Attributes of one entry, for AdaptContext::emit.
+graph::Attrs one_attr(const char* name, graph::AttrValue v);
 
 // Shape inference of a new node, then constant folding when every input is
 // constant (passes::fold_node). Defined by the importer.

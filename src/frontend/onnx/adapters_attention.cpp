@@ -16,29 +16,6 @@ namespace {
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
-int64_t static_dim(const AdaptContext& c, const graph::Value* v, int64_t d, const char* what) {
-  const graph::TensorType& t = v->type;
-  TESSEL_USER_CHECK(t.rank_known, c.span()) << what << " needs a known rank, got " << t.str();
-  if (d < 0) d += t.rank();
-  TESSEL_USER_CHECK(d >= 0 && d < t.rank() && t.dims[size_t(d)].is_known(), c.span())
-      << what << " needs a static dimension " << d << ", got " << t.str();
-  return t.dims[size_t(d)].value;
-}
-
-graph::Attrs one_attr(const char* name, graph::AttrValue v) {
-  graph::Attrs a;
-  a.set(name, std::move(v));
-  return a;
-}
-
-graph::Value* transpose(AdaptContext& c, graph::Value* v, std::vector<int64_t> perm) {
-  return c.emit("Transpose", {v}, one_attr("perm", std::move(perm)))[0];
-}
-
-graph::Value* scalar(AdaptContext& c, DType t, double v) {
-  return c.constant(Tensor::scalar_f64(t, v));
-}
-
 // Q, K or V as [B, heads, S, head]; a 3-D [B, S, heads * head] one is split
 // by the attribute `heads_attr` and transposed.
 graph::Value* as_heads(AdaptContext& c, graph::Value* v, const char* heads_attr, const char* what) {
@@ -48,17 +25,17 @@ graph::Value* as_heads(AdaptContext& c, graph::Value* v, const char* heads_attr,
   if (t.rank() == 4) return v;
   int64_t heads = c.int_attr(heads_attr, 0);
   TESSEL_USER_CHECK(heads > 0, c.span()) << "a 3-D " << what << " needs the attribute " << heads_attr;
-  return transpose(c, c.emit("Reshape", {v, c.i64_vector({0, 0, heads, -1})})[0], {0, 2, 1, 3});
+  return c.transpose(c.emit("Reshape", {v, c.i64_vector({0, 0, heads, -1})})[0], {0, 2, 1, 3});
 }
 
 // kv [B, kv_heads, S, h] with each head repeated for the q_heads / kv_heads
 // consecutive query heads it serves.
 graph::Value* repeat_heads(AdaptContext& c, graph::Value* kv, int64_t q_heads) {
-  int64_t kv_heads = static_dim(c, kv, 1, "K and V");
+  int64_t kv_heads = c.static_dim(kv, 1, "K and V");
   if (kv_heads == q_heads) return kv;
   TESSEL_USER_CHECK(kv_heads > 0 && q_heads % kv_heads == 0, c.span())
       << "the " << q_heads << " query heads are not a multiple of the " << kv_heads << " key/value heads";
-  int64_t group = q_heads / kv_heads, head = static_dim(c, kv, 3, "K and V");
+  int64_t group = q_heads / kv_heads, head = c.static_dim(kv, 3, "K and V");
   graph::Value* wide = c.emit("Unsqueeze", {kv, c.i64_vector({2})})[0];
   wide = c.emit("Expand", {wide, c.i64_vector({1, 1, group, 1, 1})})[0];
   return c.emit("Reshape", {wide, c.i64_vector({0, q_heads, -1, head})})[0];
@@ -71,15 +48,15 @@ graph::Value* add_bias(AdaptContext& c, graph::Value* bias, graph::Value* more) 
 // The mask as an additive bias of dtype t over `total` keys.
 graph::Value* mask_bias(AdaptContext& c, graph::Value* mask, DType t, int64_t total) {
   graph::Value* m = mask->type.dtype == DType::kBool
-                        ? c.emit("Where", {mask, scalar(c, t, 0.0), scalar(c, t, kNegInf)})[0]
+                        ? c.emit("Where", {mask, c.scalar(t, 0.0), c.scalar(t, kNegInf)})[0]
                         : c.cast(mask, t);
-  int64_t keys = static_dim(c, m, -1, "attn_mask");
+  int64_t keys = c.static_dim(m, -1, "attn_mask");
   TESSEL_USER_CHECK(keys <= total, c.span())
       << "attn_mask covers " << keys << " keys, more than the " << total << " there are";
   if (keys == total) return m;
   std::vector<int64_t> pads(size_t(2 * m->type.rank()), 0);
   pads.back() = total - keys;
-  return c.emit("Pad", {m, c.i64_vector(pads), scalar(c, t, kNegInf)})[0];
+  return c.emit("Pad", {m, c.i64_vector(pads), c.scalar(t, kNegInf)})[0];
 }
 
 // -inf where key j comes after query i, the queries following `past` cached keys.
@@ -96,7 +73,7 @@ graph::Value* padding_bias(AdaptContext& c, graph::Value* lengths, DType t, int6
   for (int64_t j = 0; j < total; ++j) positions[size_t(j)] = j;
   graph::Value* limit = c.emit("Unsqueeze", {c.cast(lengths, DType::kI64), c.i64_vector({1})})[0];
   graph::Value* kept = c.emit("Less", {c.i64_vector(positions), limit})[0];
-  graph::Value* bias = c.emit("Where", {kept, scalar(c, t, 0.0), scalar(c, t, kNegInf)})[0];
+  graph::Value* bias = c.emit("Where", {kept, c.scalar(t, 0.0), c.scalar(t, kNegInf)})[0];
   return c.emit("Unsqueeze", {bias, c.i64_vector({1, 2})})[0];
 }
 
@@ -111,18 +88,18 @@ void adapt_attention(AdaptContext& c) {
   graph::Value* present_key = past_key ? c.emit("Concat", {past_key, k}, seq_axis)[0] : k;
   graph::Value* present_value = past_value ? c.emit("Concat", {past_value, v}, seq_axis)[0] : v;
   DType t = q_in->type.dtype;
-  int64_t q_heads = static_dim(c, q, 1, "Q"), queries = static_dim(c, q, 2, "Q"),
-          head = static_dim(c, q, 3, "Q");
-  int64_t total = static_dim(c, present_key, 2, "K"),
-          past = past_key ? static_dim(c, past_key, 2, "past_key") : 0;
-  graph::Value* root_scale = scalar(c, t, std::sqrt(c.float_attr("scale", 1.0 / std::sqrt(double(head)))));
-  graph::Value* keys = transpose(c, repeat_heads(c, present_key, q_heads), {0, 1, 3, 2});
+  int64_t q_heads = c.static_dim(q, 1, "Q"), queries = c.static_dim(q, 2, "Q"),
+          head = c.static_dim(q, 3, "Q");
+  int64_t total = c.static_dim(present_key, 2, "K"),
+          past = past_key ? c.static_dim(past_key, 2, "past_key") : 0;
+  graph::Value* root_scale = c.scalar(t, std::sqrt(c.float_attr("scale", 1.0 / std::sqrt(double(head)))));
+  graph::Value* keys = c.transpose(repeat_heads(c, present_key, q_heads), {0, 1, 3, 2});
   graph::Value* qk =
       c.emit("MatMul", {c.emit("Mul", {q, root_scale})[0], c.emit("Mul", {keys, root_scale})[0]})[0];
   double softcap = c.float_attr("softcap", 0.0);
   graph::Value* capped = qk;
   if (softcap > 0) {
-    graph::Value* cap = scalar(c, t, softcap);
+    graph::Value* cap = c.scalar(t, softcap);
     capped = c.emit("Mul", {c.emit("Tanh", {c.emit("Div", {qk, cap})[0]})[0], cap})[0];
   }
   graph::Value* bias = nullptr;
@@ -136,7 +113,7 @@ void adapt_attention(AdaptContext& c) {
       c.cast(c.emit("Softmax", {c.cast(weights, precision)}, one_attr("axis", int64_t(-1)))[0], t);
   graph::Value* y = c.emit("MatMul", {probs, repeat_heads(c, present_value, q_heads)})[0];
   if (q_in->type.rank() == 3)
-    y = c.emit("Reshape", {transpose(c, y, {0, 2, 1, 3}), c.i64_vector({0, 0, -1})})[0];
+    y = c.emit("Reshape", {c.transpose(y, {0, 2, 1, 3}), c.i64_vector({0, 0, -1})})[0];
   int64_t mode = c.int_attr("qk_matmul_output_mode", 0);
   TESSEL_USER_CHECK(mode >= 0 && mode <= 3, c.span()) << "qk_matmul_output_mode must be 0 to 3, got " << mode;
   graph::Value* qk_output[] = {qk, capped, weights, probs};  // as ONNX's function body and cases number them

@@ -13,20 +13,6 @@ namespace tessel::onnx_frontend {
 
 namespace {
 
-int64_t int_attr(const AdaptContext& c, const char* name, int64_t fallback) {
-  const graph::AttrValue* v = c.attrs.find(name);
-  if (!v) return fallback;
-  const int64_t* i = std::get_if<int64_t>(v);
-  TESSEL_USER_CHECK(i != nullptr, c.span()) << "attribute '" << name << "' must be an int";
-  return *i;
-}
-
-graph::Value* required_input(const AdaptContext& c, size_t i) {
-  graph::Value* v = i < c.inputs.size() ? c.inputs[i] : nullptr;
-  TESSEL_USER_CHECK(v != nullptr, c.span()) << "required input " << i << " is missing";
-  return v;
-}
-
 // The input's rank and, when `axis` is given, that axis normalised with its
 // static extent; both must be known to build the comparison below.
 int64_t static_axis(const AdaptContext& c, const graph::Value* x, int64_t axis, int64_t* extent) {
@@ -58,17 +44,12 @@ graph::Attrs attrs_with(std::initializer_list<std::pair<const char*, graph::Attr
   return a;
 }
 
-graph::Value* cast_to(AdaptContext& c, graph::Value* v, DType to) {
-  if (v->type.dtype == to) return v;
-  return c.emit("Cast", {v}, attrs_with({{"to", std::string(dtype_name(to))}}))[0];
-}
-
 // 1 at the first maximum along the axis, 0 elsewhere. Before opset 13 the
 // input is coerced to 2-D at `axis` (default 1), as Softmax was.
 void adapt_hardmax(AdaptContext& c) {
-  graph::Value* x = required_input(c, 0);
+  graph::Value* x = c.required_input(0, "input");
   bool coerced = c.opset < 13;
-  int64_t axis = int_attr(c, "axis", coerced ? 1 : -1);
+  int64_t axis = c.int_attr("axis", coerced ? 1 : -1);
   graph::Value* in = x;
   if (coerced) {
     static_axis(c, x, axis, nullptr);
@@ -79,7 +60,7 @@ void adapt_hardmax(AdaptContext& c) {
   axis = static_axis(c, in, axis, &extent);
   graph::Value* at = c.emit("ArgMax", {in}, attrs_with({{"axis", axis}, {"keepdims", int64_t(1)}}))[0];
   graph::Value* hit = c.emit("Equal", {at, positions_along(c, in->type.rank(), axis, extent)})[0];
-  graph::Value* y = cast_to(c, hit, x->type.dtype);
+  graph::Value* y = c.cast(hit, x->type.dtype);
   if (coerced) y = c.emit("Reshape", {y, c.emit("Shape", {x})[0]})[0];
   c.results = std::vector<graph::Value*>{y};
 }
@@ -88,19 +69,19 @@ void adapt_hardmax(AdaptContext& c) {
 // position along the new axis, values[0] elsewhere; an index outside
 // [-depth, depth) matches no position, as ONNX specifies.
 void adapt_one_hot(AdaptContext& c) {
-  graph::Value* indices = required_input(c, 0);
-  graph::Value* depth = required_input(c, 1);
-  graph::Value* values = required_input(c, 2);
+  graph::Value* indices = c.required_input(0, "indices");
+  graph::Value* depth = c.required_input(1, "depth");
+  graph::Value* values = c.required_input(2, "values");
   TESSEL_USER_CHECK(depth->is_constant() && depth->constant->numel() == 1, c.span())
       << "depth must be a constant scalar (it decides the output's shape)";
   int64_t n = depth->constant->get_i64(0);
   TESSEL_USER_CHECK(n > 0, c.span()) << "depth must be positive, got " << n;
   TESSEL_USER_CHECK(indices->type.rank_known, c.span()) << "the indices need a known rank";
-  int64_t rank = indices->type.rank() + 1, axis = int_attr(c, "axis", -1);
+  int64_t rank = indices->type.rank() + 1, axis = c.int_attr("axis", -1);
   TESSEL_USER_CHECK(axis >= -rank && axis < rank, c.span())
       << "axis " << axis << " is out of range for rank " << rank;
   if (axis < 0) axis += rank;
-  graph::Value* index = cast_to(c, indices, DType::kI64);
+  graph::Value* index = c.cast(indices, DType::kI64);
   graph::Value* zero = c.constant(Tensor::from_i64({0}, {}));
   graph::Value* wrapped = c.emit("Add", {index, c.constant(Tensor::from_i64({n}, {}))})[0];
   index = c.emit("Where", {c.emit("Less", {index, zero})[0], wrapped, index})[0];
@@ -113,8 +94,8 @@ void adapt_one_hot(AdaptContext& c) {
 
 // x / ||x||_p along the axis (p is 1 or 2).
 void adapt_lp_normalization(AdaptContext& c) {
-  graph::Value* x = required_input(c, 0);
-  int64_t p = int_attr(c, "p", 2), axis = int_attr(c, "axis", -1);
+  graph::Value* x = c.required_input(0, "input");
+  int64_t p = c.int_attr("p", 2), axis = c.int_attr("axis", -1);
   TESSEL_USER_CHECK(p == 1 || p == 2, c.span()) << "p must be 1 or 2, got " << p;
   graph::Value* axes = c.constant(Tensor::from_i64({axis}, {1}));
   graph::Value* norm =
@@ -125,14 +106,14 @@ void adapt_lp_normalization(AdaptContext& c) {
 // (sum over the window of |x|^p)^(1/p): an AveragePool that counts padding
 // (whose zeros add nothing) times the window's size is the sum.
 void adapt_lp_pool(AdaptContext& c) {
-  graph::Value* x = required_input(c, 0);
-  TESSEL_USER_CHECK(int_attr(c, "ceil_mode", 0) == 0, c.span())
+  graph::Value* x = c.required_input(0, "input");
+  TESSEL_USER_CHECK(c.int_attr("ceil_mode", 0) == 0, c.span())
       << "LpPool with ceil_mode=1 is not supported (a partial window's sum would be rescaled)";
   const graph::AttrValue* kernel = c.attrs.find("kernel_shape");
   const auto* dims = kernel ? std::get_if<std::vector<int64_t>>(kernel) : nullptr;
   TESSEL_USER_CHECK(dims && !dims->empty(), c.span()) << "missing required attribute 'kernel_shape'";
   int64_t window = std::accumulate(dims->begin(), dims->end(), int64_t(1), std::multiplies<>());
-  double p = double(int_attr(c, "p", 2));
+  double p = double(c.int_attr("p", 2));
   TESSEL_USER_CHECK(p > 0, c.span()) << "p must be positive, got " << p;
   DType t = x->type.dtype;
   graph::Attrs pool = c.attrs;
@@ -146,17 +127,17 @@ void adapt_lp_pool(AdaptContext& c) {
 
 // A constant: ones on the k-th diagonal of the input's (static, 2-D) shape.
 void adapt_eye_like(AdaptContext& c) {
-  graph::Value* x = required_input(c, 0);
+  graph::Value* x = c.required_input(0, "input");
   const graph::TensorType& t = x->type;
   TESSEL_USER_CHECK(t.rank_known && t.rank() == 2 && t.dims[0].is_known() && t.dims[1].is_known(), c.span())
       << "EyeLike needs a 2-D input of static shape, got " << t.str();
   DType dtype = t.dtype;
   if (c.attrs.find("dtype")) {
-    auto to = dtype_from_onnx(int(int_attr(c, "dtype", 0)));
+    auto to = dtype_from_onnx(int(c.int_attr("dtype", 0)));
     TESSEL_USER_CHECK(to.has_value(), c.span()) << "attribute 'dtype' names an unsupported type";
     dtype = *to;
   }
-  int64_t rows = t.dims[0].value, cols = t.dims[1].value, k = int_attr(c, "k", 0);
+  int64_t rows = t.dims[0].value, cols = t.dims[1].value, k = c.int_attr("k", 0);
   Tensor eye(dtype, {rows, cols});
   for (int64_t r = 0; r < rows; ++r)
     if (r + k >= 0 && r + k < cols) eye.set_i64(r * cols + r + k, 1);
@@ -165,7 +146,7 @@ void adapt_eye_like(AdaptContext& c) {
 
 // (x - mean) / sqrt(variance + 1e-9) over `axes` (default N, H, W).
 void adapt_mean_variance_normalization(AdaptContext& c) {
-  graph::Value* x = required_input(c, 0);
+  graph::Value* x = c.required_input(0, "input");
   std::vector<int64_t> axes = {0, 2, 3};
   if (const graph::AttrValue* a = c.attrs.find("axes")) {
     const auto* list = std::get_if<std::vector<int64_t>>(a);

@@ -16,19 +16,10 @@ struct LossForm {
 };
 
 LossForm loss_form(const AdaptContext& c) {
-  LossForm f{"mean", std::nullopt};
-  if (const graph::AttrValue* r = c.attrs.find("reduction")) {
-    const std::string* s = std::get_if<std::string>(r);
-    TESSEL_USER_CHECK(s != nullptr, c.span()) << "attribute 'reduction' must be a string";
-    f.reduction = *s;
-  }
+  LossForm f{c.string_attr("reduction", "mean"), std::nullopt};
   TESSEL_USER_CHECK(f.reduction == "none" || f.reduction == "sum" || f.reduction == "mean", c.span())
       << "attribute 'reduction' must be \"none\", \"sum\" or \"mean\", got \"" << f.reduction << "\"";
-  if (const graph::AttrValue* i = c.attrs.find("ignore_index")) {
-    const int64_t* n = std::get_if<int64_t>(i);
-    TESSEL_USER_CHECK(n != nullptr, c.span()) << "attribute 'ignore_index' must be an int";
-    f.ignore_index = *n;
-  }
+  if (c.attrs.find("ignore_index")) f.ignore_index = c.int_attr("ignore_index", 0);
   return f;
 }
 
@@ -80,11 +71,7 @@ graph::Value* nll_loss(AdaptContext& c, graph::Value* input, graph::Value* targe
   // are [0, C), so a negative one is moved below -C, where it is refused.
   graph::Value* classes =
       c.emit("Gather", {c.emit("Shape", {input})[0], int_constant(c, DType::kI64, {1}, {})})[0];
-  if (index_ty != DType::kI64) {
-    graph::Attrs to;
-    to.set("to", std::string(dtype_name(index_ty)));
-    classes = c.emit("Cast", {classes}, to)[0];
-  }
+  classes = c.cast(classes, index_ty);
   graph::Value* negative = c.emit("Less", {index, int_constant(c, index_ty, {0}, {})})[0];
   index = c.emit("Where", {negative, c.emit("Sub", {index, classes})[0], index})[0];
   graph::Value* axis1 = int_constant(c, DType::kI64, {1}, {1});
@@ -107,24 +94,20 @@ graph::Value* nll_loss(AdaptContext& c, graph::Value* input, graph::Value* targe
   return c.emit("ReduceMean", {loss}, keepdims(0))[0];
 }
 
-graph::Value* optional_input(const AdaptContext& c, size_t i) {
-  return i < c.inputs.size() ? c.inputs[i] : nullptr;
-}
-
 void adapt_nll_loss(AdaptContext& c) {
-  c.results = std::vector<graph::Value*>{
-      nll_loss(c, optional_input(c, 0), optional_input(c, 1), optional_input(c, 2))};
+  c.results =
+      std::vector<graph::Value*>{nll_loss(c, c.input_or_null(0), c.input_or_null(1), c.input_or_null(2))};
 }
 
 // The loss of LogSoftmax over the classes; the log-probabilities are the
 // optional second output.
 void adapt_softmax_cross_entropy(AdaptContext& c) {
-  graph::Value* scores = optional_input(c, 0);
+  graph::Value* scores = c.input_or_null(0);
   TESSEL_USER_CHECK(scores != nullptr, c.span()) << "the scores are required";
   graph::Attrs classes;
   classes.set("axis", int64_t(1));
   graph::Value* log_prob = c.emit("LogSoftmax", {scores}, classes)[0];
-  graph::Value* loss = nll_loss(c, log_prob, optional_input(c, 1), optional_input(c, 2));
+  graph::Value* loss = nll_loss(c, log_prob, c.input_or_null(1), c.input_or_null(2));
   c.results = std::vector<graph::Value*>{loss};
   if (c.output_names.size() > 1) c.results->push_back(log_prob);
 }

@@ -15,29 +15,6 @@ namespace tessel::onnx_frontend {
 namespace {
 
 // Static extent of dimension d (negative counts from the back).
-int64_t static_dim(const AdaptContext& c, const graph::Value* v, int64_t d, const char* what) {
-  const graph::TensorType& t = v->type;
-  TESSEL_USER_CHECK(t.rank_known, c.span()) << what << " needs a known rank, got " << t.str();
-  if (d < 0) d += t.rank();
-  TESSEL_USER_CHECK(d >= 0 && d < t.rank() && t.dims[size_t(d)].is_known(), c.span())
-      << what << " needs a static dimension " << d << ", got " << t.str();
-  return t.dims[size_t(d)].value;
-}
-
-graph::Value* scalar(AdaptContext& c, DType t, double v) {
-  return c.constant(Tensor::scalar_f64(t, v));
-}
-
-graph::Attrs one_attr(const char* name, graph::AttrValue v) {
-  graph::Attrs a;
-  a.set(name, std::move(v));
-  return a;
-}
-
-graph::Value* transpose(AdaptContext& c, graph::Value* v, std::vector<int64_t> perm) {
-  return c.emit("Transpose", {v}, one_attr("perm", std::move(perm)))[0];
-}
-
 // x / sqrt(mean(x^2 over axis..last) + epsilon) * scale, in the stash type.
 void adapt_rms_normalization(AdaptContext& c) {
   graph::Value* x = c.required_input(0, "X");
@@ -54,7 +31,7 @@ void adapt_rms_normalization(AdaptContext& c) {
   graph::Value* mean = c.emit("ReduceMean", {c.emit("Mul", {xs, xs})[0], c.i64_vector(axes)},
                               one_attr("keepdims", int64_t(1)))[0];
   graph::Value* rms =
-      c.emit("Sqrt", {c.emit("Add", {mean, scalar(c, stash, c.float_attr("epsilon", 1e-5))})[0]})[0];
+      c.emit("Sqrt", {c.emit("Add", {mean, c.scalar(stash, c.float_attr("epsilon", 1e-5))})[0]})[0];
   graph::Value* normalized = c.cast(c.emit("Div", {xs, rms})[0], x->type.dtype);
   c.results = c.emit("Mul", {normalized, scale});
 }
@@ -78,13 +55,13 @@ void adapt_rotary_embedding(AdaptContext& c) {
   bool four_d = x->type.rank() == 4;
   graph::Value* xin;
   if (four_d) {
-    xin = transpose(c, x, {0, 2, 1, 3});
+    xin = c.transpose(x, {0, 2, 1, 3});
   } else {
     int64_t heads = c.int_attr("num_heads", 0);
     TESSEL_USER_CHECK(heads > 0, c.span()) << "a 3-D X needs the attribute num_heads";
     xin = c.emit("Reshape", {x, c.i64_vector({0, 0, heads, -1})})[0];
   }
-  int64_t head = static_dim(c, xin, 3, "X"), rotary = c.int_attr("rotary_embedding_dim", 0);
+  int64_t head = c.static_dim(xin, 3, "X"), rotary = c.int_attr("rotary_embedding_dim", 0);
   if (rotary == 0) rotary = head;
   TESSEL_USER_CHECK(rotary > 0 && rotary <= head && rotary % 2 == 0, c.span())
       << "rotary_embedding_dim " << rotary << " must be even and at most the head size " << head;
@@ -117,7 +94,7 @@ void adapt_rotary_embedding(AdaptContext& c) {
   graph::Value* y = rotary == head
                         ? rotated
                         : c.emit("Concat", {rotated, last_axis_slice(c, xin, rotary, head, 1)}, last)[0];
-  if (four_d) y = transpose(c, y, {0, 2, 1, 3});
+  if (four_d) y = c.transpose(y, {0, 2, 1, 3});
   c.results = c.emit("Reshape", {y, c.emit("Shape", {x})[0]});
 }
 
