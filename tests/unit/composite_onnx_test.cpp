@@ -1,6 +1,8 @@
 // The ops imported as compositions of graph ops (adapters_composite.cpp,
-// adapters_transformer.cpp, adapters_attention.cpp), on what ONNX's own cases
-// leave out: OneHot with a constant depth (its cases feed the depth as an
+// adapters_transformer.cpp, adapters_attention.cpp, adapters_resize.cpp), on
+// what ONNX's own cases leave out: Resize with constant scales, as exported
+// models have them (the cases feed them as inputs), and specialised on a known
+// input value; OneHot with a constant depth (its cases feed the depth as an
 // input), negative and out-of-range indices; EyeLike off the diagonal; the
 // refusals, each naming the node. What runs does so on the reference executor
 // and compiled through LLVM, against values worked out by hand.
@@ -151,6 +153,72 @@ TEST(CompositeOps, RotaryEmbeddingRefusesAnOddRotaryDimension) {
                         3);
   b.output("y");
   expect_import_error(b, "node 'rope' (RotaryEmbedding): rotary_embedding_dim 3 must be even");
+}
+
+onnx::TensorProto* float_initializer(ModelBuilder& b, const std::string& name,
+                                     const std::vector<float>& values) {
+  auto* t = b.g->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  t->add_dims(int64_t(values.size()));
+  for (float v : values) t->add_float_data(v);
+  return t;
+}
+
+void set_string(onnx::NodeProto* n, const std::string& name, const std::string& v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(v);
+}
+
+// As PyTorch exports nn.Upsample: constant scales, the model's only input the image.
+TEST(CompositeOps, ResizeWithConstantScales) {
+  Tensor x(DType::kF32, {1, 1, 2, 2});
+  for (int64_t i = 0; i < 4; ++i) x.set_f64(i, double(i + 1));  // [[1, 2], [3, 4]]
+  {
+    ModelBuilder b(13);
+    b.input("x", {1, 1, 2, 2});
+    float_initializer(b, "scales", {1, 1, 2, 2});
+    set_string(b.node("Resize", {"x", "", "scales"}, {"y"}, "up"), "mode", "nearest");
+    b.output("y");
+    graph::Graph g = b.import();
+    expect_both(g, {x}, {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4});
+  }
+  {  // linear, align_corners: 2 -> 3 puts the midpoints between the corners
+    ModelBuilder b(13);
+    b.input("x", {1, 1, 2, 2});
+    float_initializer(b, "scales", {1, 1, 1.5, 1.5});
+    onnx::NodeProto* n = b.node("Resize", {"x", "", "scales"}, {"y"}, "up");
+    set_string(n, "mode", "linear");
+    set_string(n, "coordinate_transformation_mode", "align_corners");
+    b.output("y");
+    graph::Graph g = b.import();
+    expect_both(g, {x}, {1, 1.5, 2, 2, 2.5, 3, 3, 3.5, 4});
+  }
+}
+
+TEST(CompositeOps, ResizeRefusesScalesKnownOnlyAtRunTime) {
+  ModelBuilder b(13);
+  b.input("x", {1, 1, 2, 2});
+  b.input("scales", {4});
+  b.node("Resize", {"x", "", "scales"}, {"y"}, "up");
+  b.output("y");
+  expect_import_error(b, "node 'up' (Resize): scales (input 2) must be a constant");
+}
+
+TEST(CompositeOps, ResizeSpecialisesOnAKnownInputValue) {
+  ModelBuilder b(13);
+  b.input("x", {1, 1, 2, 2});
+  b.input("sizes", {4}, onnx::TensorProto::INT64);
+  b.node("Resize", {"x", "", "", "sizes"}, {"y"}, "up");
+  b.output("y");
+  onnx_frontend::ImportOptions options;
+  options.input_values = {Tensor(DType::kF32, {1, 1, 2, 2}), Tensor::from_i64({1, 1, 1, 3}, {4})};
+  graph::Graph g = b.import(options);
+  ASSERT_EQ(g.outputs().size(), 1u);
+  EXPECT_EQ(g.outputs()[0]->type.str(), "f32[1, 1, 1, 3]");
+  EXPECT_EQ(g.inputs().size(), 2u) << "the graph still declares the input";
 }
 
 }  // namespace

@@ -48,6 +48,17 @@ std::vector<graph::Value*> AdaptContext::emit(const std::string& helper_op,
   return n->outputs;
 }
 
+const Tensor* AdaptContext::constant_input(size_t i) {
+  graph::Value* v = input_or_null(i);
+  if (v == nullptr) return nullptr;
+  if (v->is_constant()) return &*v->constant;
+  if (known_inputs == nullptr) return nullptr;
+  auto it = known_inputs->find(v);
+  if (it == known_inputs->end()) return nullptr;
+  inputs[i] = constant(it->second);
+  return &*inputs[i]->constant;
+}
+
 graph::Value* AdaptContext::required_input(size_t i, const char* what) const {
   graph::Value* v = input_or_null(i);
   TESSEL_USER_CHECK(v != nullptr, span()) << "required input " << i << " (" << what << ") is missing";
@@ -131,6 +142,7 @@ const AdapterTable& adapters() {
     register_loss_adapters(t);
     register_composite_adapters(t);
     register_transformer_adapters(t);
+    register_resize_adapters(t);
     return t;
   }();
   return table;

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "ir/graph/graph.h"
@@ -26,6 +27,12 @@ struct AdaptContext {
   // An adapter that builds the whole replacement itself sets `results`, one
   // value per ONNX output; otherwise the importer creates the main node.
   std::optional<std::vector<graph::Value*>> results;
+  // The known values of graph inputs (ImportOptions::input_values).
+  const std::unordered_map<const graph::Value*, Tensor>* known_inputs = nullptr;
+
+  // Input i's value when it is a constant or a graph input of known value (then
+  // the node reads it as a constant from here on); null otherwise.
+  const Tensor* constant_input(size_t i);
 
   Span span() const { return Span{name, op}; }
   graph::Value* constant(Tensor t);
@@ -74,6 +81,7 @@ void register_shape_adapters(AdapterTable& t);
 void register_movement_adapters(AdapterTable& t);
 void register_loss_adapters(AdapterTable& t);
 void register_composite_adapters(AdapterTable& t);
+void register_resize_adapters(AdapterTable& t);
 void register_transformer_adapters(AdapterTable& t);  // and Attention's below
 void register_attention_adapter(AdapterTable& t);
 

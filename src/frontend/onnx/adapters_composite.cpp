@@ -70,11 +70,12 @@ void adapt_hardmax(AdaptContext& c) {
 // [-depth, depth) matches no position, as ONNX specifies.
 void adapt_one_hot(AdaptContext& c) {
   graph::Value* indices = c.required_input(0, "indices");
-  graph::Value* depth = c.required_input(1, "depth");
+  c.required_input(1, "depth");
   graph::Value* values = c.required_input(2, "values");
-  TESSEL_USER_CHECK(depth->is_constant() && depth->constant->numel() == 1, c.span())
+  const Tensor* depth = c.constant_input(1);
+  TESSEL_USER_CHECK(depth && depth->numel() == 1, c.span())
       << "depth must be a constant scalar (it decides the output's shape)";
-  int64_t n = depth->constant->get_i64(0);
+  int64_t n = depth->get_i64(0);
   TESSEL_USER_CHECK(n > 0, c.span()) << "depth must be positive, got " << n;
   TESSEL_USER_CHECK(indices->type.rank_known, c.span()) << "the indices need a known rank";
   int64_t rank = indices->type.rank() + 1, axis = c.int_attr("axis", -1);

@@ -199,6 +199,7 @@ class Importer {
   graph::Graph g_;
   int opset_ = 0;
   std::unordered_map<std::string, graph::Value*> values_;
+  std::unordered_map<const graph::Value*, Tensor> known_inputs_;  // ImportOptions::input_values
   int64_t fold_bytes_left_ = kFoldBytesBudget;
   int64_t fold_flops_left_ = kFoldFlopsBudget;
 };
@@ -231,7 +232,11 @@ void Importer::import_inputs() {
       bind_input_shape(t, it->second, vi.name());
       pending.erase(it);
     }
-    values_[vi.name()] = g_.add_input(vi.name(), t);
+    graph::Value* input = g_.add_input(vi.name(), t);
+    values_[vi.name()] = input;
+    size_t position = g_.inputs().size() - 1;
+    if (position < options_.input_values.size())
+      known_inputs_.emplace(input, options_.input_values[position]);
   }
   TESSEL_USER_CHECK(pending.empty(), Span{})
       << "--input-shape names '" << pending.begin()->first << "', which is not a graph input";
@@ -273,7 +278,7 @@ void Importer::import_constant(const onnx::NodeProto& n, const std::string& name
 void Importer::import_node(const onnx::NodeProto& n, int index) {
   std::string name = n.name().empty() ? n.op_type() + "_" + std::to_string(index) : n.name();
   if (n.op_type() == "Constant") return import_constant(n, name);
-  AdaptContext ctx{g_, opset_, may_fold(), n.op_type(), name, {}, {}, {}, std::nullopt};
+  AdaptContext ctx{g_, opset_, may_fold(), n.op_type(), name, {}, {}, {}, std::nullopt, &known_inputs_};
   ctx.attrs = convert_attributes(n, Span{name, n.op_type()}, dir_);
   if (is_default_domain(n.domain())) check_onnx_schema(n, opset_, ctx.attrs, Span{name, n.op_type()});
   // Every op has an output, and the adapters may assume one: ONNX's schema

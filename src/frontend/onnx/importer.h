@@ -4,6 +4,8 @@
 
 #include <map>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "ir/graph/graph.h"
 
@@ -23,6 +25,11 @@ struct ImportOptions {
   std::map<std::string, Dims> input_shapes;
   // Evaluates nodes whose inputs are all constant while importing.
   bool fold_constants = true;
+  // The values the graph inputs will have, in graph-input order (as `tessel
+  // run` and the conformance cases give them), where known. An op that must
+  // read a constant where the model feeds a graph input (Resize's scales,
+  // OneHot's depth) specialises on that value; nothing else reads them.
+  std::vector<Tensor> input_values;
 };
 
 // Every failure is a UserError whose message starts with the file path.
