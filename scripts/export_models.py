@@ -11,6 +11,10 @@ import time
 # torch, torchvision and onnx are imported only when a model must be exported (~4 s), so that
 # a fully cached run returns at once.
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import build_op_models  # noqa: E402 (onnx.helper models, no torch)
+
+BUILT = build_op_models.BUILDERS
 OPSET = 17
 # Bump when the export procedure changes: entries of an older version are exported again.
 EXPORT_VERSION = 1
@@ -120,13 +124,21 @@ def export_one(name, out_dir):
     }
 
 
+# Written after each model, so an interrupted run keeps what it finished.
+def write_manifest(manifest, manifest_path):
+    with open(manifest_path + ".tmp", "w") as f:
+        json.dump(manifest, f, indent=2, sort_keys=True)
+    os.replace(manifest_path + ".tmp", manifest_path)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     cache = os.environ.get("TESSEL_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "tessel"))
     ap.add_argument("--out", default=os.path.join(cache, "models"), help="output folder")
     ap.add_argument("--force", action="store_true", help="export again even if cached")
-    ap.add_argument("models", nargs="*", default=list(MODELS),
-                    help="subset of: " + ", ".join(MODELS) + "; or by name: " + ", ".join(EXTRA_MODELS))
+    ap.add_argument("models", nargs="*", default=list(MODELS) + list(BUILT),
+                    help="subset of: " + ", ".join(list(MODELS) + list(BUILT)) + "; or by name: "
+                    + ", ".join(EXTRA_MODELS))
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     manifest_path = os.path.join(args.out, "manifest.json")
@@ -139,8 +151,9 @@ def main():
             manifest = {}
     total = time.monotonic()
     for name in args.models:
-        if name not in MODELS and name not in EXTRA_MODELS:
-            sys.exit(f"export_models: unknown model {name!r} (known: {', '.join(list(MODELS) + list(EXTRA_MODELS))})")
+        if name not in MODELS and name not in EXTRA_MODELS and name not in BUILT:
+            known = ", ".join(list(MODELS) + list(BUILT) + list(EXTRA_MODELS))
+            sys.exit(f"export_models: unknown model {name!r} (known: {known})")
         entry = manifest.get(name)
         path = os.path.join(args.out, name + ".onnx")
         if (not args.force and entry and entry.get("export_version") == EXPORT_VERSION
@@ -148,15 +161,19 @@ def main():
             print(f"export_models: {name}: cached ({path})")
             continue
         t0 = time.monotonic()
+        if name in BUILT:
+            inputs, outputs = build_op_models.build(name, path)
+            manifest[name] = {"file": name + ".onnx", "inputs": inputs, "outputs": [o["name"] for o in outputs],
+                              "export_version": EXPORT_VERSION, "built_with": "onnx.helper"}
+            write_manifest(manifest, manifest_path)
+            print(f"export_models: {name}: built in {time.monotonic() - t0:.1f} s -> {path}")
+            continue
         import torch
         torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
         entry = export_one(name, args.out)
         entry["export_seconds"] = round(time.monotonic() - t0, 2)
         manifest[name] = entry
-        # Write the manifest after each model, so an interrupted run keeps what it finished.
-        with open(manifest_path + ".tmp", "w") as f:
-            json.dump(manifest, f, indent=2, sort_keys=True)
-        os.replace(manifest_path + ".tmp", manifest_path)
+        write_manifest(manifest, manifest_path)
         print(f"export_models: {name}: exported in {entry['export_seconds']:.1f} s -> {path} "
               f"(input {entry['inputs'][0]['name']} {entry['inputs'][0]['shape']}, "
               f"{entry['batchnorm_recalibrated']} BatchNorms re-estimated, "

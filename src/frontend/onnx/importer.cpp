@@ -297,6 +297,12 @@ void Importer::import_node(const onnx::NodeProto& n, int index) {
   }
   charge_folding(results);
   TESSEL_ICHECK(results.size() == size_t(n.output_size())) << "adapter of " << n.op_type() << " lost outputs";
+  // A value an adapter made (named "<node>/...") takes the ONNX output's name, which
+  // `tessel run` and the model's outputs go by; values that existed before keep theirs.
+  std::string made_here = name + "/";
+  for (int i = 0; i < n.output_size(); ++i)
+    if (results[size_t(i)] && !n.output(i).empty() && results[size_t(i)]->name.starts_with(made_here))
+      results[size_t(i)]->name = n.output(i);
   for (int i = 0; i < n.output_size(); ++i)
     if (!n.output(i).empty()) define(n.output(i), results[size_t(i)], name);
 }

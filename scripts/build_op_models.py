@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+# Builds, with onnx.helper and seeded random weights, the small realistic models that exercise the
+# operators real exports carry beyond the CNN and encoder tests: a language-model decoder block
+# (RMSNormalization, RotaryEmbedding, grouped-query causal Attention with a KV cache) at opset 23,
+# and an upsampling detection head (Resize nearest and linear, as FPN necks and segmentation heads
+# use it) at opset 19. export_models.py writes them beside the exported models, in its manifest.
+import numpy as np
+
+SEED = 20261206
+
+
+def _weights(rng, *shape, scale=None):
+    fan_in = shape[0] if len(shape) == 2 else int(np.prod(shape[1:]))
+    return (rng.standard_normal(shape) * (scale or 1 / np.sqrt(fan_in))).astype(np.float32)
+
+
+def decoder_block(onnx, helper, numpy_helper):
+    """x [1, 6, 64] with a 10-position KV cache: h = x + W_o Attention(RoPE(W_q n), RoPE(W_k n), W_v n),
+    n = RMSNorm(x); 4 query heads share 2 key/value heads of 16; causal after the cache."""
+    rng = np.random.default_rng([SEED, 1])
+    hidden, heads, kv_heads, head, seq, past, max_pos = 64, 4, 2, 16, 6, 10, 32
+    positions = np.arange(max_pos)[:, None] / (10000 ** (np.arange(head // 2) / (head // 2)))[None, :]
+    inits = [
+        numpy_helper.from_array(np.ones(hidden, np.float32) + 0.1 * _weights(rng, hidden, scale=1), "norm_scale"),
+        numpy_helper.from_array(_weights(rng, hidden, heads * head), "w_q"),
+        numpy_helper.from_array(_weights(rng, hidden, kv_heads * head), "w_k"),
+        numpy_helper.from_array(_weights(rng, hidden, kv_heads * head), "w_v"),
+        numpy_helper.from_array(_weights(rng, heads * head, hidden), "w_o"),
+        numpy_helper.from_array(np.cos(positions).astype(np.float32), "cos_cache"),
+        numpy_helper.from_array(np.sin(positions).astype(np.float32), "sin_cache"),
+        numpy_helper.from_array(np.arange(past, past + seq, dtype=np.int64)[None, :], "position_ids"),
+    ]
+    nodes = [
+        helper.make_node("RMSNormalization", ["x", "norm_scale"], ["n"], axis=-1, epsilon=1e-6),
+        helper.make_node("MatMul", ["n", "w_q"], ["q"]),
+        helper.make_node("MatMul", ["n", "w_k"], ["k"]),
+        helper.make_node("MatMul", ["n", "w_v"], ["v"]),
+        helper.make_node("RotaryEmbedding", ["q", "cos_cache", "sin_cache", "position_ids"], ["q_rot"],
+                         num_heads=heads),
+        helper.make_node("RotaryEmbedding", ["k", "cos_cache", "sin_cache", "position_ids"], ["k_rot"],
+                         num_heads=kv_heads),
+        helper.make_node("Attention", ["q_rot", "k_rot", "v", "", "past_key", "past_value"],
+                         ["attended", "present_key", "present_value"], is_causal=1, q_num_heads=heads,
+                         kv_num_heads=kv_heads),
+        helper.make_node("MatMul", ["attended", "w_o"], ["projected"]),
+        helper.make_node("Add", ["x", "projected"], ["h"]),
+    ]
+    f32 = onnx.TensorProto.FLOAT
+    inputs = [helper.make_tensor_value_info("x", f32, [1, seq, hidden]),
+              helper.make_tensor_value_info("past_key", f32, [1, kv_heads, past, head]),
+              helper.make_tensor_value_info("past_value", f32, [1, kv_heads, past, head])]
+    outputs = [helper.make_tensor_value_info("h", f32, [1, seq, hidden]),
+               helper.make_tensor_value_info("present_key", f32, [1, kv_heads, past + seq, head]),
+               helper.make_tensor_value_info("present_value", f32, [1, kv_heads, past + seq, head])]
+    graph = helper.make_graph(nodes, "decoder_block", inputs, outputs, inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)], ir_version=10)
+
+
+def upsampling_head(onnx, helper, numpy_helper):
+    """A feature map [1, 16, 10, 12] and its finer skip [1, 8, 20, 24]: the coarse one reduced by a 1x1
+    conv, upsampled 2x (nearest), concatenated with the skip, mixed by a 3x3 conv, resized to 40 x 48
+    (linear, half_pixel) and passed through a sigmoid, as segmentation heads do."""
+    rng = np.random.default_rng([SEED, 2])
+    inits = [
+        numpy_helper.from_array(_weights(rng, 8, 16, 1, 1), "w_reduce"),
+        numpy_helper.from_array(_weights(rng, 4, 16, 3, 3), "w_mix"),
+        numpy_helper.from_array(0.1 * _weights(rng, 4, scale=1), "b_mix"),
+        numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales_2x"),
+        numpy_helper.from_array(np.array([1, 4, 40, 48], np.int64), "out_size"),
+    ]
+    nodes = [
+        helper.make_node("Conv", ["coarse", "w_reduce"], ["reduced"]),
+        helper.make_node("Resize", ["reduced", "", "scales_2x"], ["up"], mode="nearest"),
+        helper.make_node("Concat", ["up", "skip"], ["joined"], axis=1),
+        helper.make_node("Conv", ["joined", "w_mix", "b_mix"], ["mixed"], pads=[1, 1, 1, 1]),
+        helper.make_node("Resize", ["mixed", "", "", "out_size"], ["full"], mode="linear",
+                         coordinate_transformation_mode="half_pixel"),
+        helper.make_node("Sigmoid", ["full"], ["mask"]),
+    ]
+    f32 = onnx.TensorProto.FLOAT
+    inputs = [helper.make_tensor_value_info("coarse", f32, [1, 16, 10, 12]),
+              helper.make_tensor_value_info("skip", f32, [1, 8, 20, 24])]
+    outputs = [helper.make_tensor_value_info("mask", f32, [1, 4, 40, 48])]
+    graph = helper.make_graph(nodes, "upsampling_head", inputs, outputs, inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=9)
+
+
+BUILDERS = {"decoder_block": decoder_block, "upsampling_head": upsampling_head}
+
+
+def build(name, path):
+    """Writes model `name` to path; returns its manifest entry's inputs and outputs."""
+    import onnx
+    from onnx import helper, numpy_helper
+    model = BUILDERS[name](onnx, helper, numpy_helper)
+    onnx.save(model, path)
+
+    def shape(vi):
+        return [d.dim_value for d in vi.type.tensor_type.shape.dim]
+    return ([{"name": i.name, "shape": shape(i)} for i in model.graph.input],
+            [{"name": o.name, "shape": shape(o)} for o in model.graph.output])
