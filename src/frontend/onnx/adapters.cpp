@@ -143,6 +143,7 @@ const AdapterTable& adapters() {
     register_composite_adapters(t);
     register_transformer_adapters(t);
     register_resize_adapters(t);
+    register_quantize_adapters(t);
     return t;
   }();
   return table;
