@@ -63,6 +63,11 @@ Expr fold_u64_binary(ExprKind kind, uint64_t x, uint64_t y) {
       break;
     case ExprKind::kMin: r = std::min(x, y); break;
     case ExprKind::kMax: r = std::max(x, y); break;
+    case ExprKind::kBitAnd: r = x & y; break;
+    case ExprKind::kBitOr: r = x | y; break;
+    case ExprKind::kBitXor: r = x ^ y; break;
+    case ExprKind::kShl: r = uint64_t(shift_left_bits(int64_t(x), int64_t(y))); break;
+    case ExprKind::kShr: r = shift_right_u64(x, y); break;
     default: return {};
   }
   return int_imm(int64_t(r), DType::kU64);

@@ -26,6 +26,9 @@ std::string_view expr_kind_name(ExprKind kind) {
 bool is_binary(ExprKind kind) {
   return kind >= ExprKind::kAdd && kind <= ExprKind::kOr;
 }
+bool is_bitwise(ExprKind kind) {
+  return kind >= ExprKind::kBitAnd && kind <= ExprKind::kShr;
+}
 bool is_comparison(ExprKind kind) {
   return kind >= ExprKind::kEQ && kind <= ExprKind::kGE;
 }
@@ -94,6 +97,8 @@ Expr binary(ExprKind kind, Expr a, Expr b) {
       << expr_kind_name(kind) << " of " << dtype_name(a->dtype) << " and " << dtype_name(b->dtype);
   bool logical = kind == ExprKind::kAnd || kind == ExprKind::kOr;
   TESSEL_ICHECK(!logical || a->dtype == DType::kBool) << expr_kind_name(kind) << " needs bool operands";
+  TESSEL_ICHECK(!is_bitwise(kind) || is_integer(a->dtype))
+      << expr_kind_name(kind) << " needs integer operands";
   DType result = is_comparison(kind) || logical ? DType::kBool : a->dtype;
   switch (kind) {
 #define TESSEL_X(name) \
@@ -106,6 +111,21 @@ Expr binary(ExprKind kind, Expr a, Expr b) {
   return {};
 }
 
+Expr bit_and(Expr a, Expr b) {
+  return binary(ExprKind::kBitAnd, std::move(a), std::move(b));
+}
+Expr bit_or(Expr a, Expr b) {
+  return binary(ExprKind::kBitOr, std::move(a), std::move(b));
+}
+Expr bit_xor(Expr a, Expr b) {
+  return binary(ExprKind::kBitXor, std::move(a), std::move(b));
+}
+Expr shift_left(Expr a, Expr b) {
+  return binary(ExprKind::kShl, std::move(a), std::move(b));
+}
+Expr shift_right(Expr a, Expr b) {
+  return binary(ExprKind::kShr, std::move(a), std::move(b));
+}
 Expr add(Expr a, Expr b) {
   return binary(ExprKind::kAdd, std::move(a), std::move(b));
 }

@@ -18,6 +18,7 @@ namespace tessel::tir {
 // clang-format off
 #define TESSEL_TIR_BINARY_EXPRS(X) \
   X(Add) X(Sub) X(Mul) X(Div) X(FloorDiv) X(FloorMod) X(Min) X(Max) \
+  X(BitAnd) X(BitOr) X(BitXor) X(Shl) X(Shr) \
   X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE) X(And) X(Or)
 
 enum class ExprKind : uint8_t {
@@ -77,6 +78,11 @@ TESSEL_TIR_BINARY_EXPRS(TESSEL_X)
 
 bool is_binary(ExprKind kind);
 bool is_comparison(ExprKind kind);  // EQ NE LT LE GT GE
+// BitAnd BitOr BitXor Shl Shr: integer operands only. A shift by a negative
+// amount or by 64 or more gives 0 (Shr of a negative value: -1); a shift
+// within the int64 the IR holds integers in then wraps to the dtype, so that
+// shifting a narrow type by its width or more also gives 0.
+bool is_bitwise(ExprKind kind);
 // Operands of any binary node, without knowing its kind.
 const Expr& binary_a(const ExprNode& node);
 const Expr& binary_b(const ExprNode& node);
@@ -169,6 +175,11 @@ Expr ge(Expr a, Expr b);
 Expr logical_and(Expr a, Expr b);
 Expr logical_or(Expr a, Expr b);
 Expr logical_not(Expr a);
+Expr bit_and(Expr a, Expr b);
+Expr bit_or(Expr a, Expr b);
+Expr bit_xor(Expr a, Expr b);
+Expr shift_left(Expr a, Expr b);
+Expr shift_right(Expr a, Expr b);  // arithmetic on signed dtypes, logical on unsigned ones
 Expr select(Expr cond, Expr t, Expr f);
 Expr cast(DType dtype, Expr value);  // returns value itself when it already has dtype
 Expr load(Buffer buffer, std::vector<Expr> indices);

@@ -2,6 +2,7 @@
 // integers in int64 wrapped to their width, f32/f16/bf16 in float, f64 in double),
 // checked loads, and the scratch buffers whose unwritten elements may not be read.
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <sstream>
 
@@ -21,6 +22,11 @@ Value call_value(Intrinsic op, T x, T y) {
     return float_value(r);
   else
     return double_value(r);
+}
+
+[[noreturn]] void no_float_bits() {
+  TESSEL_ICHECK(false) << "a bitwise operation on floats";
+  std::abort();
 }
 
 Value convert(Value v, DType from, DType to) {
@@ -138,6 +144,13 @@ Value Evaluator::eval(int32_t id) const {
                    float_floor_mod(x, y), (y == 0 ? (fail(env_, "integer modulo by zero"), 0) : x % y))
       TESSEL_ARITH(Min, std::min(x, y), float_min(x, y), std::min(x, y))
       TESSEL_ARITH(Max, std::max(x, y), float_max(x, y), std::max(x, y))
+      // The bitwise kinds have integer operands only (expr.h): their float forms never run.
+      TESSEL_ARITH(BitAnd, x & y, (no_float_bits(), x + y), x & y)
+      TESSEL_ARITH(BitOr, x | y, (no_float_bits(), x + y), x | y)
+      TESSEL_ARITH(BitXor, x ^ y, (no_float_bits(), x + y), x ^ y)
+      TESSEL_ARITH(Shl, shift_left_bits(x, y), (no_float_bits(), x + y),
+                   uint64_t(shift_left_bits(int64_t(x), int64_t(y))))
+      TESSEL_ARITH(Shr, shift_right_bits(x, y), (no_float_bits(), x + y), shift_right_u64(x, y))
 #undef TESSEL_ARITH
 #define TESSEL_CMP(name, op)                  \
   case EOp::k##name##I: {                     \

@@ -43,7 +43,8 @@ inline Value double_value(double v) {
 enum class NumClass : uint8_t { kI = 0, kF = 1, kD = 2 };
 NumClass num_class(DType t);
 
-#define TESSEL_INTERP_ARITH(X) X(Add) X(Sub) X(Mul) X(Div) X(FloorDiv) X(FloorMod) X(Min) X(Max)
+#define TESSEL_INTERP_ARITH(X) \
+  X(Add) X(Sub) X(Mul) X(Div) X(FloorDiv) X(FloorMod) X(Min) X(Max) X(BitAnd) X(BitOr) X(BitXor) X(Shl) X(Shr)
 #define TESSEL_INTERP_CMP(X) X(EQ) X(NE) X(LT) X(LE) X(GT) X(GE)
 
 // Opcodes: each arithmetic and comparison kind comes in the three classes, in

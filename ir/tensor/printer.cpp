@@ -70,6 +70,19 @@ const char* infix_operator(ExprKind kind) {
   }
 }
 
+// The binary kinds printed as calls: min(a, b), bitand(a, b), shl(a, b), ...
+const char* call_name(ExprKind kind) {
+  switch (kind) {
+    case ExprKind::kMin: return "min";
+    case ExprKind::kMax: return "max";
+    case ExprKind::kBitAnd: return "bitand";
+    case ExprKind::kBitOr: return "bitor";
+    case ExprKind::kBitXor: return "bitxor";
+    case ExprKind::kShl: return "shl";
+    default: return "shr";
+  }
+}
+
 int precedence(const Expr& e) {
   switch (e->kind) {
     case ExprKind::kOr: return kOrPrec;
@@ -243,7 +256,7 @@ class Printer {
   void binary(const Expr& e, std::string& out) {
     const Expr &a = binary_a(*e), &b = binary_b(*e);
     const char* op = infix_operator(e->kind);
-    if (!op) return call_form(e->kind == ExprKind::kMin ? "min" : "max", {a, b}, out);
+    if (!op) return call_form(call_name(e->kind), {a, b}, out);
     int prec = precedence(e);
     operand(a, prec, is_comparison(e->kind), out);
     out += std::string(" ") + op + " ";

@@ -56,6 +56,19 @@ inline int64_t floor_mod(int64_t a, int64_t b) {
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
 
+// Shifts as expr.h defines them, on the int64 an integer is held in (the
+// caller wraps to the dtype); unsigned 64-bit values shift right logically
+// (shift_right_u64).
+inline int64_t shift_left_bits(int64_t x, int64_t y) {
+  return y < 0 || y >= 64 ? 0 : int64_t(uint64_t(x) << y);
+}
+inline int64_t shift_right_bits(int64_t x, int64_t y) {
+  return y < 0 || y >= 64 ? (x < 0 ? -1 : 0) : x >> y;
+}
+inline uint64_t shift_right_u64(uint64_t x, uint64_t y) {
+  return y >= 64 ? 0 : x >> y;
+}
+
 // An integer arithmetic kind (add ... max) on stored values, before wrap_to; nullopt for division by
 // zero (an error at run time, left alone by the folder) and for kinds that are not arithmetic.
 inline std::optional<int64_t> apply_int_arith(ExprKind kind, int64_t x, int64_t y) {
@@ -68,6 +81,11 @@ inline std::optional<int64_t> apply_int_arith(ExprKind kind, int64_t x, int64_t 
     case ExprKind::kFloorMod: return y == 0 ? std::nullopt : std::optional<int64_t>(floor_mod(x, y));
     case ExprKind::kMin: return std::min(x, y);
     case ExprKind::kMax: return std::max(x, y);
+    case ExprKind::kBitAnd: return x & y;
+    case ExprKind::kBitOr: return x | y;
+    case ExprKind::kBitXor: return x ^ y;
+    case ExprKind::kShl: return shift_left_bits(x, y);
+    case ExprKind::kShr: return shift_right_bits(x, y);
     default: return std::nullopt;
   }
 }

@@ -147,6 +147,11 @@ class Rewriter {
       case ExprKind::kMax: return rewrite_min_max(kind, a, b);
       case ExprKind::kAnd:
       case ExprKind::kOr: return rewrite_logic(kind, a, b);
+      case ExprKind::kBitAnd:
+      case ExprKind::kBitOr:
+      case ExprKind::kBitXor:
+      case ExprKind::kShl:
+      case ExprKind::kShr: return binary(kind, a, b);
       default: return rewrite_compare(kind, a, b);
     }
   }

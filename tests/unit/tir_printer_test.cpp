@@ -166,6 +166,8 @@ TEST(TirPrinter, ParenthesesFollowPrecedence) {
   EXPECT_EQ(to_string(a * floordiv(b, 2)), "a * (b // 2)");
   EXPECT_EQ(to_string(a * -2), "a * -2");
   EXPECT_EQ(to_string(min(a, b + 1) + max(c, int_imm(0))), "min(a, b + 1) + max(c, 0)");
+  EXPECT_EQ(to_string(bit_xor(bit_and(a, b), shift_left(c, int_imm(2))) + shift_right(bit_or(a, c), b)),
+            "bitxor(bitand(a, b), shl(c, 2)) + shr(bitor(a, c), b)");
   Expr cmp = logical_not(a < b) || (eq(c, int_imm(0)) && ge(a, int_imm(1)));
   EXPECT_EQ(to_string(cmp), "!(a < b) || c == 0 && a >= 1");
   EXPECT_EQ(to_string(logical_and(logical_or(lt(a, b), lt(b, c)), ne(a, c))), "(a < b || b < c) && a != c");

@@ -1,8 +1,9 @@
-// The 16-bit and unsigned 32/64-bit integers through the three executors: the
-// reference kernels, the tensor IR interpreter and the LLVM code. The tensor IR
-// holds every integer in an int64, so u64 values at and above 2^63 are the
-// test: they must compare, divide, reduce and convert as unsigned, not as the
-// negative int64 of their bits; the narrow types wrap at their own width.
+// The 16-bit and unsigned 32/64-bit integers, and the bitwise ops and shifts,
+// through the three executors: the reference kernels, the tensor IR
+// interpreter and the LLVM code. The tensor IR holds every integer in an
+// int64, so u64 values at and above 2^63 are the test: they must compare,
+// divide, reduce, shift and convert as unsigned, not as the negative int64 of
+// their bits; the narrow types wrap at their own width.
 #include <cstdint>
 #include <limits>
 
@@ -99,6 +100,22 @@ TEST(WideIntegers, NarrowTypesWrapAtTheirWidth) {
                     tensor_of<uint32_t>(DType::kU32, {2}, {2, 4294967291u}));
   expect_everywhere("Cast", {value_arg(e)}, attrs(kv("to", std::string("i64"))),
                     tensor_of<int64_t>(DType::kI64, {2}, {4294967295, 7}));
+}
+
+TEST(WideIntegers, BitwiseOpsAndShiftsAtTheEdges) {
+  Tensor a = u64({3}, {kTop | 5, 6, ~uint64_t(0)});
+  Tensor b = u64({3}, {kTop | 3, 3, 1});
+  expect_everywhere("BitwiseAnd", {value_arg(a), value_arg(b)}, {}, u64({3}, {kTop | 1, 2, 1}));
+  expect_everywhere("BitwiseXor", {value_arg(a), value_arg(b)}, {}, u64({3}, {6, 5, ~uint64_t(0) - 1}));
+  expect_everywhere("BitwiseNot", {value_arg(tensor_of<int16_t>(DType::kI16, {2}, {0, -32768}))}, {},
+                    tensor_of<int16_t>(DType::kI16, {2}, {-1, 32767}));
+  // Shifting by the type's width or more gives 0; u64 shifts right logically.
+  Tensor x8 = tensor_of<uint8_t>(DType::kU8, {4}, {1, 255, 128, 3});
+  Tensor by8 = tensor_of<uint8_t>(DType::kU8, {4}, {7, 8, 200, 1});
+  expect_everywhere("BitShift", {value_arg(x8), value_arg(by8)}, attrs(kv("direction", std::string("LEFT"))),
+                    tensor_of<uint8_t>(DType::kU8, {4}, {128, 0, 0, 6}));
+  expect_everywhere("BitShift", {value_arg(u64({3}, {kTop, kTop, 9})), value_arg(u64({3}, {63, 64, 1}))},
+                    attrs(kv("direction", std::string("RIGHT"))), u64({3}, {1, 0, 4}));
 }
 
 }  // namespace

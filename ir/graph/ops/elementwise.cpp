@@ -21,6 +21,8 @@ std::string_view type_class_text(TypeClass c) {
     case TypeClass::kSignedNumeric: return "a floating-point or signed integer tensor";
     case TypeClass::kNumeric: return "a numeric (non-bool) tensor";
     case TypeClass::kBool: return "a bool tensor";
+    case TypeClass::kInteger: return "an integer tensor";
+    case TypeClass::kUnsigned: return "an unsigned integer tensor";
     case TypeClass::kAny: return "a tensor";
   }
   return "?";
@@ -56,6 +58,13 @@ void infer_mod(InferContext& ctx) {
   TESSEL_USER_CHECK(!is_float(ctx.input(0).dtype) || ctx.attrs().get_int("fmod") == 1, ctx.span())
       << "Mod of floating-point tensors requires fmod=1";
   set_broadcast_output(ctx, {0, 1}, ctx.input(0).dtype);
+}
+
+void infer_bit_shift(InferContext& ctx) {
+  const std::string& direction = ctx.attrs().get_string("direction");
+  TESSEL_USER_CHECK(direction == "LEFT" || direction == "RIGHT", ctx.span())
+      << "attribute 'direction' must be \"LEFT\" or \"RIGHT\", got \"" << direction << "\"";
+  binary(TypeClass::kUnsigned)(ctx);
 }
 
 InferFn variadic(TypeClass c) {
@@ -134,6 +143,7 @@ void register_unary(OpRegistry& r) {
   for (const char* op : {"Neg", "Relu"}) def_unary(r, op, TypeClass::kSignedNumeric);
   for (const char* op : {"Abs", "Sign"}) def_unary(r, op, TypeClass::kNumeric);
   def_unary(r, "Not", TypeClass::kBool);
+  def_unary(r, "BitwiseNot", TypeClass::kInteger);
   def_unary(r, "LeakyRelu", TypeClass::kFloat).attr("alpha", AttrType::kFloat, 0.01);
   def_unary(r, "HardSigmoid", TypeClass::kFloat)
       .attr("alpha", AttrType::kFloat, 0.2)
@@ -169,6 +179,9 @@ void register_binary(OpRegistry& r) {
   for (const char* op : {"Greater", "Less", "GreaterOrEqual", "LessOrEqual"})
     def_broadcast(r, op, binary(TypeClass::kNumeric, DType::kBool));
   for (const char* op : {"And", "Or", "Xor"}) def_broadcast(r, op, binary(TypeClass::kBool));
+  for (const char* op : {"BitwiseAnd", "BitwiseOr", "BitwiseXor"})
+    def_broadcast(r, op, binary(TypeClass::kInteger));
+  def_broadcast(r, "BitShift", infer_bit_shift).attr("direction", AttrType::kString);
   for (const char* op : {"Max", "Min", "Sum"})
     def_broadcast(r, op, variadic(TypeClass::kNumeric), 1, INT_MAX);
   def_broadcast(r, "Mean", variadic(TypeClass::kFloat), 1, INT_MAX);
@@ -182,6 +195,8 @@ bool in_type_class(DType t, TypeClass c) {
     case TypeClass::kSignedNumeric: return is_float(t) || (is_integer(t) && is_signed(t));
     case TypeClass::kNumeric: return t != DType::kBool;
     case TypeClass::kBool: return t == DType::kBool;
+    case TypeClass::kInteger: return is_integer(t);
+    case TypeClass::kUnsigned: return is_integer(t) && !is_signed(t);
     case TypeClass::kAny: return true;
   }
   return false;

@@ -14,6 +14,8 @@ enum class TypeClass {
   kSignedNumeric,  // floats and i8, i32, i64
   kNumeric,        // every dtype but bool
   kBool,           // bool only
+  kInteger,        // the integers (not bool)
+  kUnsigned,       // u8, u16, u32, u64
   kAny,            // every dtype
 };
 

@@ -208,6 +208,13 @@ std::string CudaPrinter::int_binary(const ExprNode& e, const std::string& a, con
     case ExprKind::kFloorMod: r = "tessel_floormod(" + a + ", " + b + ")"; break;
     case ExprKind::kMin: r = "tessel_imin(" + a + ", " + b + ")"; break;
     case ExprKind::kMax: r = "tessel_imax(" + a + ", " + b + ")"; break;
+    case ExprKind::kBitAnd: r = "(" + a + " & " + b + ")"; break;
+    case ExprKind::kBitOr: r = "(" + a + " | " + b + ")"; break;
+    case ExprKind::kBitXor: r = "(" + a + " ^ " + b + ")"; break;
+    case ExprKind::kShl: r = "tessel_shl(" + a + ", " + b + ")"; break;
+    case ExprKind::kShr:
+      r = std::string(is_signed(e.dtype) ? "tessel_shr(" : "tessel_ushr(") + a + ", " + b + ")";
+      break;
     default: TESSEL_ICHECK(false) << "no CUDA C for integer " << expr_kind_name(e.kind);
   }
   // C computes narrow integers in int (or the helpers in int64): narrow back, wrapping.
@@ -228,6 +235,11 @@ std::string CudaPrinter::u64_binary(const ExprNode& e, const std::string& a, con
     case ExprKind::kFloorMod: return "tessel_umod(" + a + ", " + b + ")";
     case ExprKind::kMin: return "tessel_umin(" + a + ", " + b + ")";
     case ExprKind::kMax: return "tessel_umax(" + a + ", " + b + ")";
+    case ExprKind::kBitAnd: return "(" + a + " & " + b + ")";
+    case ExprKind::kBitOr: return "(" + a + " | " + b + ")";
+    case ExprKind::kBitXor: return "(" + a + " ^ " + b + ")";
+    case ExprKind::kShl: return "tessel_ushl(" + a + ", " + b + ")";
+    case ExprKind::kShr: return "tessel_ushr(" + a + ", " + b + ")";
     default: TESSEL_ICHECK(false) << "no CUDA C for integer " << expr_kind_name(e.kind);
   }
   return {};

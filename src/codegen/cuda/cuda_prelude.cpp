@@ -136,6 +136,15 @@ TESSEL_FN tessel_u64 tessel_udiv(tessel_u64 a, tessel_u64 b) { return b == 0 ? 0
 TESSEL_FN tessel_u64 tessel_umod(tessel_u64 a, tessel_u64 b) { return b == 0 ? 0 : a % b; }
 TESSEL_FN tessel_u64 tessel_umin(tessel_u64 a, tessel_u64 b) { return a < b ? a : b; }
 TESSEL_FN tessel_u64 tessel_umax(tessel_u64 a, tessel_u64 b) { return a > b ? a : b; }
+// Shifts as the tensor IR defines them on the int64 an integer is held in: an
+// amount outside [0, 64) gives 0 (a right shift of a negative value: -1); the
+// caller narrows the result to its type.
+TESSEL_FN tessel_i64 tessel_shl(tessel_i64 a, tessel_i64 b) {
+  return (b < 0 || b >= 64) ? 0 : (tessel_i64)((unsigned long long)a << b);
+}
+TESSEL_FN tessel_i64 tessel_shr(tessel_i64 a, tessel_i64 b) { return (b < 0 || b >= 64) ? (a < 0 ? -1 : 0) : a >> b; }
+TESSEL_FN tessel_u64 tessel_ushl(tessel_u64 a, tessel_u64 b) { return b >= 64 ? 0 : a << b; }
+TESSEL_FN tessel_u64 tessel_ushr(tessel_u64 a, tessel_u64 b) { return b >= 64 ? 0 : a >> b; }
 
 // Float min and max: NaN when either operand is NaN.
 TESSEL_FN float tessel_fminf(float a, float b) { return a != a ? a : b != b ? b : (b < a ? b : a); }

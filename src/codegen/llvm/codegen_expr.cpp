@@ -113,6 +113,11 @@ llvm::Value* CodegenLLVM::emit_binary(const ExprNode& e) {
     case ExprKind::kDiv:
     case ExprKind::kFloorDiv:
     case ExprKind::kFloorMod: return emit_int_division(e.kind, t, a, b);
+    case ExprKind::kBitAnd: return b_.CreateAnd(a, b);
+    case ExprKind::kBitOr: return b_.CreateOr(a, b);
+    case ExprKind::kBitXor: return b_.CreateXor(a, b);
+    case ExprKind::kShl:
+    case ExprKind::kShr: return emit_shift(e.kind, t, a, b);
     default: break;
   }
   TESSEL_ICHECK(false) << "no LLVM lowering of " << expr_kind_name(e.kind);
@@ -157,6 +162,20 @@ llvm::Value* CodegenLLVM::emit_float_binary(ExprKind kind, llvm::Value* a, llvm:
 }
 
 // Division by zero gives 0 (the interpreter reports it; compiled code must not
+// A shift as expr.h defines it: LLVM's shifts are poison from the width on, so
+// those amounts (and negative ones, unsigned-huge) select 0, or the sign fill.
+llvm::Value* CodegenLLVM::emit_shift(ExprKind kind, DType t, llvm::Value* a, llvm::Value* b) {
+  llvm::Type* ty = a->getType();
+  unsigned width = ty->getIntegerBitWidth();
+  llvm::Value* in_range = b_.CreateICmpULT(b, llvm::ConstantInt::get(ty, width));
+  llvm::Value* amount = b_.CreateSelect(in_range, b, llvm::ConstantInt::get(ty, 0));
+  if (kind == ExprKind::kShl)
+    return b_.CreateSelect(in_range, b_.CreateShl(a, amount), llvm::ConstantInt::get(ty, 0));
+  if (is_unsigned(t))
+    return b_.CreateSelect(in_range, b_.CreateLShr(a, amount), llvm::ConstantInt::get(ty, 0));
+  return b_.CreateAShr(a, b_.CreateSelect(in_range, b, llvm::ConstantInt::get(ty, width - 1)));
+}
+
 // trap), division by -1 negates with wrap-around, as scalar_semantics.h says.
 llvm::Value* CodegenLLVM::emit_int_division(ExprKind kind, DType t, llvm::Value* a, llvm::Value* b) {
   llvm::Type* ty = a->getType();

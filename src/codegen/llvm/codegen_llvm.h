@@ -41,6 +41,7 @@ class CodegenLLVM {
  private:
   llvm::Value* emit_binary(const tir::ExprNode& e);
   llvm::Value* emit_int_division(tir::ExprKind kind, DType t, llvm::Value* a, llvm::Value* b);
+  llvm::Value* emit_shift(tir::ExprKind kind, DType t, llvm::Value* a, llvm::Value* b);
   llvm::Value* emit_float_binary(tir::ExprKind kind, llvm::Value* a, llvm::Value* b);
   llvm::Value* emit_logical(const tir::ExprNode& e);
   llvm::Value* emit_select(const tir::SelectNode& e);

@@ -87,6 +87,8 @@ void register_math(LoweringRegistry& r) {
   add_unary(r, "Abs", 2, [](const Expr& x, DType ct, const graph::Attrs&) { return absolute(x, ct); });
   add_unary(r, "Sign", 4, [](const Expr& x, DType ct, const graph::Attrs&) { return sign_of(x, ct); });
   add_unary(r, "Not", 1, [](const Expr& x, DType, const graph::Attrs&) { return logical_not(x); });
+  add_unary(r, "BitwiseNot", 1,
+            [](const Expr& x, DType ct, const graph::Attrs&) { return bit_xor(x, const_of(ct, -1)); });
 }
 
 }  // namespace

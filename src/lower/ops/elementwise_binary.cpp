@@ -129,6 +129,12 @@ void register_arithmetic(LoweringRegistry& r) {
 void register_comparisons(LoweringRegistry& r) {
   using A = const graph::Attrs&;
   add_binary(r, "Equal", 1, [](const Expr& a, const Expr& b, DType, A) { return eq(a, b); });
+  add_binary(r, "BitwiseAnd", 1, [](const Expr& a, const Expr& b, DType, A) { return bit_and(a, b); });
+  add_binary(r, "BitwiseOr", 1, [](const Expr& a, const Expr& b, DType, A) { return bit_or(a, b); });
+  add_binary(r, "BitwiseXor", 1, [](const Expr& a, const Expr& b, DType, A) { return bit_xor(a, b); });
+  add_binary(r, "BitShift", 1, [](const Expr& a, const Expr& b, DType, A attrs) {
+    return attrs.get_string("direction") == "LEFT" ? shift_left(a, b) : shift_right(a, b);
+  });
   add_binary(r, "Greater", 1, [](const Expr& a, const Expr& b, DType, A) { return gt(a, b); });
   add_binary(r, "Less", 1, [](const Expr& a, const Expr& b, DType, A) { return lt(a, b); });
   add_binary(r, "GreaterOrEqual", 1, [](const Expr& a, const Expr& b, DType, A) { return ge(a, b); });

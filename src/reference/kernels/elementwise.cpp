@@ -149,6 +149,12 @@ void register_math(KernelRegistry& r) {
   r.add("Abs", unary<TypeClass::kNumeric>([](auto x) { return x < decltype(x)(0) ? wrap_neg(x) : x; }));
   r.add("Sign", unary<TypeClass::kNumeric>([](auto x) { return sign_of(x); }));
   r.add("Not", unary<TypeClass::kBool>([](auto x) { return !x; }));
+  r.add("BitwiseNot", unary<TypeClass::kInteger>([](auto x) {
+          if constexpr (is_int_v<decltype(x)>)
+            return decltype(x)(~x);
+          else
+            return x;
+        }));
 }
 
 void register_activations(KernelRegistry& r) {

@@ -28,6 +28,10 @@ constexpr bool admits() {
     return !std::is_same_v<T, bool>;
   else if constexpr (K == TypeClass::kBool)
     return std::is_same_v<T, bool>;
+  else if constexpr (K == TypeClass::kInteger)
+    return is_int_v<T>;
+  else if constexpr (K == TypeClass::kUnsigned)
+    return is_int_v<T> && std::is_unsigned_v<T>;
   else
     return true;
 }

@@ -44,6 +44,26 @@ Kernel binary(Fn fn) {
   };
 }
 
+// fn on integers; the float instantiations the dtype dispatch also makes never run.
+template <typename C, typename Fn>
+C bits(C a, C b, Fn fn) {
+  if constexpr (is_int_v<C>)
+    return C(fn(a, b));
+  else
+    return a + b;
+}
+
+// An unsigned shift; by the type's width or more, 0.
+template <typename C>
+C shift(C a, C b, bool left) {
+  if constexpr (is_int_v<C> && std::is_unsigned_v<C>) {
+    if (b >= C(sizeof(C) * 8)) return C(0);
+    return left ? C(a << b) : C(a >> b);
+  } else {
+    return a;
+  }
+}
+
 template <typename C>
 C divide(const Node& n, C a, C b) {
   if constexpr (is_int_v<C>) {
@@ -103,6 +123,17 @@ void register_arithmetic(KernelRegistry& r) {
 void register_comparisons(KernelRegistry& r) {
   constexpr TypeClass N = TypeClass::kNumeric;
   r.add("Equal", binary<TypeClass::kAny, true>([](auto a, auto b) { return a == b; }));
+  r.add("BitwiseAnd", binary<TypeClass::kInteger>(
+                          [](auto a, auto b) { return bits(a, b, [](auto x, auto y) { return x & y; }); }));
+  r.add("BitwiseOr", binary<TypeClass::kInteger>(
+                         [](auto a, auto b) { return bits(a, b, [](auto x, auto y) { return x | y; }); }));
+  r.add("BitwiseXor", binary<TypeClass::kInteger>(
+                          [](auto a, auto b) { return bits(a, b, [](auto x, auto y) { return x ^ y; }); }));
+  r.add("BitShift", [](const Node& n, const Inputs& in, Outputs& out) {
+    bool left = n.attrs.get_string("direction") == "LEFT";
+    map_binary<TypeClass::kUnsigned, false>(n, *in[0], *in[1], out[0],
+                                            [left](auto a, auto b) { return shift(a, b, left); });
+  });
   r.add("Greater", binary<N, true>([](auto a, auto b) { return a > b; }));
   r.add("Less", binary<N, true>([](auto a, auto b) { return a < b; }));
   r.add("GreaterOrEqual", binary<N, true>([](auto a, auto b) { return a >= b; }));
