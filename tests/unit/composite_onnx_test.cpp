@@ -8,6 +8,8 @@
 // and compiled through LLVM, against values worked out by hand.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "src/driver/compile_model.h"
 #include "src/reference/executor.h"
 #include "tests/unit/onnx_model_builder.h"
@@ -219,6 +221,31 @@ TEST(CompositeOps, ResizeSpecialisesOnAKnownInputValue) {
   ASSERT_EQ(g.outputs().size(), 1u);
   EXPECT_EQ(g.outputs()[0]->type.str(), "f32[1, 1, 1, 3]");
   EXPECT_EQ(g.inputs().size(), 2u) << "the graph still declares the input";
+}
+
+// Infinities stay where they are (a product with a 0/1 matrix would make NaN of them).
+TEST(CompositeOps, CumSumAndCumProdWithInfinities) {
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const char* op : {"CumSum", "CumProd"}) {
+    for (int64_t reverse : {0, 1}) {
+      ModelBuilder b(14);
+      b.input("x", {2, 3});
+      b.int64_initializer("axis", {}, {1});
+      ModelBuilder::set_int(b.node(op, {"x", "axis"}, {"y"}, "cum"), "reverse", reverse);
+      b.output("y");
+      graph::Graph g = b.import();
+      Tensor x(DType::kF32, {2, 3});
+      std::vector<double> v = {1, inf, 2, 3, 2, -1};
+      for (int64_t i = 0; i < 6; ++i) x.set_f64(i, v[size_t(i)]);
+      bool sum = std::string(op) == "CumSum";
+      std::vector<double> want = reverse ? (sum ? std::vector<double>{inf, inf, 2, 4, 1, -1}
+                                                : std::vector<double>{inf, inf, 2, -6, -2, -1})
+                                         : (sum ? std::vector<double>{1, inf, inf, 3, 5, 4}
+                                                : std::vector<double>{1, inf, inf, 3, 6, -6});
+      SCOPED_TRACE(std::string(op) + (reverse ? " reverse" : ""));
+      expect_both(g, {x}, want);
+    }
+  }
 }
 
 }  // namespace

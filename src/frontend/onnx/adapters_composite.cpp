@@ -1,9 +1,8 @@
 // Ops that ONNX defines as compositions of others become those graph ops:
-// Hardmax (ArgMax compared with the positions along the axis), OneHot (the
-// same comparison with the indices), LpNormalization (a division by the
-// norm), LpPool (an average pool of |x|^p scaled to a sum), EyeLike (a
-// constant) and MeanVarianceNormalization. Fusion puts each back into one or
-// two kernels, so a dedicated lowering would only repeat the rules.
+// CumSum and CumProd (a masked sum or product over the axis), Hardmax (ArgMax compared with the positions
+// along the axis), OneHot (the same comparison with the indices), LpNormalization (a division by the norm),
+// LpPool (an average pool of |x|^p scaled to a sum), EyeLike (a constant) and MeanVarianceNormalization.
+// Fusion puts each back into one or two kernels, so a dedicated lowering would only repeat the rules.
 #include <numeric>
 
 #include "src/frontend/onnx/adapters.h"
@@ -162,9 +161,46 @@ void adapt_mean_variance_normalization(AdaptContext& c) {
   c.results = c.emit("Div", {centred, c.emit("Sqrt", {c.emit("Add", {variance, eps})[0]})[0]});
 }
 
+// CumSum / CumProd along one axis: y[.., i] folds x[.., j] over the j that
+// position i takes in (j <= i; j < i exclusive; mirrored reverse), as a sum or
+// product over all j of Where(takes[i, j], x[j], identity). The select, not a
+// product with a 0/1 matrix, keeps infinities and NaN where they belong; the
+// work grows with the square of the axis.
+void adapt_cumulative(AdaptContext& c) {
+  graph::Value* x = c.required_input(0, "x");
+  c.required_input(1, "axis");
+  const Tensor* axis_t = c.constant_input(1);
+  TESSEL_USER_CHECK(axis_t && axis_t->numel() == 1, c.span()) << "axis must be a constant scalar";
+  int64_t extent = 0, axis = static_axis(c, x, axis_t->get_i64(0), &extent);
+  int64_t rank = x->type.rank();
+  bool exclusive = c.int_attr("exclusive", 0) != 0, reverse = c.int_attr("reverse", 0) != 0;
+  std::vector<int64_t> perm;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis) perm.push_back(d);
+  perm.push_back(axis);  // the axis last; the permutation is its own inverse only when it is already last
+  std::vector<int64_t> back(static_cast<size_t>(rank));
+  for (int64_t d = 0; d < rank; ++d) back[size_t(perm[size_t(d)])] = d;
+  graph::Value* last = axis == rank - 1 ? x : c.transpose(x, perm);
+  Tensor takes(DType::kBool, {extent, extent});
+  for (int64_t i = 0; i < extent; ++i)
+    for (int64_t j = 0; j < extent; ++j) {
+      bool in = reverse ? j >= i : j <= i;
+      takes.set_i64(i * extent + j, in && !(exclusive && i == j));
+    }
+  bool sum = c.op == "CumSum";
+  graph::Value* row = c.emit("Unsqueeze", {last, c.i64_vector({-2})})[0];
+  graph::Value* identity = c.scalar(x->type.dtype, sum ? 0.0 : 1.0);
+  graph::Value* terms = c.emit("Where", {c.constant(std::move(takes)), row, identity})[0];
+  graph::Value* y = c.emit(sum ? "ReduceSum" : "ReduceProd", {terms, c.i64_vector({-1})},
+                           one_attr("keepdims", int64_t(0)))[0];
+  c.results = std::vector<graph::Value*>{axis == rank - 1 ? y : c.transpose(y, back)};
+}
+
 }  // namespace
 
 void register_composite_adapters(AdapterTable& t) {
+  t["CumSum"] = adapt_cumulative;
+  t["CumProd"] = adapt_cumulative;
   t["Hardmax"] = adapt_hardmax;
   t["OneHot"] = adapt_one_hot;
   t["LpNormalization"] = adapt_lp_normalization;
