@@ -11,10 +11,11 @@
 #include "src/driver/inspect.h"
 #include "src/driver/lower_job.h"
 #include "src/driver/pipeline.h"
-#include "src/driver/run_inputs.h"
 #include "src/driver/roofline.h"
+#include "src/driver/run_inputs.h"
 #include "src/driver/targets.h"
 #include "src/driver/tir_runner.h"
+#include "src/frontend/onnx/supported_ops.h"
 
 namespace tessel::cli {
 
@@ -142,6 +143,12 @@ int cmd_lower(Args& args) {
 int cmd_version(Args& args) {
   args.positionals();
   std::cout << driver::version_report();
+  return 0;
+}
+
+int cmd_ops(Args& args) {
+  TESSEL_USER_CHECK(args.positionals().empty(), Span{}) << "ops takes no arguments";
+  std::cout << onnx_frontend::ops_markdown();
   return 0;
 }
 

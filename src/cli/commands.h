@@ -13,6 +13,7 @@ int cmd_run(Args& args);
 int cmd_conformance(Args& args);
 int cmd_lower(Args& args);
 int cmd_version(Args& args);
+int cmd_ops(Args& args);
 int cmd_compile(Args& args);
 int cmd_check(Args& args);
 int cmd_target(Args& args);
@@ -269,6 +270,14 @@ places every kernel on it.
   --target SPEC   "llvm" (default: this CPU), or a CPU this one can run, e.g.
                   "llvm -mcpu=x86-64-v3" for the peak of AVX2 code here
   --remeasure     measure again and replace the cached figures
+)";
+
+inline constexpr const char* kOpsHelp = R"(usage: tessel ops
+
+Prints, as Markdown, the ONNX operators (default domain) the importer accepts,
+each with the opsets it is accepted at and whether it becomes one graph op or
+a composition of them, then the operators it refuses with the reason. The
+README's table is this output (scripts/update_readme_ops.sh).
 )";
 
 inline constexpr const char* kVersionHelp = R"(usage: tessel version

@@ -55,6 +55,7 @@ const std::map<std::string, Command>& commands() {
       {"tune", {cmd_tune, kTuneHelp}},
       {"tune-report", {cmd_tune_report, kTuneReportHelp}},
       {"version", {cmd_version, kVersionHelp}},
+      {"ops", {cmd_ops, kOpsHelp}},
   };
   return table;
 }

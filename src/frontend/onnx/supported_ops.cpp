@@ -1,0 +1,145 @@
+// What `tessel ops` prints: the default-domain operators the importer maps to
+// the graph IR (the op registry's and the adapters'), each with the first
+// opset that has it, and those it refuses with the reason.
+#include "src/frontend/onnx/supported_ops.h"
+
+#include <onnx/defs/schema.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "ir/graph/op_registry.h"
+#include "src/frontend/onnx/adapters.h"
+#include "src/frontend/onnx/importer.h"
+
+namespace tessel::onnx_frontend {
+
+namespace {
+
+// Operators newer than the ONNX library Tessel builds against, with the opset
+// that introduced them; the importer follows their current definition.
+const std::map<std::string, int>& newer_operators() {
+  static const std::map<std::string, int> ops = {
+      {"Attention", 23},
+      {"BitwiseAnd", 18},
+      {"BitwiseNot", 18},
+      {"BitwiseOr", 18},
+      {"BitwiseXor", 18},
+      {"CumProd", 26},
+      {"Gelu", 20},
+      {"GroupNormalization", 18},
+      {"Mish", 18},
+      {"RMSNormalization", 23},
+      {"RotaryEmbedding", 23},
+      {"Swish", 24},
+  };
+  return ops;
+}
+
+// The first opset of each default-domain operator the ONNX library knows.
+std::map<std::string, int> library_first_opsets() {
+  std::map<std::string, int> first;
+  for (const onnx::OpSchema& s : onnx::OpSchemaRegistry::get_all_schemas_with_history()) {
+    if (!s.domain().empty() && s.domain() != "ai.onnx") continue;
+    auto [it, inserted] = first.emplace(s.Name(), s.SinceVersion());
+    if (!inserted) it->second = std::min(it->second, s.SinceVersion());
+  }
+  return first;
+}
+
+// Why the big families are left out; any other gap is not implemented yet.
+const std::map<std::string, std::string>& gap_reasons() {
+  static const std::map<std::string, std::string> reasons = {
+      {"If", "control flow (subgraphs) is not imported yet"},
+      {"Loop", "control flow (subgraphs) is not imported yet"},
+      {"Scan", "control flow (subgraphs) is not imported yet"},
+      {"LSTM", "recurrent nets are not lowered yet"},
+      {"GRU", "recurrent nets are not lowered yet"},
+      {"RNN", "recurrent nets are not lowered yet"},
+      {"NonMaxSuppression", "its output's size depends on the data; run-time shapes are not planned yet"},
+      {"NonZero", "its output's size depends on the data; run-time shapes are not planned yet"},
+      {"Unique", "its output's size depends on the data; run-time shapes are not planned yet"},
+      {"Compress", "its output's size depends on the data; run-time shapes are not planned yet"},
+      {"StringNormalizer", "string tensors are not supported"},
+      {"TfIdfVectorizer", "string tensors are not supported"},
+      {"RandomNormal", "random generators are not supported: a compiled model is deterministic"},
+      {"RandomNormalLike", "random generators are not supported: a compiled model is deterministic"},
+      {"RandomUniform", "random generators are not supported: a compiled model is deterministic"},
+      {"RandomUniformLike", "random generators are not supported: a compiled model is deterministic"},
+      {"Multinomial", "random generators are not supported: a compiled model is deterministic"},
+      {"Bernoulli", "random generators are not supported: a compiled model is deterministic"},
+      {"SequenceAt", "sequence values are not supported"},
+      {"SequenceConstruct", "sequence values are not supported"},
+      {"SequenceEmpty", "sequence values are not supported"},
+      {"SequenceErase", "sequence values are not supported"},
+      {"SequenceInsert", "sequence values are not supported"},
+      {"SequenceLength", "sequence values are not supported"},
+      {"SplitToSequence", "sequence values are not supported"},
+      {"ConcatFromSequence", "sequence values are not supported"},
+      {"Optional", "optional values are not supported"},
+      {"OptionalGetElement", "optional values are not supported"},
+      {"OptionalHasElement", "optional values are not supported"},
+  };
+  return reasons;
+}
+
+bool is_supported_op(const std::string& op) {
+  return op == "Constant" || adapters().count(op) || graph::OpRegistry::global().find(op) != nullptr;
+}
+
+}  // namespace
+
+std::vector<OpSupport> supported_ops() {
+  std::map<std::string, int> first = library_first_opsets();
+  for (const auto& [op, since] : newer_operators()) first.emplace(op, since);
+  std::vector<OpSupport> out;
+  for (const auto& [op, since] : first)
+    if (is_supported_op(op) && since <= kMaxOpset)
+      out.push_back({op, std::max(since, kMinOpset), adapters().count(op) > 0});
+  return out;
+}
+
+std::vector<std::string> unlisted_accepted_ops() {
+  std::map<std::string, int> first = library_first_opsets();
+  std::set<std::string> accepted;
+  for (const auto& [op, adapter] : adapters()) accepted.insert(op);
+  for (const std::string& op : graph::OpRegistry::global().names()) accepted.insert(op);
+  std::vector<std::string> out;
+  for (const std::string& op : accepted)
+    if (!first.count(op) && !newer_operators().count(op)) out.push_back(op);
+  return out;
+}
+
+std::vector<OpGap> unsupported_ops() {
+  std::vector<OpGap> out;
+  for (const auto& [op, since] : library_first_opsets()) {
+    if (is_supported_op(op)) continue;
+    auto it = gap_reasons().find(op);
+    out.push_back({op, it != gap_reasons().end() ? it->second : "not implemented yet"});
+  }
+  return out;
+}
+
+std::string ops_markdown() {
+  std::ostringstream os;
+  std::vector<OpSupport> ops = supported_ops();
+  os << "| operator | opsets | imported as |\n|---|---|---|\n";
+  for (const OpSupport& o : ops)
+    os << "| " << o.op << " | " << o.first_opset << "–" << kMaxOpset << " | "
+       << (o.composed ? "graph ops (a composition)" : "one graph op") << " |\n";
+  os << "\n"
+     << ops.size() << " operators. Not supported (operators of the ONNX library Tessel builds "
+     << "against that the importer refuses):\n\n";
+  std::map<std::string, std::vector<std::string>> by_reason;
+  for (const OpGap& g : unsupported_ops()) by_reason[g.reason].push_back(g.op);
+  for (const auto& [reason, names] : by_reason) {
+    os << "- " << reason << ":";
+    for (size_t i = 0; i < names.size(); ++i) os << (i ? ", " : " ") << names[i];
+    os << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace tessel::onnx_frontend
