@@ -248,5 +248,28 @@ TEST(CompositeOps, CumSumAndCumProdWithInfinities) {
   }
 }
 
+// Ties keep their order by position; NaN counts as above every number.
+TEST(CompositeOps, TopKWithTiesAndNaN) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (int64_t largest : {1, 0}) {
+    ModelBuilder b(11);
+    b.input("x", {6});
+    b.int64_initializer("k", {1}, {4});
+    ModelBuilder::set_int(b.node("TopK", {"x", "k"}, {"values", "indices"}, "top"), "largest", largest);
+    b.output("values");
+    b.output("indices");
+    graph::Graph g = b.import();
+    Tensor x(DType::kF32, {6});
+    std::vector<double> v = {2, nan, 5, 2, -1, 5};
+    for (int64_t i = 0; i < 6; ++i) x.set_f64(i, v[size_t(i)]);
+    std::vector<double> want = largest ? std::vector<double>{1, 2, 5, 0} : std::vector<double>{4, 0, 3, 2};
+    SCOPED_TRACE(largest ? "largest" : "smallest");
+    std::vector<Tensor> ref = reference::Executor(g).run({x});
+    EXPECT_EQ(ref[1].to_f64_vector(), want) << "reference";
+    driver::JitModel jit(driver::compile_graph(g, {}));
+    EXPECT_EQ(jit.run({x})[1].to_f64_vector(), want) << "LLVM";
+  }
+}
+
 }  // namespace
 }  // namespace tessel::onnx_test

@@ -144,6 +144,7 @@ const AdapterTable& adapters() {
     register_transformer_adapters(t);
     register_resize_adapters(t);
     register_quantize_adapters(t);
+    register_generator_adapters(t);
     return t;
   }();
   return table;

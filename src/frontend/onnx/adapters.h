@@ -83,6 +83,7 @@ void register_loss_adapters(AdapterTable& t);
 void register_composite_adapters(AdapterTable& t);
 void register_resize_adapters(AdapterTable& t);
 void register_quantize_adapters(AdapterTable& t);
+void register_generator_adapters(AdapterTable& t);
 void register_transformer_adapters(AdapterTable& t);  // and Attention's below
 void register_attention_adapter(AdapterTable& t);
 

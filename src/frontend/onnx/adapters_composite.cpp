@@ -196,9 +196,68 @@ void adapt_cumulative(AdaptContext& c) {
   c.results = std::vector<graph::Value*>{axis == rank - 1 ? y : c.transpose(y, back)};
 }
 
+// a ranks before b: greater (smaller when !largest), NaN above every number;
+// equal values keep their order by position (before: position of b < a's).
+graph::Value* ranks_before(AdaptContext& c, graph::Value* a, graph::Value* b, bool largest,
+                           graph::Value* earlier) {
+  graph::Value* beats = c.emit(largest ? "Greater" : "Less", {b, a})[0];  // false where either is NaN
+  graph::Value* same = c.emit("Equal", {b, a})[0];
+  if (is_float(a->type.dtype)) {
+    graph::Value *nan_a = c.emit("IsNaN", {a})[0], *nan_b = c.emit("IsNaN", {b})[0];
+    graph::Value* nan_first = largest ? c.emit("And", {nan_b, c.emit("Not", {nan_a})[0]})[0]
+                                      : c.emit("And", {nan_a, c.emit("Not", {nan_b})[0]})[0];
+    beats = c.emit("Or", {beats, nan_first})[0];
+    same = c.emit("Or", {same, c.emit("And", {nan_a, nan_b})[0]})[0];
+  }
+  return c.emit("Or", {beats, c.emit("And", {same, earlier})[0]})[0];
+}
+
+// TopK: each element's rank is the number of elements ranked before it (a
+// permutation, ties broken by position as ONNX asks); output p is the element
+// of rank p. The comparison of every pair makes it quadratic in the axis.
+void adapt_top_k(AdaptContext& c) {
+  graph::Value* x = c.required_input(0, "X");
+  c.required_input(1, "K");
+  const Tensor* k_t = c.constant_input(1);
+  TESSEL_USER_CHECK(k_t && k_t->numel() == 1, c.span())
+      << "K must be a constant (it decides the outputs' shape)";
+  int64_t n = 0, axis = static_axis(c, x, c.int_attr("axis", -1), &n), rank = x->type.rank(),
+          k = k_t->get_i64(0);
+  TESSEL_USER_CHECK(k >= 0 && k <= n, c.span()) << "K = " << k << " is outside [0, " << n << "]";
+  bool largest = c.int_attr("largest", 1) != 0;
+  std::vector<int64_t> perm, back(static_cast<size_t>(rank));
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis) perm.push_back(d);
+  perm.push_back(axis);
+  for (int64_t d = 0; d < rank; ++d) back[size_t(perm[size_t(d)])] = d;
+  graph::Value* last = axis == rank - 1 ? x : c.transpose(x, perm);
+  graph::Value* mine = c.emit("Unsqueeze", {last, c.i64_vector({-1})})[0];   // [.., n (i), 1]
+  graph::Value* other = c.emit("Unsqueeze", {last, c.i64_vector({-2})})[0];  // [.., 1, n (j)]
+  Tensor earlier_t(DType::kBool, {n, n});
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j) earlier_t.set_i64(i * n + j, j < i);
+  graph::Value* before = ranks_before(c, mine, other, largest, c.constant(std::move(earlier_t)));
+  graph::Attrs drop = one_attr("keepdims", int64_t(0));
+  graph::Value* ranks = c.emit("ReduceSum", {c.cast(before, DType::kI64), c.i64_vector({-1})}, drop)[0];
+  std::vector<int64_t> wanted(static_cast<size_t>(k));
+  for (int64_t p = 0; p < k; ++p) wanted[size_t(p)] = p;
+  graph::Value* places = c.constant(Tensor::from_i64(wanted, {k, 1}));
+  graph::Value* hit = c.emit("Equal", {c.emit("Unsqueeze", {ranks, c.i64_vector({-2})})[0], places})[0];
+  graph::Attrs along = one_attr("axis", int64_t(-1));
+  along.set("keepdims", int64_t(0));
+  graph::Value* indices = c.emit("ArgMax", {c.cast(hit, DType::kI32)}, along)[0];
+  graph::Value* values = c.emit("GatherElements", {last, indices}, one_attr("axis", int64_t(-1)))[0];
+  if (axis != rank - 1) {
+    values = c.transpose(values, back);
+    indices = c.transpose(indices, back);
+  }
+  c.results = std::vector<graph::Value*>{values, indices};
+}
+
 }  // namespace
 
 void register_composite_adapters(AdapterTable& t) {
+  t["TopK"] = adapt_top_k;
   t["CumSum"] = adapt_cumulative;
   t["CumProd"] = adapt_cumulative;
   t["Hardmax"] = adapt_hardmax;
