@@ -44,7 +44,18 @@ typedef enum tessel_dtype {
   TESSEL_I16 = 9,
   TESSEL_U16 = 10,
   TESSEL_U32 = 11,
-  TESSEL_U64 = 12
+  TESSEL_U64 = 12,
+  /* One code per byte; the 4- and 2-bit types in the low bits of their byte. */
+  TESSEL_F8E4M3FN = 13,
+  TESSEL_F8E4M3FNUZ = 14,
+  TESSEL_F8E5M2 = 15,
+  TESSEL_F8E5M2FNUZ = 16,
+  TESSEL_F8E8M0 = 17,
+  TESSEL_F4E2M1 = 18,
+  TESSEL_I4 = 19,
+  TESSEL_U4 = 20,
+  TESSEL_I2 = 21,
+  TESSEL_U2 = 22
 } tessel_dtype;
 
 typedef enum tessel_status {

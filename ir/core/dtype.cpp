@@ -24,6 +24,7 @@ size_t dtype_size(DType t) {
     case DType::kI8:
     case DType::kU8:
     case DType::kBool: return 1;
+    default: return 1;  // the storage-only types
   }
   TESSEL_ICHECK(false) << "unknown dtype";
   return 0;
@@ -44,6 +45,16 @@ std::string_view dtype_name(DType t) {
     case DType::kU16: return "u16";
     case DType::kU32: return "u32";
     case DType::kU64: return "u64";
+    case DType::kF8E4M3FN: return "f8e4m3fn";
+    case DType::kF8E4M3FNUZ: return "f8e4m3fnuz";
+    case DType::kF8E5M2: return "f8e5m2";
+    case DType::kF8E5M2FNUZ: return "f8e5m2fnuz";
+    case DType::kF8E8M0: return "f8e8m0";
+    case DType::kF4E2M1: return "f4e2m1";
+    case DType::kI4: return "i4";
+    case DType::kU4: return "u4";
+    case DType::kI2: return "i2";
+    case DType::kU2: return "u2";
   }
   return "?";
 }
@@ -72,6 +83,15 @@ bool is_integer(DType t) {
 }
 bool is_signed(DType t) {
   return is_float(t) || t == DType::kI8 || t == DType::kI16 || t == DType::kI32 || t == DType::kI64;
+}
+
+bool is_small(DType t) {
+  return t >= DType::kF8E4M3FN && t <= DType::kU2;
+}
+
+small_types::Format small_format(DType t) {
+  TESSEL_ICHECK(is_small(t)) << dtype_name(t) << " is not a storage-only type";
+  return small_types::Format(int(t) - int(DType::kF8E4M3FN));
 }
 
 float half_to_float(Half h) {

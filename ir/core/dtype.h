@@ -7,14 +7,44 @@
 #include <string>
 #include <string_view>
 
+#include "ir/core/small_types.h"
+
 namespace tessel {
 
 // New dtypes go at the end: the numbers are stored in model libraries and plans.
-enum class DType : uint8_t { kF32, kF16, kBF16, kF64, kI8, kU8, kI32, kI64, kBool, kI16, kU16, kU32, kU64 };
+enum class DType : uint8_t {
+  kF32,
+  kF16,
+  kBF16,
+  kF64,
+  kI8,
+  kU8,
+  kI32,
+  kI64,
+  kBool,
+  kI16,
+  kU16,
+  kU32,
+  kU64,
+  // The storage-only types of small_types.h, one per byte: they are cast,
+  // moved and (de)quantized, never computed on.
+  kF8E4M3FN,
+  kF8E4M3FNUZ,
+  kF8E5M2,
+  kF8E5M2FNUZ,
+  kF8E8M0,
+  kF4E2M1,
+  kI4,
+  kU4,
+  kI2,
+  kU2,
+};
 
-inline constexpr DType kAllDTypes[] = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64, DType::kI8,
-                                       DType::kU8,  DType::kI16, DType::kU16,  DType::kI32, DType::kU32,
-                                       DType::kI64, DType::kU64, DType::kBool};
+inline constexpr DType kAllDTypes[] = {
+    DType::kF32,    DType::kF16,      DType::kBF16,       DType::kF64,    DType::kI8,         DType::kU8,
+    DType::kI16,    DType::kU16,      DType::kI32,        DType::kU32,    DType::kI64,        DType::kU64,
+    DType::kBool,   DType::kF8E4M3FN, DType::kF8E4M3FNUZ, DType::kF8E5M2, DType::kF8E5M2FNUZ, DType::kF8E8M0,
+    DType::kF4E2M1, DType::kI4,       DType::kU4,         DType::kI2,     DType::kU2};
 
 size_t dtype_size(DType t);
 std::string_view dtype_name(DType t);  // "f32", "i64", "bool", ...
@@ -22,6 +52,9 @@ std::optional<DType> dtype_from_name(std::string_view name);
 bool is_float(DType t);    // f32, f16, bf16, f64
 bool is_integer(DType t);  // i8, u8, i16, u16, i32, u32, i64, u64 (not bool)
 bool is_signed(DType t);
+// The storage-only types (f8*, f4e2m1, i4, u4, i2, u2) and their format.
+bool is_small(DType t);
+small_types::Format small_format(DType t);  // an internal error for other dtypes
 
 // Storage types of the 16-bit floats: the bits, converted explicitly.
 struct Half {
@@ -62,6 +95,12 @@ struct DTypeStorage<DType::kU32> {
 template <>
 struct DTypeStorage<DType::kU64> {
   using type = uint64_t;
+};
+
+// A storage-only element: its code, one per byte (small_types.h decodes it).
+template <small_types::Format F>
+struct SmallBits {
+  uint8_t bits;
 };
 
 }  // namespace tessel

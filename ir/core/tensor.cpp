@@ -16,7 +16,10 @@ constexpr int64_t kMaxBytes = int64_t(1) << 40;  // refuse sizes no machine here
 template <typename T>
 double load_as_double(const void* p, int64_t i) {
   const T* d = static_cast<const T*>(p);
-  if constexpr (std::is_same_v<T, Half>) return half_to_float(d[i]);
+  if constexpr (is_small_bits_v<T>)
+    return small_types::decode(small_format_of<T>(), d[i].bits);
+  else if constexpr (std::is_same_v<T, Half>)
+    return half_to_float(d[i]);
   else if constexpr (std::is_same_v<T, BFloat16>) return bf16_to_float(d[i]);
   else return double(d[i]);
 }
@@ -24,11 +27,24 @@ double load_as_double(const void* p, int64_t i) {
 template <typename T>
 void store_from_double(void* p, int64_t i, double v) {
   T* d = static_cast<T*>(p);
-  if constexpr (std::is_same_v<T, Half>) d[i] = float_to_half(float(v));
+  if constexpr (is_small_bits_v<T>)
+    d[i].bits = small_types::encode(small_format_of<T>(), v, true);
+  else if constexpr (std::is_same_v<T, Half>)
+    d[i] = float_to_half(float(v));
   else if constexpr (std::is_same_v<T, BFloat16>) d[i] = float_to_bf16(float(v));
   else if constexpr (std::is_same_v<T, bool>) d[i] = v != 0.0;
   else if constexpr (std::is_integral_v<T>) d[i] = T(int64_t(v));
   else d[i] = T(v);
+}
+
+// An integer into a storage-only element: its low bits for the small
+// integers (no trip through double), else the float encoding.
+template <small_types::Format F>
+void set_small(SmallBits<F>& element, int64_t v) {
+  if constexpr (small_types::is_integer_format(F))
+    element.bits = uint8_t(uint64_t(v) & ((1u << small_types::width_bits(F)) - 1));
+  else
+    element.bits = small_types::encode(F, double(v), true);
 }
 
 }  // namespace
@@ -88,8 +104,12 @@ double Tensor::get_f64(int64_t i) const {
 int64_t Tensor::get_i64(int64_t i) const {
   return dispatch_dtype(dtype_, [&](auto t) -> int64_t {
     using T = decltype(t);
-    if constexpr (std::is_integral_v<T>) return int64_t(data<T>()[i]);
-    else return int64_t(load_as_double<T>(raw(), i));
+    if constexpr (std::is_integral_v<T>) {
+      return int64_t(data<T>()[i]);
+    } else {
+      double v = load_as_double<T>(raw(), i);  // x86's conversion: NaN and out-of-range values give INT64_MIN
+      return (v >= -9223372036854775808.0 && v < 9223372036854775808.0) ? int64_t(v) : INT64_MIN;
+    }
   });
 }
 
@@ -102,6 +122,8 @@ void Tensor::set_i64(int64_t i, int64_t v) {
     using T = decltype(t);
     if constexpr (std::is_same_v<T, bool>) data<T>()[i] = v != 0;
     else if constexpr (std::is_integral_v<T>) data<T>()[i] = T(v);
+    else if constexpr (is_small_bits_v<T>)
+      set_small(data<T>()[i], v);
     else store_from_double<T>(raw(), i, double(v));
   });
 }

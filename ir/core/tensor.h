@@ -80,6 +80,20 @@ class Tensor {
   std::shared_ptr<std::byte[]> data_;
 };
 
+template <typename T>
+inline constexpr bool is_small_bits_v = false;
+template <small_types::Format F>
+inline constexpr bool is_small_bits_v<SmallBits<F>> = true;
+template <small_types::Format F>
+constexpr small_types::Format small_format_of_tag(SmallBits<F>) {
+  return F;
+}
+// The format of a SmallBits storage type.
+template <typename T>
+constexpr small_types::Format small_format_of() {
+  return small_format_of_tag(T{});
+}
+
 // Calls f(T{}) with T the storage type of dtype, for generic kernels.
 template <typename F>
 decltype(auto) dispatch_dtype(DType dtype, F&& f) {
@@ -97,6 +111,16 @@ decltype(auto) dispatch_dtype(DType dtype, F&& f) {
     case DType::kU16: return f(uint16_t{});
     case DType::kU32: return f(uint32_t{});
     case DType::kU64: return f(uint64_t{});
+    case DType::kF8E4M3FN: return f(SmallBits<small_types::Format::kE4M3FN>{});
+    case DType::kF8E4M3FNUZ: return f(SmallBits<small_types::Format::kE4M3FNUZ>{});
+    case DType::kF8E5M2: return f(SmallBits<small_types::Format::kE5M2>{});
+    case DType::kF8E5M2FNUZ: return f(SmallBits<small_types::Format::kE5M2FNUZ>{});
+    case DType::kF8E8M0: return f(SmallBits<small_types::Format::kE8M0>{});
+    case DType::kF4E2M1: return f(SmallBits<small_types::Format::kE2M1>{});
+    case DType::kI4: return f(SmallBits<small_types::Format::kI4>{});
+    case DType::kU4: return f(SmallBits<small_types::Format::kU4>{});
+    case DType::kI2: return f(SmallBits<small_types::Format::kI2>{});
+    case DType::kU2: return f(SmallBits<small_types::Format::kU2>{});
   }
   TESSEL_ICHECK(false) << "unknown dtype";
   return f(float{});

@@ -1,6 +1,8 @@
 // Op schemas: validation, the infer context, and the global registry.
 #include "ir/graph/op_registry.h"
 
+#include <set>
+
 #include "ir/graph/ops/register.h"
 
 namespace tessel::graph {
@@ -134,9 +136,26 @@ OpPattern pattern_of(const Node& node) {
   return schema ? schema->pattern : OpPattern::kOpaque;
 }
 
+namespace {
+
+// The storage-only types are cast and moved, never computed on: an op that
+// would read their codes as numbers is refused rather than run on bits.
+void check_storage_only_inputs(const Node& node) {
+  static const std::set<std::string> kMovesOrCasts = {
+      "Cast",  "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat",
+      "Split", "Slice",    "Gather",  "Expand",  "Tile",    "Shape",     "Size",      "Dropout"};
+  if (kMovesOrCasts.count(node.op)) return;
+  for (const Value* in : node.inputs)
+    TESSEL_USER_CHECK(!in || !is_small(in->type.dtype), node.span())
+        << node.op << " does not compute on " << dtype_name(in->type.dtype) << " tensors; Cast them first";
+}
+
+}  // namespace
+
 void infer_node(Node& node) {
   const OpSchema* schema = OpRegistry::global().find(node.op);
   TESSEL_USER_CHECK(schema != nullptr, node.span()) << "unsupported op '" << node.op << "'";
+  check_storage_only_inputs(node);
   schema->validate(node);
   InferContext ctx = run_shape_function(node);
   for (size_t i = 0; i < node.outputs.size(); ++i) {

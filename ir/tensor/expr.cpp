@@ -61,7 +61,8 @@ Var var(std::string name, DType dtype) {
   return make_ref<VarNode>(std::move(name), dtype);
 }
 Expr int_imm(int64_t value, DType dtype) {
-  TESSEL_ICHECK(is_integer(dtype) || dtype == DType::kBool) << dtype_name(dtype);
+  TESSEL_ICHECK(is_integer(dtype) || dtype == DType::kBool || is_small(dtype))
+      << dtype_name(dtype);  // small: a code
   return make_ref<IntImmNode>(dtype, value);
 }
 Expr float_imm(double value, DType dtype) {

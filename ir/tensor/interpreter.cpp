@@ -40,7 +40,9 @@ std::unique_ptr<BufInst> bind_input(const BufferNode& buffer, const Tensor& tens
   NumClass cls = num_class(buffer.dtype);
   for_each_element(buffer, [&](int64_t linear, int64_t offset) {
     Value& v = buf->data[size_t(offset)];
-    if (cls == NumClass::kI)
+    if (is_small(buffer.dtype))  // the interpreter holds the code
+      v = int_value(static_cast<const uint8_t*>(tensor.raw())[linear]);
+    else if (cls == NumClass::kI)
       v = int_value(tensor.get_i64(linear));
     else if (cls == NumClass::kF)
       v = float_value(float(tensor.get_f64(linear)));
@@ -56,7 +58,9 @@ Tensor read_output(const BufInst& buf) {
   NumClass cls = num_class(buffer.dtype);
   for_each_element(buffer, [&](int64_t linear, int64_t offset) {
     Value v = buf.data[size_t(offset)];
-    if (cls == NumClass::kI)
+    if (is_small(buffer.dtype))
+      static_cast<uint8_t*>(out.raw())[linear] = uint8_t(v.i);
+    else if (cls == NumClass::kI)
       out.set_i64(linear, v.i);
     else
       out.set_f64(linear, cls == NumClass::kF ? double(v.f) : v.d);

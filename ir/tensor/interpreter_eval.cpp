@@ -24,12 +24,36 @@ Value call_value(Intrinsic op, T x, T y) {
     return double_value(r);
 }
 
+Value convert_integer_or_bool(double d, DType to) {
+  if (to == DType::kBool) return int_value(d != 0);
+  return int_value(wrap_to(to, float_to_int(d)));
+}
+
 [[noreturn]] void no_float_bits() {
   TESSEL_ICHECK(false) << "a bitwise operation on floats";
   std::abort();
 }
 
+// Casts from and to the storage-only types, whose values are their codes.
+Value convert_small(Value v, DType from, DType to) {
+  NumClass fc = num_class(from);
+  if (is_small(from)) {
+    double d = small_types::decode(small_format(from), uint8_t(v.i));
+    if (is_small(to)) return int_value(small_types::encode(small_format(to), d, true));
+    if (is_integer(to) || to == DType::kBool) return convert_integer_or_bool(d, to);
+    return to == DType::kF64 ? double_value(d) : float_value(float(float_stored_value(to, d)));
+  }
+  small_types::Format f = small_format(to);
+  if (small_types::is_integer_format(f) && fc == NumClass::kI)
+    return int_value(int64_t(uint64_t(v.i) & ((1u << small_types::width_bits(f)) - 1)));
+  double d = fc == NumClass::kI   ? (from == DType::kU64 ? double(uint64_t(v.i)) : double(v.i))
+             : fc == NumClass::kF ? double(v.f)
+                                  : v.d;
+  return int_value(small_types::encode(f, d, true));
+}
+
 Value convert(Value v, DType from, DType to) {
+  if (is_small(from) || is_small(to)) return convert_small(v, from, to);
   NumClass fc = num_class(from);
   if (to == DType::kBool)
     return int_value(fc == NumClass::kI ? v.i != 0 : fc == NumClass::kF ? v.f != 0 : v.d != 0);

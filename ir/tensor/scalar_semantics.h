@@ -16,6 +16,8 @@ namespace tessel::tir {
 
 // The value a dtype stores for v: integers keep their low bits (two's complement), bool is v != 0.
 inline int64_t wrap_to(DType t, int64_t v) {
+  if (is_small(t))
+    return int64_t(uint64_t(v) & ((1u << small_types::width_bits(small_format(t))) - 1));  // a code
   switch (t) {
     case DType::kI32: return int32_t(v);
     case DType::kI8: return int8_t(v);

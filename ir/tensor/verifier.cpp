@@ -135,7 +135,7 @@ class Verifier {
     if (is_binary(n.kind)) return binary(n);
     switch (n.kind) {
       case ExprKind::kIntImm:
-        if (!is_integer(n.dtype) && n.dtype != DType::kBool)
+        if (!is_integer(n.dtype) && n.dtype != DType::kBool && !is_small(n.dtype))
           report("integer constant of dtype " + dtype_str(e));
         return;
       case ExprKind::kFloatImm:

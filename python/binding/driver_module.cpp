@@ -65,9 +65,9 @@ std::string numpy_dtype(DType t) {
     case DType::kU16: return "uint16";
     case DType::kU32: return "uint32";
     case DType::kU64: return "uint64";
-    case DType::kBF16: break;
+    default: break;  // bf16 and the storage-only types
   }
-  TESSEL_USER_CHECK(false, Span{}) << "bf16 tensors have no numpy type";
+  TESSEL_USER_CHECK(false, Span{}) << dtype_name(t) << " tensors have no numpy type";
   return "";
 }
 

@@ -25,6 +25,17 @@ DTYPES = {
     10: ("u16", np.dtype(np.uint16)),
     11: ("u32", np.dtype(np.uint32)),
     12: ("u64", np.dtype(np.uint64)),
+    # The storage-only types: numpy has none (their codes can be passed as uint8).
+    13: ("f8e4m3fn", None),
+    14: ("f8e4m3fnuz", None),
+    15: ("f8e5m2", None),
+    16: ("f8e5m2fnuz", None),
+    17: ("f8e8m0", None),
+    18: ("f4e2m1", None),
+    19: ("i4", None),
+    20: ("u4", None),
+    21: ("i2", None),
+    22: ("u2", None),
 }
 
 

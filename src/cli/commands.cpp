@@ -15,7 +15,6 @@
 #include "src/driver/run_inputs.h"
 #include "src/driver/targets.h"
 #include "src/driver/tir_runner.h"
-#include "src/frontend/onnx/supported_ops.h"
 
 namespace tessel::cli {
 
@@ -148,7 +147,7 @@ int cmd_version(Args& args) {
 
 int cmd_ops(Args& args) {
   TESSEL_USER_CHECK(args.positionals().empty(), Span{}) << "ops takes no arguments";
-  std::cout << onnx_frontend::ops_markdown();
+  std::cout << driver::supported_ops_report();
   return 0;
 }
 

@@ -7,6 +7,7 @@
 
 #include "ir/graph/op_registry.h"
 #include "ir/graph/printer.h"
+#include "src/frontend/onnx/supported_ops.h"
 
 namespace tessel::driver {
 
@@ -60,6 +61,10 @@ void print_inspection(const graph::Graph& g, std::ostream& out) {
 
 std::string graph_text(const graph::Graph& g) {
   return graph::print_graph(g);
+}
+
+std::string supported_ops_report() {
+  return onnx_frontend::ops_markdown();
 }
 
 }  // namespace tessel::driver

@@ -18,5 +18,7 @@ ModelSummary summarize(const graph::Graph& g);
 void print_inspection(const graph::Graph& g, std::ostream& out);
 // The graph IR as text (graph::print_graph).
 std::string graph_text(const graph::Graph& g);
+// `tessel ops`: the supported ONNX operators as Markdown (onnx_frontend::ops_markdown).
+std::string supported_ops_report();
 
 }  // namespace tessel::driver

@@ -28,15 +28,15 @@ std::string descr_of(DType t) {
     case DType::kU16: return "<u2";
     case DType::kU32: return "<u4";
     case DType::kU64: return "<u8";
-    case DType::kBF16: break;
+    default: break;  // bf16 and the storage-only types
   }
-  TESSEL_USER_ERROR(Span{}) << "bf16 tensors cannot be stored as .npy";
+  TESSEL_USER_ERROR(Span{}) << dtype_name(t) << " tensors cannot be stored as .npy (numpy has no such type)";
   return "";
 }
 
 DType dtype_of_descr(const std::string& d, const std::string& path) {
   for (DType t : kAllDTypes)
-    if (t != DType::kBF16 && descr_of(t) == d) return t;
+    if (t != DType::kBF16 && !is_small(t) && descr_of(t) == d) return t;
   if (d == "=f4") return DType::kF32;
   TESSEL_USER_ERROR(Span{}) << path << ": unsupported .npy dtype '" << d << "'";
   return DType::kF32;

@@ -33,6 +33,11 @@ void tessel_rt_kernel_error(const char* format, const int64_t* values, int32_t c
 void* tessel_rt_scratch_alloc(uint64_t bytes);
 void tessel_rt_scratch_free(void* ptr);
 
+/* The storage-only element types (ir/core/small_types.h; `format` is its
+ * Format): a code decoded to a double, a double encoded to a code. */
+double tessel_rt_small_decode(int32_t code, int32_t format);
+int32_t tessel_rt_small_encode(double x, int32_t format, int32_t saturate);
+
 /* Emitted by the compiler into every model object file. */
 extern const uint8_t tessel_model_plan[]; /* serialize_plan's bytes (src/runtime/plan.h) */
 extern const uint64_t tessel_model_plan_size;

@@ -164,9 +164,12 @@ void validate_outputs(const Plan& plan) {
 }  // namespace
 
 // Indexed by tessel_dtype.
-constexpr size_t kDtypeBytes[] = {4, 2, 2, 8, 1, 1, 4, 8, 1, 2, 2, 4, 8};
-constexpr const char* kDtypeNames[] = {"f32", "f16",  "bf16", "f64", "i8",  "u8", "i32",
-                                       "i64", "bool", "i16",  "u16", "u32", "u64"};
+// The storage-only types (13 on) hold one code per byte.
+constexpr size_t kDtypeBytes[] = {4, 2, 2, 8, 1, 1, 4, 8, 1, 2, 2, 4, 8, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+constexpr const char* kDtypeNames[] = {"f32",    "f16",      "bf16",       "f64",    "i8",         "u8",
+                                       "i32",    "i64",      "bool",       "i16",    "u16",        "u32",
+                                       "u64",    "f8e4m3fn", "f8e4m3fnuz", "f8e5m2", "f8e5m2fnuz", "f8e8m0",
+                                       "f4e2m1", "i4",       "u4",         "i2",     "u2"};
 static_assert(std::size(kDtypeBytes) == std::size(kDtypeNames));
 
 size_t dtype_bytes(uint8_t dtype) {

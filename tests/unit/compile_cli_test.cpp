@@ -373,8 +373,8 @@ TEST(CompileCli, UnknownTargetsAndTargetOptions) {
   EXPECT_FALSE(fs::exists(dir / "m.so")) << "nothing is written when the options are wrong";
 }
 
-// x: f32[4] -> TopK(x, k) -> values, an op Tessel does not support.
-onnx::ModelProto model_with_topk() {
+// x: f32[4] -> ReverseSequence(x, k) -> values, an op Tessel does not support.
+onnx::ModelProto model_with_unsupported_op() {
   onnx::ModelProto m;
   m.set_ir_version(8);
   m.add_opset_import()->set_version(17);
@@ -390,27 +390,26 @@ onnx::ModelProto model_with_topk() {
   k->add_dims(1);
   k->add_int64_data(2);
   onnx::NodeProto* n = g->add_node();
-  n->set_op_type("TopK");
-  n->set_name("top_two");
+  n->set_op_type("ReverseSequence");
+  n->set_name("reverse");
   n->add_input("x");
   n->add_input("k");
   n->add_output("values");
-  n->add_output("indices");
   g->add_output()->set_name("values");
   return m;
 }
 
 TEST(CompileCli, CompileOfAnUnsupportedOpNamesTheOpAndTheNode) {
   TempDir dir;
-  fs::path model = dir / "topk.onnx";
+  fs::path model = dir / "unsupported.onnx";
   {
     std::ofstream out(model, std::ios::binary);
-    model_with_topk().SerializeToOstream(&out);
+    model_with_unsupported_op().SerializeToOstream(&out);
   }
   expect_user_error(tessel({"compile", model.string(), "-o", (dir / "m.so").string()}),
-                    model.string() + ": unsupported ops: TopK (node 'top_two')");
-  expect_user_error(tessel({"run", model.string()}), "unsupported ops: TopK (node 'top_two')");
-  expect_user_error(tessel({"check", model.string()}), "unsupported ops: TopK (node 'top_two')");
+                    model.string() + ": unsupported ops: ReverseSequence (node 'reverse')");
+  expect_user_error(tessel({"run", model.string()}), "unsupported ops: ReverseSequence (node 'reverse')");
+  expect_user_error(tessel({"check", model.string()}), "unsupported ops: ReverseSequence (node 'reverse')");
 }
 
 }  // namespace

@@ -94,15 +94,25 @@ TEST(ElementwiseAdapter, CastMapsOnnxTypeToDtypeName) {
   const graph::Node* cast = only_node(g, "Cast");
   ASSERT_TRUE(cast);
   EXPECT_EQ(cast->attrs.get_string("to"), "i64");
-  EXPECT_FALSE(cast->attrs.has("saturate"));
+  EXPECT_EQ(cast->attrs.get_int("saturate"), 1);  // kept: it matters for the 8-bit float targets
   Tensor x = f32({2}, {2.9, -2.9});
   EXPECT_EQ(values(reference::Executor(g).run({x})[0]), (std::vector<double>{2, -2}));
 }
 
-TEST(ElementwiseAdapter, CastToFloat8Refused) {
+TEST(ElementwiseAdapter, CastToFloat8KeepsSaturate) {
   ModelBuilder b(19, "Cast");
-  b.input("x", {2}).output("y", {2}, 0).attr_i("to", 17);  // FLOAT8E4M3FN
-  expect_user_error([&] { b.import(); }, {"the_Cast", "casting to", "not supported"});
+  b.input("x", {2}).output("y", {2}, 17).attr_i("to", 17).attr_i("saturate", 0);  // FLOAT8E4M3FN
+  graph::Graph g = b.import();
+  const graph::Node* cast = only_node(g, "Cast");
+  ASSERT_TRUE(cast);
+  EXPECT_EQ(cast->attrs.get_string("to"), "f8e4m3fn");
+  EXPECT_EQ(cast->attrs.get_int("saturate"), 0);
+}
+
+TEST(ElementwiseAdapter, CastToStringRefused) {
+  ModelBuilder b(19, "Cast");
+  b.input("x", {2}).output("y", {2}, 0).attr_i("to", onnx::TensorProto::STRING);
+  expect_user_error([&] { b.import(); }, {"the_Cast", "casting to STRING is not supported"});
 }
 
 TEST(ElementwiseAdapter, CastLikeBecomesCast) {

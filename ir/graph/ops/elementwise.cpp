@@ -193,7 +193,7 @@ bool in_type_class(DType t, TypeClass c) {
   switch (c) {
     case TypeClass::kFloat: return is_float(t);
     case TypeClass::kSignedNumeric: return is_float(t) || (is_integer(t) && is_signed(t));
-    case TypeClass::kNumeric: return t != DType::kBool;
+    case TypeClass::kNumeric: return is_float(t) || is_integer(t);
     case TypeClass::kBool: return t == DType::kBool;
     case TypeClass::kInteger: return is_integer(t);
     case TypeClass::kUnsigned: return is_integer(t) && !is_signed(t);

@@ -35,7 +35,11 @@ void infer_cast(InferContext& ctx) {
   const std::string& to = ctx.attrs().get_string("to");
   auto dtype = dtype_from_name(to);
   TESSEL_USER_CHECK(dtype.has_value(), ctx.span())
-      << "attribute 'to' must name a dtype (f32, f16, bf16, f64, i8, u8, i32, i64, bool), got '" << to << "'";
+      << "attribute 'to' must name a dtype (f32, f16, bf16, f64, i8, u8, i16, u16, i32, u32, i64, u64, bool, "
+      << "f8e4m3fn, f8e4m3fnuz, f8e5m2, f8e5m2fnuz, f8e8m0, f4e2m1, i4, u4, i2, u2), got '" << to << "'";
+  const std::string& round_mode = ctx.attrs().get_string("round_mode");
+  TESSEL_USER_CHECK(*dtype != DType::kF8E8M0 || round_mode == "up", ctx.span())
+      << "casting to f8e8m0 with round_mode \"" << round_mode << "\" is not supported (only \"up\")";
   set_same_shape_outputs(ctx, *dtype);
 }
 
@@ -74,7 +78,13 @@ void infer_dropout(InferContext& ctx) {
 void register_elementwise_special_ops(OpRegistry& r) {
   r.def("Where", OpPattern::kBroadcast).inputs(3).outputs(1).infer(infer_where);
   r.def("Clip", OpPattern::kBroadcast).inputs(1, 3).outputs(1).infer(infer_clip).flops(one_flop_per_element);
-  r.def("Cast", OpPattern::kElemwise).inputs(1).outputs(1).attr("to", AttrType::kString).infer(infer_cast);
+  r.def("Cast", OpPattern::kElemwise)
+      .inputs(1)
+      .outputs(1)
+      .attr("to", AttrType::kString)
+      .attr("saturate", AttrType::kInt, int64_t(1))
+      .attr("round_mode", AttrType::kString, std::string("up"))
+      .infer(infer_cast);
   r.def("Identity", OpPattern::kElemwise).inputs(1).outputs(1).infer(infer_identity);
   r.def("Dropout", OpPattern::kElemwise)
       .inputs(1, 3)

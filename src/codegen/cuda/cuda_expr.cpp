@@ -113,6 +113,10 @@ std::string c_type(DType t) {
     case DType::kU16: return "tessel_u16";
     case DType::kU32: return "tessel_u32";
     case DType::kU64: return "tessel_u64";
+    default:
+      TESSEL_USER_ERROR(Span{})
+          << "the CUDA target does not support " << dtype_name(t)
+          << " tensors yet (the 8-bit floats and the 4- and 2-bit types run on the CPU)";
   }
   TESSEL_ICHECK(false) << "unknown dtype";
   return {};

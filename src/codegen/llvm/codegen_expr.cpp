@@ -25,6 +25,7 @@ llvm::Type* CodegenLLVM::reg_type(DType t) {
     case DType::kI64:
     case DType::kU64: return b_.getInt64Ty();
     case DType::kBool: return b_.getInt1Ty();
+    default: return b_.getInt8Ty();  // the storage-only types: their codes
   }
   TESSEL_ICHECK(false) << "unknown dtype";
   return nullptr;
@@ -297,7 +298,44 @@ llvm::Value* CodegenLLVM::from_memory(DType t, llvm::Value* v) {
   }
 }
 
+// A cast from or to a storage-only type: the small integers by their bits
+// (sign- or zero-extended; truncated), the small floats through double and the
+// runtime's conversions (tessel_rt_small_decode / _encode), saturating as the
+// tensor IR's Cast does.
+llvm::Value* CodegenLLVM::emit_small_cast(DType to, DType from, llvm::Value* v) {
+  auto decode = [&](llvm::Value* code, small_types::Format f) {
+    llvm::FunctionCallee fn = module_.getOrInsertFunction("tessel_rt_small_decode", b_.getDoubleTy(),
+                                                          b_.getInt32Ty(), b_.getInt32Ty());
+    return b_.CreateCall(fn, {b_.CreateZExt(code, b_.getInt32Ty()), b_.getInt32(int(f))});
+  };
+  auto encode = [&](llvm::Value* x, small_types::Format f) {
+    llvm::FunctionCallee fn = module_.getOrInsertFunction("tessel_rt_small_encode", b_.getInt32Ty(),
+                                                          b_.getDoubleTy(), b_.getInt32Ty(), b_.getInt32Ty());
+    return b_.CreateTrunc(b_.CreateCall(fn, {x, b_.getInt32(int(f)), b_.getInt32(1)}), b_.getInt8Ty());
+  };
+  if (is_small(from)) {
+    small_types::Format f = small_format(from);
+    if (is_small(to)) return encode(decode(v, f), small_format(to));
+    if (small_types::is_integer_format(f) && !is_float(to)) {
+      unsigned shift = 8 - unsigned(small_types::width_bits(f));
+      bool is_signed_format = f == small_types::Format::kI4 || f == small_types::Format::kI2;
+      llvm::Value* value = is_signed_format ? b_.CreateAShr(b_.CreateShl(v, shift), shift)
+                                            : b_.CreateAnd(v, b_.getInt8((1u << (8 - shift)) - 1));
+      return emit_cast(to, is_signed_format ? DType::kI8 : DType::kU8, value);
+    }
+    return emit_cast(to, DType::kF64, decode(v, f));
+  }
+  small_types::Format f = small_format(to);
+  if (small_types::is_integer_format(f)) {
+    llvm::Value* wide = emit_cast(DType::kI64, from, v);
+    return b_.CreateAnd(b_.CreateTrunc(wide, b_.getInt8Ty()),
+                        b_.getInt8((1u << small_types::width_bits(f)) - 1));
+  }
+  return encode(emit_cast(DType::kF64, from, v), f);
+}
+
 llvm::Value* CodegenLLVM::emit_cast(DType to, DType from, llvm::Value* v) {
+  if (is_small(to) || is_small(from)) return emit_small_cast(to, from, v);
   if (to == from) return v;
   llvm::Type* ty = reg_type(to);
   if (to == DType::kBool) {

@@ -51,6 +51,7 @@ class CodegenLLVM {
   // keeps a guarded read (a clamped padding read) branch-free and vectorizable.
   bool has_unsafe_load(const tir::Expr& e) const;
   llvm::Value* emit_cast(DType to, DType from, llvm::Value* v);
+  llvm::Value* emit_small_cast(DType to, DType from, llvm::Value* v);
   llvm::Value* emit_load(const tir::LoadNode& e);
   llvm::Value* emit_call(const tir::CallNode& e);
   llvm::Value* element_pointer(const tir::BufferNode& buffer, const std::vector<tir::Expr>& indices);

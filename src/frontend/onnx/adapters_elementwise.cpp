@@ -8,13 +8,6 @@ namespace tessel::onnx_frontend {
 
 namespace {
 
-// saturate (Cast-19) and round_mode (Cast-25) only affect float8/float4
-// targets, which Tessel refuses anyway.
-void drop_float8_attrs(AdaptContext& c) {
-  c.attrs.erase("saturate");
-  c.attrs.erase("round_mode");
-}
-
 // Canonical Cast: attribute `to` holds the Tessel dtype name ("f32", ...).
 void adapt_cast(AdaptContext& c) {
   const graph::AttrValue* to = c.attrs.find("to");
@@ -26,7 +19,6 @@ void adapt_cast(AdaptContext& c) {
   TESSEL_USER_CHECK(dtype.has_value(), c.span())
       << "casting to " << onnx_type_name(int(*onnx_type)) << " is not supported";
   c.attrs.set("to", std::string(dtype_name(*dtype)));
-  drop_float8_attrs(c);
 }
 
 // CastLike(x, like) = Cast(x, to = dtype of like); like's dtype is known while importing.
@@ -36,7 +28,6 @@ void adapt_cast_like(AdaptContext& c) {
   c.op = "Cast";
   c.attrs.set("to", std::string(dtype_name(c.inputs[1]->type.dtype)));
   c.inputs.resize(1);
-  drop_float8_attrs(c);
 }
 
 // Clip-6 has min/max attributes; Clip-11 takes them as inputs 1 and 2.

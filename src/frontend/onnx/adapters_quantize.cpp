@@ -15,6 +15,12 @@ namespace tessel::onnx_frontend {
 namespace {
 
 std::pair<double, double> integer_range(DType t) {
+  if (is_small(t)) {
+    double width = double(1 << small_types::width_bits(small_format(t)));
+    bool is_signed_format = t == DType::kI4 || t == DType::kI2;
+    return is_signed_format ? std::pair<double, double>(-width / 2, width / 2 - 1)
+                            : std::pair<double, double>(0, width - 1);
+  }
   return dispatch_dtype(t, [](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
@@ -32,6 +38,7 @@ graph::Value* along_axis(AdaptContext& c, graph::Value* v, const graph::Value* x
   if (!v || (v->type.rank_known && v->type.rank() == 0)) return v;
   TESSEL_USER_CHECK(x->type.rank_known && v->type.rank_known, c.span()) << "needs inputs of known rank";
   int64_t rank = x->type.rank(), axis = c.int_attr("axis", 1), block = c.int_attr("block_size", 0);
+  if (block == 0 && v->type.rank() == 1 && v->type.dims[0].is_known() && v->type.dims[0].value == 1) return v;
   TESSEL_USER_CHECK(axis >= -rank && axis < rank, c.span())
       << "axis " << axis << " is out of range for rank " << rank;
   if (axis < 0) axis += rank;
@@ -43,7 +50,6 @@ graph::Value* along_axis(AdaptContext& c, graph::Value* v, const graph::Value* x
     for (int64_t i = 0; i < extent; ++i) which[size_t(i)] = i / block;
     return c.emit("Gather", {v, c.i64_vector(which)}, one_attr("axis", axis))[0];
   }
-  if (v->type.rank() == 1 && v->type.dims[0].is_known() && v->type.dims[0].value == 1) return v;
   TESSEL_USER_CHECK(v->type.rank() == 1, c.span())
       << what << " must be a scalar or a [C] tensor, got " << v->type.str();
   std::vector<int64_t> trailing;
@@ -72,9 +78,18 @@ void adapt_quantize(AdaptContext& c) {
     TESSEL_USER_CHECK(t.has_value(), c.span()) << "attribute 'output_dtype' names an unsupported type";
     to = *t;
   }
-  TESSEL_USER_CHECK(is_integer(to), c.span()) << "quantizing to " << dtype_name(to) << " is not supported";
+  bool small_float = is_small(to) && !small_types::is_integer_format(small_format(to));
+  TESSEL_USER_CHECK(is_integer(to) || is_small(to), c.span())
+      << "quantizing to " << dtype_name(to) << " is not supported";
   DType wide = x->type.dtype == DType::kF64 ? DType::kF64 : DType::kF32;
   graph::Value* q = c.emit("Div", {c.cast(x, wide), c.cast(scale, wide)})[0];
+  if (small_float) {  // the float formats round to their own grid, saturating as `saturate` says
+    if (zero_point) q = c.emit("Add", {q, c.cast(zero_point, wide)})[0];
+    graph::Attrs to_small = one_attr("to", std::string(dtype_name(to)));
+    to_small.set("saturate", c.int_attr("saturate", 1));
+    c.results = c.emit("Cast", {q}, to_small);
+    return;
+  }
   c.results = std::vector<graph::Value*>{saturate(c, q, zero_point, to, wide)};
 }
 
@@ -84,7 +99,7 @@ void adapt_dequantize(AdaptContext& c) {
   graph::Value* scale_in = c.required_input(1, "x_scale");
   graph::Value* scale = along_axis(c, scale_in, x, "x_scale");
   graph::Value* zero_point = along_axis(c, c.input_or_null(2), x, "x_zero_point");
-  TESSEL_USER_CHECK(is_integer(x->type.dtype), c.span())
+  TESSEL_USER_CHECK(is_integer(x->type.dtype) || is_small(x->type.dtype), c.span())
       << "dequantizing " << dtype_name(x->type.dtype) << " is not supported";
   graph::Value* v = c.cast(x, DType::kF32);
   if (zero_point) v = c.emit("Sub", {v, c.cast(zero_point, DType::kF32)})[0];

@@ -30,6 +30,17 @@ std::optional<DType> dtype_from_onnx(int t) {
     case onnx::TensorProto::UINT16: return DType::kU16;
     case onnx::TensorProto::UINT32: return DType::kU32;
     case onnx::TensorProto::UINT64: return DType::kU64;
+    // Newer than the ONNX headers here: the 8- and 4-bit floats, the 4- and 2-bit integers.
+    case 17: return DType::kF8E4M3FN;
+    case 18: return DType::kF8E4M3FNUZ;
+    case 19: return DType::kF8E5M2;
+    case 20: return DType::kF8E5M2FNUZ;
+    case 21: return DType::kU4;
+    case 22: return DType::kI4;
+    case 23: return DType::kF4E2M1;
+    case 24: return DType::kF8E8M0;
+    case 25: return DType::kU2;
+    case 26: return DType::kI2;
     default: return std::nullopt;
   }
 }
@@ -49,6 +60,16 @@ int dtype_to_onnx(DType t) {
     case DType::kU16: return onnx::TensorProto::UINT16;
     case DType::kU32: return onnx::TensorProto::UINT32;
     case DType::kU64: return onnx::TensorProto::UINT64;
+    case DType::kF8E4M3FN: return 17;
+    case DType::kF8E4M3FNUZ: return 18;
+    case DType::kF8E5M2: return 19;
+    case DType::kF8E5M2FNUZ: return 20;
+    case DType::kU4: return 21;
+    case DType::kI4: return 22;
+    case DType::kF4E2M1: return 23;
+    case DType::kF8E8M0: return 24;
+    case DType::kU2: return 25;
+    case DType::kI2: return 26;
   }
   return onnx::TensorProto::UNDEFINED;
 }
@@ -148,6 +169,10 @@ int64_t typed_count(const onnx::TensorProto& p, DType dtype) {
 
 void copy_typed_field(Tensor& t, const onnx::TensorProto& p) {
   for (int64_t i = 0; i < t.numel(); ++i) {
+    if (is_small(t.dtype())) {  // the 8-bit storage types: each entry holds a code
+      static_cast<uint8_t*>(t.raw())[i] = uint8_t(p.int32_data(int(i)));
+      continue;
+    }
     switch (t.dtype()) {
       case DType::kF32: t.set_f64(i, p.float_data(int(i))); break;
       case DType::kF64: t.set_f64(i, p.double_data(int(i))); break;
@@ -163,13 +188,37 @@ void copy_typed_field(Tensor& t, const onnx::TensorProto& p) {
 
 }  // namespace
 
+// Elements of fewer than 8 bits are packed in ONNX's data, the first in the
+// lowest bits; Tessel holds one per byte.
+int packed_bits(DType t) {
+  return is_small(t) ? small_types::width_bits(small_format(t)) : 8;
+}
+
+void unpack(const std::string& bytes, int bits, Tensor& t) {
+  uint8_t* out = static_cast<uint8_t*>(t.raw());
+  int per_byte = 8 / bits;
+  for (int64_t i = 0; i < t.numel(); ++i)
+    out[i] = uint8_t((uint8_t(bytes[size_t(i / per_byte)]) >> ((i % per_byte) * bits)) & ((1 << bits) - 1));
+}
+
+std::string pack(const Tensor& t, int bits) {
+  int per_byte = 8 / bits;
+  std::string bytes(size_t((t.numel() + per_byte - 1) / per_byte), '\0');
+  const uint8_t* in = static_cast<const uint8_t*>(t.raw());
+  for (int64_t i = 0; i < t.numel(); ++i)
+    bytes[size_t(i / per_byte)] =
+        char(uint8_t(bytes[size_t(i / per_byte)]) | ((in[i] & ((1 << bits) - 1)) << ((i % per_byte) * bits)));
+  return bytes;
+}
+
 Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& model_dir) {
   Span span = tensor_span(p.name());
   auto dtype = dtype_from_onnx(p.data_type());
   TESSEL_USER_CHECK(dtype.has_value(), span) << "unsupported element type " << onnx_type_name(p.data_type());
   Dims dims(p.dims().begin(), p.dims().end());
   int64_t numel = promised_elements(dims, *dtype, span);
-  size_t want = size_t(numel) * dtype_size(*dtype);
+  int bits = packed_bits(*dtype);
+  size_t want = bits == 8 ? size_t(numel) * dtype_size(*dtype) : size_t((numel * bits + 7) / 8);
   bool external = p.has_data_location() && p.data_location() == onnx::TensorProto::EXTERNAL;
   if (external || p.has_raw_data()) {
     std::string external_bytes = external ? read_external(p, model_dir, want) : std::string();
@@ -177,13 +226,25 @@ Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& model_di
     TESSEL_USER_CHECK(bytes.size() == want, span)
         << "has " << bytes.size() << " bytes of data, shape " << dims_str(dims) << " needs " << want;
     Tensor t(*dtype, dims);
-    if (!bytes.empty()) std::memcpy(t.raw(), bytes.data(), bytes.size());
+    if (bits < 8)
+      unpack(bytes, bits, t);
+    else if (!bytes.empty())
+      std::memcpy(t.raw(), bytes.data(), bytes.size());
     // A bool byte other than 0 or 1 is not a valid bool in C++.
     if (*dtype == DType::kBool)
       for (int64_t i = 0; i < numel; ++i) reinterpret_cast<uint8_t*>(t.raw())[i] = bytes[size_t(i)] != 0;
     return t;
   }
   int64_t have = typed_count(p, *dtype);
+  if (bits < 8) {  // int32_data holds the packed bytes, one per entry
+    TESSEL_USER_CHECK(have == (numel * bits + 7) / 8, span)
+        << "has " << have << " packed bytes for shape " << dims_str(dims);
+    Tensor t(*dtype, dims);
+    std::string bytes;
+    for (int i = 0; i < p.int32_data_size(); ++i) bytes.push_back(char(p.int32_data(i)));
+    unpack(bytes, bits, t);
+    return t;
+  }
   TESSEL_USER_CHECK(have == numel, span) << "has " << have << " values for shape " << dims_str(dims);
   Tensor t(*dtype, dims);
   copy_typed_field(t, p);
@@ -194,7 +255,8 @@ void tensor_to_proto(const Tensor& t, const std::string& name, onnx::TensorProto
   proto->set_name(name);
   proto->set_data_type(dtype_to_onnx(t.dtype()));
   for (int64_t d : t.shape()) proto->add_dims(d);
-  proto->set_raw_data(std::string(static_cast<const char*>(t.raw()), t.nbytes()));
+  int bits = packed_bits(t.dtype());
+  proto->set_raw_data(bits < 8 ? pack(t, bits) : std::string(static_cast<const char*>(t.raw()), t.nbytes()));
 }
 
 Tensor load_tensor_pb(const std::string& path, std::string* name) {

@@ -40,9 +40,27 @@ std::vector<TensorExpr> lower_clip(LowerContext& ctx, const graph::Node& node,
 // Conversions as the reference's convert_value: to bool is != 0; float to
 // integer truncates through int64; everything else converts through the
 // target's compute dtype (so f64 -> f16 rounds via f32, as the reference does).
-Expr convert(const Expr& x, DType to) {
+// To a storage-only type without saturation: the saturating cast, except
+// where the magnitude rounds past the largest finite value (infinity
+// included), which gives the format's NaN or infinity.
+Expr unsaturated(const Expr& x, DType to) {
+  small_types::Overflow o = small_types::overflow_of(small_format(to));
+  if (o.never_overflows) return cast(to, x);
+  Expr v = cast(DType::kF64, x), a = call(Intrinsic::k_fabs, {v});
+  Expr bound = fconst(DType::kF64, o.threshold);
+  Expr over = o.ties_overflow ? ge(a, bound) : gt(a, bound);
+  Expr code =
+      select(lt(v, fconst(DType::kF64, 0.0)), int_imm(o.negative_code, to), int_imm(o.positive_code, to));
+  return select(over, code, cast(to, x));
+}
+
+Expr convert(const Expr& x, DType to, bool saturate = true) {
   DType from = x->dtype;
   if (from == to) return x;
+  if (is_small(from) || is_small(to)) {
+    if (to == DType::kBool) return ne(cast(DType::kF64, x), fconst(DType::kF64, 0.0));
+    return is_small(to) && !saturate && !is_small(from) ? unsaturated(x, to) : cast(to, x);
+  }
   if (to == DType::kBool) {
     DType ct = compute_dtype(from);
     return ne(cast(ct, x), const_of(ct, 0));
@@ -55,7 +73,9 @@ std::vector<TensorExpr> lower_cast(LowerContext&, const graph::Node& node,
                                    const std::vector<TensorExpr>& in) {
   TensorExpr x = in[0];
   DType to = output_dtype(node);
-  return {index_map(node, 0, [x, to](const Index& idx) { return convert(x.at(idx), to); })};
+  bool saturate = node.attrs.get_int("saturate") != 0;
+  return {
+      index_map(node, 0, [x, to, saturate](const Index& idx) { return convert(x.at(idx), to, saturate); })};
 }
 
 std::vector<TensorExpr> lower_identity(LowerContext&, const graph::Node&, const std::vector<TensorExpr>& in) {

@@ -25,7 +25,7 @@ constexpr bool admits() {
   else if constexpr (K == TypeClass::kSignedNumeric)
     return is_float_storage_v<T> || (is_int_v<T> && std::is_signed_v<T>);
   else if constexpr (K == TypeClass::kNumeric)
-    return !std::is_same_v<T, bool>;
+    return is_float_storage_v<T> || is_int_v<T>;
   else if constexpr (K == TypeClass::kBool)
     return std::is_same_v<T, bool>;
   else if constexpr (K == TypeClass::kInteger)
@@ -33,7 +33,7 @@ constexpr bool admits() {
   else if constexpr (K == TypeClass::kUnsigned)
     return is_int_v<T> && std::is_unsigned_v<T>;
   else
-    return true;
+    return !is_small_bits_v<T>;  // the storage-only types are cast, never computed on
 }
 
 // The shape functions reject these dtypes first; reaching here means a kernel

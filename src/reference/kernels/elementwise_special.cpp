@@ -40,16 +40,42 @@ void clip_kernel(const Node& n, const Inputs& in, Outputs& out) {
   });
 }
 
-void cast_kernel(const Node&, const Inputs& in, Outputs& out) {
+// A cast from or to a storage-only type, element by element through double
+// (the small integers through their integer value); `saturate` as Cast's.
+void cast_small(const Node& n, const Tensor& src, Tensor& dst) {
+  bool saturate = n.attrs.get_int("saturate") != 0;
+  bool integer_source = is_integer(src.dtype()) || src.dtype() == DType::kBool ||
+                        (is_small(src.dtype()) && small_types::is_integer_format(small_format(src.dtype())));
+  for (int64_t i = 0; i < src.numel(); ++i) {
+    double d = src.get_f64(i);
+    if (is_small(dst.dtype())) {
+      small_types::Format f = small_format(dst.dtype());
+      uint8_t bits = small_types::is_integer_format(f) && integer_source
+                         ? uint8_t(uint64_t(src.get_i64(i)) & ((1u << small_types::width_bits(f)) - 1))
+                         : small_types::encode(f, d, saturate);
+      static_cast<uint8_t*>(dst.raw())[i] = bits;
+      continue;
+    }
+    dispatch_dtype(dst.dtype(), [&](auto dst_tag) {
+      using D = decltype(dst_tag);
+      if constexpr (!is_small_bits_v<D>) store(dst.data<D>(), i, convert_value<compute_t<D>>(d));
+    });
+  }
+}
+
+void cast_kernel(const Node& n, const Inputs& in, Outputs& out) {
   const Tensor& src = *in[0];
   Tensor& dst = out[0];
+  if (is_small(src.dtype()) || is_small(dst.dtype())) return cast_small(n, src, dst);
   dispatch_dtype(src.dtype(), [&](auto src_tag) {
     using S = decltype(src_tag);
     dispatch_dtype(dst.dtype(), [&](auto dst_tag) {
       using D = decltype(dst_tag);
-      const S* x = src.data<S>();
-      D* y = dst.data<D>();
-      for (int64_t i = 0; i < src.numel(); ++i) store(y, i, convert_value<compute_t<D>>(load(x, i)));
+      if constexpr (!is_small_bits_v<S> && !is_small_bits_v<D>) {
+        const S* x = src.data<S>();
+        D* y = dst.data<D>();
+        for (int64_t i = 0; i < src.numel(); ++i) store(y, i, convert_value<compute_t<D>>(load(x, i)));
+      }
     });
   });
 }

@@ -111,11 +111,14 @@ void apply_update(Tensor& out, int64_t dst, const Tensor& upd, int64_t src, int6
     std::memcpy(bytes_of(out) + size_t(dst) * es, bytes_of(upd) + size_t(src) * es, size_t(count) * es);
     return;
   }
+  TESSEL_ICHECK(!is_small(out.dtype())) << "a reduction of " << dtype_name(out.dtype()) << " updates";
   dispatch_dtype(out.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    T* o = out.data<T>() + dst;
-    const T* u = upd.data<T>() + src;
-    for (int64_t i = 0; i < count; ++i) o[i] = combine(o[i], u[i], op);
+    if constexpr (!is_small_bits_v<T>) {
+      T* o = out.data<T>() + dst;
+      const T* u = upd.data<T>() + src;
+      for (int64_t i = 0; i < count; ++i) o[i] = combine(o[i], u[i], op);
+    }
   });
 }
 

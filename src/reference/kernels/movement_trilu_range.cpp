@@ -39,13 +39,13 @@ void trilu(const Node& n, const Inputs& in, std::vector<Tensor>& out) {
 void range(const Node& n, const Inputs& in, std::vector<Tensor>& out) {
   dispatch_dtype(out[0].dtype(), [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (!std::is_same_v<T, bool>) {
+    if constexpr (!std::is_same_v<T, bool> && !is_small_bits_v<T>) {
       using C = compute_t<T>;
       C start = load(in[0]->data<T>(), 0), delta = load(in[2]->data<T>(), 0);
       T* y = out[0].data<T>();
       for (int64_t i = 0; i < out[0].numel(); ++i) store(y, i, wrap_add(start, wrap_mul(C(i), delta)));
     } else {
-      TESSEL_USER_ERROR(n.span()) << "Range does not support dtype bool";
+      TESSEL_USER_ERROR(n.span()) << "Range does not support dtype " << dtype_name(out[0].dtype());
     }
   });
 }
