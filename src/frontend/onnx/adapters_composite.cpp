@@ -161,6 +161,23 @@ void adapt_mean_variance_normalization(AdaptContext& c) {
   c.results = c.emit("Div", {centred, c.emit("Sqrt", {c.emit("Add", {variance, eps})[0]})[0]});
 }
 
+// An axis moved last (a Transpose, unless it is last already) and back.
+class AxisLast {
+ public:
+  AxisLast(int64_t axis, int64_t rank) : moved_(axis != rank - 1), back_(static_cast<size_t>(rank)) {
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis) perm_.push_back(d);
+    perm_.push_back(axis);
+    for (int64_t d = 0; d < rank; ++d) back_[size_t(perm_[size_t(d)])] = d;
+  }
+  graph::Value* there(AdaptContext& c, graph::Value* v) const { return moved_ ? c.transpose(v, perm_) : v; }
+  graph::Value* back(AdaptContext& c, graph::Value* v) const { return moved_ ? c.transpose(v, back_) : v; }
+
+ private:
+  bool moved_;
+  std::vector<int64_t> perm_, back_;
+};
+
 // CumSum / CumProd along one axis: y[.., i] folds x[.., j] over the j that
 // position i takes in (j <= i; j < i exclusive; mirrored reverse), as a sum or
 // product over all j of Where(takes[i, j], x[j], identity). The select, not a
@@ -172,15 +189,9 @@ void adapt_cumulative(AdaptContext& c) {
   const Tensor* axis_t = c.constant_input(1);
   TESSEL_USER_CHECK(axis_t && axis_t->numel() == 1, c.span()) << "axis must be a constant scalar";
   int64_t extent = 0, axis = static_axis(c, x, axis_t->get_i64(0), &extent);
-  int64_t rank = x->type.rank();
   bool exclusive = c.int_attr("exclusive", 0) != 0, reverse = c.int_attr("reverse", 0) != 0;
-  std::vector<int64_t> perm;
-  for (int64_t d = 0; d < rank; ++d)
-    if (d != axis) perm.push_back(d);
-  perm.push_back(axis);  // the axis last; the permutation is its own inverse only when it is already last
-  std::vector<int64_t> back(static_cast<size_t>(rank));
-  for (int64_t d = 0; d < rank; ++d) back[size_t(perm[size_t(d)])] = d;
-  graph::Value* last = axis == rank - 1 ? x : c.transpose(x, perm);
+  AxisLast moved(axis, x->type.rank());
+  graph::Value* last = moved.there(c, x);
   Tensor takes(DType::kBool, {extent, extent});
   for (int64_t i = 0; i < extent; ++i)
     for (int64_t j = 0; j < extent; ++j) {
@@ -193,7 +204,7 @@ void adapt_cumulative(AdaptContext& c) {
   graph::Value* terms = c.emit("Where", {c.constant(std::move(takes)), row, identity})[0];
   graph::Value* y = c.emit(sum ? "ReduceSum" : "ReduceProd", {terms, c.i64_vector({-1})},
                            one_attr("keepdims", int64_t(0)))[0];
-  c.results = std::vector<graph::Value*>{axis == rank - 1 ? y : c.transpose(y, back)};
+  c.results = std::vector<graph::Value*>{moved.back(c, y)};
 }
 
 // a ranks before b: greater (smaller when !largest), NaN above every number;
@@ -221,16 +232,11 @@ void adapt_top_k(AdaptContext& c) {
   const Tensor* k_t = c.constant_input(1);
   TESSEL_USER_CHECK(k_t && k_t->numel() == 1, c.span())
       << "K must be a constant (it decides the outputs' shape)";
-  int64_t n = 0, axis = static_axis(c, x, c.int_attr("axis", -1), &n), rank = x->type.rank(),
-          k = k_t->get_i64(0);
+  int64_t n = 0, axis = static_axis(c, x, c.int_attr("axis", -1), &n), k = k_t->get_i64(0);
   TESSEL_USER_CHECK(k >= 0 && k <= n, c.span()) << "K = " << k << " is outside [0, " << n << "]";
   bool largest = c.int_attr("largest", 1) != 0;
-  std::vector<int64_t> perm, back(static_cast<size_t>(rank));
-  for (int64_t d = 0; d < rank; ++d)
-    if (d != axis) perm.push_back(d);
-  perm.push_back(axis);
-  for (int64_t d = 0; d < rank; ++d) back[size_t(perm[size_t(d)])] = d;
-  graph::Value* last = axis == rank - 1 ? x : c.transpose(x, perm);
+  AxisLast moved(axis, x->type.rank());
+  graph::Value* last = moved.there(c, x);
   graph::Value* mine = c.emit("Unsqueeze", {last, c.i64_vector({-1})})[0];   // [.., n (i), 1]
   graph::Value* other = c.emit("Unsqueeze", {last, c.i64_vector({-2})})[0];  // [.., 1, n (j)]
   Tensor earlier_t(DType::kBool, {n, n});
@@ -247,11 +253,7 @@ void adapt_top_k(AdaptContext& c) {
   along.set("keepdims", int64_t(0));
   graph::Value* indices = c.emit("ArgMax", {c.cast(hit, DType::kI32)}, along)[0];
   graph::Value* values = c.emit("GatherElements", {last, indices}, one_attr("axis", int64_t(-1)))[0];
-  if (axis != rank - 1) {
-    values = c.transpose(values, back);
-    indices = c.transpose(indices, back);
-  }
-  c.results = std::vector<graph::Value*>{values, indices};
+  c.results = std::vector<graph::Value*>{moved.back(c, values), moved.back(c, indices)};
 }
 
 }  // namespace
