@@ -3,7 +3,8 @@
 # operators real exports carry beyond the CNN and encoder tests: a language-model decoder block
 # (RMSNormalization, RotaryEmbedding, grouped-query causal Attention with a KV cache) at opset 23,
 # and an upsampling detection head (Resize nearest and linear, as FPN necks and segmentation heads
-# use it) at opset 19. export_models.py writes them beside the exported models, in its manifest.
+# use it) at opset 19, and a keyword-spotting speech model (bidirectional LSTM with sequence
+# lengths, then a GRU) at opset 12. export_models.py writes them beside the exported models, in its manifest.
 import numpy as np
 
 SEED = 20261206
@@ -85,7 +86,43 @@ def upsampling_head(onnx, helper, numpy_helper):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=9)
 
 
-BUILDERS = {"decoder_block": decoder_block, "upsampling_head": upsampling_head}
+def speech_lstm(onnx, helper, numpy_helper):
+    """A keyword spotter over 20 frames of 40 features for a batch of 3 utterances of 20, 13 and 7
+    frames: a bidirectional LSTM of 32 (sequence_lens, peepholes off), its two directions joined, a
+    GRU of 24 as PyTorch exports it (linear_before_reset), its last state classified into 10
+    keywords; also returns the LSTM's final cell states."""
+    rng = np.random.default_rng([SEED, 3])
+    frames, batch, features, h1, h2, classes = 20, 3, 40, 32, 24, 10
+    inits = [
+        numpy_helper.from_array(_weights(rng, 2, 4 * h1, features, scale=0.15), "lstm_w"),
+        numpy_helper.from_array(_weights(rng, 2, 4 * h1, h1, scale=0.15), "lstm_r"),
+        numpy_helper.from_array(_weights(rng, 2, 8 * h1, scale=0.1), "lstm_b"),
+        numpy_helper.from_array(np.array([20, 13, 7], np.int32), "lengths"),
+        numpy_helper.from_array(_weights(rng, 1, 3 * h2, 2 * h1, scale=0.15), "gru_w"),
+        numpy_helper.from_array(_weights(rng, 1, 3 * h2, h2, scale=0.15), "gru_r"),
+        numpy_helper.from_array(_weights(rng, 1, 6 * h2, scale=0.1), "gru_b"),
+        numpy_helper.from_array(_weights(rng, h2, classes), "w_out"),
+        numpy_helper.from_array(np.array([frames, batch, 2 * h1], np.int64), "joined_shape"),
+    ]
+    nodes = [
+        helper.make_node("LSTM", ["x", "lstm_w", "lstm_r", "lstm_b", "lengths"], ["y1", "", "c1"],
+                         hidden_size=h1, direction="bidirectional"),
+        helper.make_node("Transpose", ["y1"], ["y1_t"], perm=[0, 2, 1, 3]),
+        helper.make_node("Reshape", ["y1_t", "joined_shape"], ["joined"]),
+        helper.make_node("GRU", ["joined", "gru_w", "gru_r", "gru_b", "lengths"], ["", "h2"],
+                         hidden_size=h2, linear_before_reset=1),
+        helper.make_node("Squeeze", ["h2"], ["h2_s"], axes=[0]),
+        helper.make_node("MatMul", ["h2_s", "w_out"], ["logits"]),
+    ]
+    f32 = onnx.TensorProto.FLOAT
+    inputs = [helper.make_tensor_value_info("x", f32, [frames, batch, features])]
+    outputs = [helper.make_tensor_value_info("logits", f32, [batch, classes]),
+               helper.make_tensor_value_info("c1", f32, [2, batch, h1])]
+    graph = helper.make_graph(nodes, "speech_lstm", inputs, outputs, inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)], ir_version=7)
+
+
+BUILDERS = {"decoder_block": decoder_block, "upsampling_head": upsampling_head, "speech_lstm": speech_lstm}
 
 
 def build(name, path):

@@ -14,6 +14,7 @@
 namespace tessel::graph {
 
 struct Node;
+class Graph;
 
 struct Value {
   int id = 0;
@@ -43,6 +44,8 @@ struct Node {
   Attrs attrs;
   std::vector<Value*> inputs;  // null entries are omitted optional inputs
   std::vector<Value*> outputs;
+  // The graph a Scan runs per iteration (ir/graph/scan.h); null for every other op.
+  std::shared_ptr<Graph> body;
 
   Span span() const { return Span{name, op}; }
   bool has_input(size_t i) const { return i < inputs.size() && inputs[i] != nullptr; }

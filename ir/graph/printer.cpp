@@ -18,8 +18,10 @@ std::string typed(const Value* v) {
   return s + "]";
 }
 
-void print_node(std::ostringstream& os, const Node& n) {
-  os << "  ";
+void print_body(std::ostringstream& os, const Graph& body, const std::string& indent);
+
+void print_node(std::ostringstream& os, const Node& n, const std::string& indent) {
+  os << indent << "  ";
   for (size_t i = 0; i < n.outputs.size(); ++i) os << (i ? ", " : "") << typed(n.outputs[i]);
   os << " = " << n.op << "(";
   for (size_t i = 0; i < n.inputs.size(); ++i) os << (i ? ", " : "") << value_ref(n.inputs[i]);
@@ -34,6 +36,18 @@ void print_node(std::ostringstream& os, const Node& n) {
     os << "}";
   }
   os << "  # node '" << n.name << "'\n";
+  if (n.body) print_body(os, *n.body, indent + "    ");
+}
+
+void print_body(std::ostringstream& os, const Graph& g, const std::string& indent) {
+  os << indent << "body(";
+  for (size_t i = 0; i < g.inputs().size(); ++i) os << (i ? ", " : "") << typed(g.inputs()[i]);
+  os << ") {\n";
+  for (const Value* c : g.constants()) os << indent << "  const " << typed(c) << "\n";
+  for (const Node* n : g.nodes()) print_node(os, *n, indent);
+  os << indent << "  return ";
+  for (size_t i = 0; i < g.outputs().size(); ++i) os << (i ? ", " : "") << value_ref(g.outputs()[i]);
+  os << "\n" << indent << "}\n";
 }
 
 }  // namespace
@@ -44,7 +58,7 @@ std::string print_graph(const Graph& g) {
   for (size_t i = 0; i < g.inputs().size(); ++i) os << (i ? ", " : "") << typed(g.inputs()[i]);
   os << ") {\n";
   for (const Value* c : g.constants()) os << "  const " << typed(c) << "\n";
-  for (const Node* n : g.nodes()) print_node(os, *n);
+  for (const Node* n : g.nodes()) print_node(os, *n, "");
   os << "  return ";
   for (size_t i = 0; i < g.outputs().size(); ++i) os << (i ? ", " : "") << value_ref(g.outputs()[i]);
   os << "\n}\n";

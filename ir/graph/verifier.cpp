@@ -71,6 +71,7 @@ void verify_graph(const Graph& g) {
           << "output %" << out->name << " of node '" << n->name << "' has a wrong producer";
       TESSEL_ICHECK(defined.insert(out).second) << "%" << out->name << " is defined twice";
     }
+    if (n->body) verify_graph(*n->body);
     check_types_agree(*n);
   }
   for (const Value* out : g.outputs())

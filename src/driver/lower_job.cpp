@@ -62,8 +62,18 @@ void run_lower_job(const graph::Graph& g, const LowerJobOptions& o, std::ostream
     groups = {*it};
   }
   lower::LayoutChoices layouts = layout_choices(CompileOptions{});
-  for (const passes::NodeGroup& group : groups)
-    print_group(lower::lower_group_with_bindings(g, group, layouts), o.print, out);
+  for (const passes::NodeGroup& group : groups) {
+    const graph::Node* scan = group.nodes.front();
+    if (!scan->body) {
+      print_group(lower::lower_group_with_bindings(g, group, layouts), o.print, out);
+      continue;
+    }
+    out << "group " << group.name << ": a loop of " << scan->attrs.get_int("length")
+        << " iterations (Scan) over its body's groups:\n";
+    LowerJobOptions body = o;
+    body.node.clear();
+    run_lower_job(*scan->body, body, out);
+  }
 }
 
 }  // namespace tessel::driver

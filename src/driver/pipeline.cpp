@@ -10,6 +10,7 @@
 #include "ir/core/diagnostics.h"
 #include "ir/graph/op_registry.h"
 #include "ir/graph/printer.h"
+#include "ir/graph/scan.h"
 #include "ir/graph/verifier.h"
 #include "ir/tensor/printer.h"
 #include "ir/tensor/verifier.h"
@@ -114,13 +115,25 @@ bool apply_tuned_schedule(const TunedSchedules& tuned, CompiledKernel& k) {
   return true;
 }
 
-std::vector<CompiledKernel> lower_groups(const graph::Graph& g, const std::vector<passes::NodeGroup>& groups,
-                                         const lower::LayoutChoices& layouts) {
-  std::vector<CompiledKernel> kernels;
-  for (size_t i = 0; i < groups.size(); ++i) {
-    TESSEL_ICHECK(passes::is_convex(g, groups[i])) << "group " << groups[i].name << " is not convex";
+// Lowers the groups in plan order; a Scan's group is its body's kernels,
+// grouped by body_fusion, as one region.
+void lower_groups(const graph::Graph& g, const std::vector<passes::NodeGroup>& groups,
+                  const lower::LayoutChoices& layouts, passes::FusionPolicy body_fusion, int parent,
+                  std::vector<CompiledKernel>& kernels, std::vector<ScanRegion>& regions) {
+  for (const passes::NodeGroup& group : groups) {
+    TESSEL_ICHECK(passes::is_convex(g, group)) << "group " << group.name << " is not convex";
+    if (const graph::Node* scan = group.nodes.front(); scan->body) {
+      int region = int(regions.size());
+      regions.push_back(ScanRegion{scan, parent, kernels.size(), 0});
+      std::vector<passes::NodeGroup> body_groups =
+          passes::make_grouping_policy(body_fusion)->group(*scan->body);
+      for (passes::NodeGroup& b : body_groups) b.name = group.name + "/" + b.name;
+      lower_groups(*scan->body, body_groups, layouts, body_fusion, region, kernels, regions);
+      regions[size_t(region)].end = kernels.size();
+      continue;
+    }
     CompiledKernel k;
-    k.symbol = kernel_symbol(i, groups[i].name);
+    k.symbol = kernel_symbol(kernels.size(), group.name);
     lower::LayoutChoices recording{
         [&layouts, &k](const lower::ConvShape& conv) {
           lower::ConvLayout layout = layouts.conv_layout(conv);
@@ -130,11 +143,10 @@ std::vector<CompiledKernel> lower_groups(const graph::Graph& g, const std::vecto
           return layout;
         },
         layouts.vector_lanes};
-    k.group = lower::lower_group_with_bindings(g, groups[i], recording);
-    for (const graph::Node* n : groups[i].nodes) k.flops += double(graph::node_flops(*n));
+    k.group = lower::lower_group_with_bindings(g, group, recording);
+    for (const graph::Node* n : group.nodes) k.flops += double(graph::node_flops(*n));
     kernels.push_back(std::move(k));
   }
-  return kernels;
 }
 
 // Rewrites each kernel's `flat` function with pass, as one timed stage.
@@ -213,14 +225,14 @@ graph::Graph load_graph(const std::string& path, const PipelineOptions& options)
 
   {
     StageTimer t("eliminate_dead_code", o);
-    passes::eliminate_dead_code(g);
+    graph::for_each_graph(g, passes::eliminate_dead_code);
   }
   after_graph_stage("eliminate_dead_code", g, o);
 
   // After import's constant folding, so a B computed from constants counts too.
   {
     StageTimer t("pretranspose_gemm_weights", o);
-    passes::pretranspose_gemm_weights(g);
+    graph::for_each_graph(g, passes::pretranspose_gemm_weights);
   }
   after_graph_stage("pretranspose_gemm_weights", g, o);
   return g;
@@ -231,6 +243,9 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
   bool gpu = options.target.kind == codegen::TargetKind::kCuda;
   o.tir_verify = {.allow_thread_bindings = gpu, .allow_parallel = !gpu};
   std::unique_ptr<codegen::Backend> backend = codegen::make_backend(options.target);  // refuses what it cannot serve
+  TESSEL_USER_CHECK(!gpu || !graph::has_scan(g), Span{})
+      << "target cuda cannot run loops (Scan, LSTM, GRU, RNN) yet: its runtime launches each kernel once; "
+         "compile for llvm";
   std::optional<sched::CpuScheduleOptions> cpu = cpu_schedule_options(options);
   const lower::LayoutChoices layouts = layout_choices(options);
 
@@ -245,25 +260,30 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
   // epilogue in its kernel, as the packing does.
   if (cpu && joins_producers) {
     StageTimer t("store_channels_last", o);
-    passes::store_channels_last(g, options.channels_last, cpu->vector_lanes);
+    graph::for_each_graph(g, [&](graph::Graph& sub) {
+      passes::store_channels_last(sub, options.channels_last, cpu->vector_lanes);
+    });
   }
   after_graph_stage("store_channels_last", g, o);
   if (cpu && joins_producers) {
     StageTimer t("pack_matmul_weights", o);
-    passes::pack_matmul_weights(
-        g, [lanes = cpu->vector_lanes, threads = cpu->num_threads](int64_t rows, int64_t columns) {
-          return sched::matmul_panel_columns(rows, columns, lanes, threads);
-        });
+    graph::for_each_graph(g, [&](graph::Graph& sub) {
+      passes::pack_matmul_weights(
+          sub, [lanes = cpu->vector_lanes, threads = cpu->num_threads](int64_t rows, int64_t columns) {
+            return sched::matmul_panel_columns(rows, columns, lanes, threads);
+          });
+    });
   }
   after_graph_stage("pack_matmul_weights", g, o);
   if (cpu && joins_producers) {
     StageTimer t("pack_conv_weights", o);
-    passes::pack_conv_weights(g, [&layouts, &cpu](const graph::Node& conv) -> int64_t {
+    auto panel = [&layouts, &cpu](const graph::Node& conv) -> int64_t {
       lower::ConvShape shape = lower::conv_shape_of(conv, /*assume_packed=*/true);
       lower::ConvLayout layout = layouts.conv_layout(shape);
       return layout.form == lower::ConvForm::kChannelsLast ? sched::channels_last_panel(shape, layout, *cpu)
                                                            : 0;
-    });
+    };
+    graph::for_each_graph(g, [&](graph::Graph& sub) { passes::pack_conv_weights(sub, panel); });
   }
   after_graph_stage("pack_conv_weights", g, o);
 
@@ -280,10 +300,13 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
   if (o.prints("fusion")) print_groups(groups, *o.print_to);
 
   std::vector<CompiledKernel> kernels;
+  std::vector<ScanRegion> regions;
   size_t tuned_kernels = 0;
   {
     StageTimer t("lower", o);
-    kernels = lower_groups(g, groups, layouts);
+    passes::FusionPolicy body_fusion =
+        options.fusion == passes::FusionPolicy::kTuned ? passes::FusionPolicy::kDefault : options.fusion;
+    lower_groups(g, groups, layouts, body_fusion, -1, kernels, regions);
   }
   after_tir_stage("lower", kernels, [](const CompiledKernel& k) { return k.group.func; }, o);
 
@@ -324,7 +347,7 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
 
   ExecutionPlan plan = [&] {
     StageTimer t("plan", o);
-    return build_execution_plan(g, kernels);
+    return build_execution_plan(g, kernels, regions);
   }();
   if (o.prints("plan"))
     *o.print_to << "// after plan: " << plan.plan.steps.size() << " steps, arena " << plan.plan.arena_bytes

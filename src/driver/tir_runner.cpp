@@ -11,14 +11,27 @@
 #include "src/driver/compile_model.h"
 #include "src/frontend/onnx/adapters.h"
 #include "src/reference/executor.h"
+#include "src/reference/scan.h"
 
 namespace tessel::driver {
 
 TirExecutor::TirExecutor(const graph::Graph& g, passes::FusionPolicy fusion)
     : TirExecutor(g, fusion, layout_choices(CompileOptions{})) {}
 
-TirExecutor::TirExecutor(const graph::Graph& g, passes::FusionPolicy fusion, const lower::LayoutChoices& layouts)
-    : graph_(g), groups_(lower::lower_graph(g, *passes::make_grouping_policy(fusion), layouts)) {}
+TirExecutor::TirExecutor(const graph::Graph& g, passes::FusionPolicy fusion,
+                         const lower::LayoutChoices& layouts)
+    : graph_(g) {
+  for (const passes::NodeGroup& group : passes::make_grouping_policy(fusion)->group(g)) {
+    const graph::Node* scan = group.nodes.front();
+    if (!scan->body) {
+      groups_.push_back(lower::lower_group_with_bindings(g, group, layouts));
+      continue;
+    }
+    groups_.push_back(lower::LoweredGroup{
+        group, {}, {scan->inputs.begin(), scan->inputs.end()}, {scan->outputs.begin(), scan->outputs.end()}});
+    bodies_[scan] = std::make_shared<TirExecutor>(*scan->body, fusion, layouts);
+  }
+}
 
 std::vector<Tensor> TirExecutor::run(const std::vector<Tensor>& inputs) const {
   const auto& graph_inputs = graph_.inputs();
@@ -39,11 +52,19 @@ std::vector<Tensor> TirExecutor::run(const std::vector<Tensor>& inputs) const {
     std::vector<Tensor> args;
     for (const graph::Value* v : group.inputs) args.push_back(lookup(v));
     std::vector<Tensor> results;
-    try {
-      results = tir::interpret(group.func, args);
-    } catch (const tir::InterpreterError& e) {
-      throw tir::InterpreterError("group " + group.group.name + ": " + e.what());
-    }
+    if (!group.func) {
+      const graph::Node* scan = group.group.nodes.front();
+      std::vector<const Tensor*> arg_ptrs;
+      for (const Tensor& t : args) arg_ptrs.push_back(&t);
+      const TirExecutor& body = *bodies_.at(scan);
+      results =
+          reference::run_scan(*scan, arg_ptrs, [&](const std::vector<Tensor>& in) { return body.run(in); });
+    } else
+      try {
+        results = tir::interpret(group.func, args);
+      } catch (const tir::InterpreterError& e) {
+        throw tir::InterpreterError("group " + group.group.name + ": " + e.what());
+      }
     TESSEL_ICHECK(results.size() == group.outputs.size())
         << "group " << group.group.name << " returned " << results.size() << " tensors";
     for (size_t i = 0; i < results.size(); ++i) env[group.outputs[i]] = std::move(results[i]);

@@ -4,6 +4,8 @@
 // compiled graph's functions, the check of its schedules (target "cuda").
 #pragma once
 
+#include <map>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -33,7 +35,9 @@ class TirExecutor {
 
  private:
   const graph::Graph& graph_;
+  // A Scan's group has no function: its body runs on an executor of its own.
   std::vector<lower::LoweredGroup> groups_;
+  std::map<const graph::Node*, std::shared_ptr<TirExecutor>> bodies_;
 };
 
 // The reference executor's outputs of g (the oracle TirExecutor and compiled

@@ -27,6 +27,7 @@ const KernelRegistry& KernelRegistry::global() {
     kernels::register_reduce(r);
     kernels::register_shape(r);
     kernels::register_movement(r);
+    kernels::register_control(r);
     return r;
   }();
   return registry;

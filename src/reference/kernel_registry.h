@@ -32,6 +32,7 @@ void register_nn(KernelRegistry& r);
 void register_reduce(KernelRegistry& r);
 void register_shape(KernelRegistry& r);
 void register_movement(KernelRegistry& r);
+void register_control(KernelRegistry& r);  // Scan (scan.cpp)
 }  // namespace kernels
 
 }  // namespace tessel::reference

@@ -99,6 +99,50 @@ void validate_slot(const Plan& plan, size_t id, uint64_t weights_size) {
   fail(name + ": storage kind " + std::to_string(int(b.storage)) + " is not input/output/weight/arena");
 }
 
+void put_copies(Writer& w, const std::vector<LoopCopy>& copies) {
+  w.put(uint32_t(copies.size()));
+  for (const LoopCopy& c : copies) {
+    w.put(c.from);
+    w.put(c.to);
+    w.put(uint8_t(c.reverse));
+  }
+}
+
+std::vector<LoopCopy> get_copies(Reader& r) {
+  std::vector<LoopCopy> copies(r.get_count("loop copy count", 9));
+  for (LoopCopy& c : copies) {
+    c.from = r.get<uint32_t>("loop copy source");
+    c.to = r.get<uint32_t>("loop copy destination");
+    uint8_t reverse = r.get<uint8_t>("loop copy direction");
+    if (reverse > 1) throw PlanError("corrupt model plan: loop copy direction " + std::to_string(reverse));
+    c.reverse = reverse == 1;
+  }
+  return copies;
+}
+
+void put_loops(Writer& w, const std::vector<Loop>& loops) {
+  w.put(uint32_t(loops.size()));
+  for (const Loop& l : loops) {
+    w.put(l.parent);
+    w.put(l.begin);
+    w.put(l.end);
+    w.put(l.count);
+    for (const auto* copies : {&l.init, &l.slice_in, &l.slice_out, &l.carry}) put_copies(w, *copies);
+  }
+}
+
+std::vector<Loop> get_loops(Reader& r) {
+  std::vector<Loop> loops(r.get_count("loop count", 36));
+  for (Loop& l : loops) {
+    l.parent = r.get<int32_t>("loop parent");
+    l.begin = r.get<uint32_t>("loop begin");
+    l.end = r.get<uint32_t>("loop end");
+    l.count = r.get<uint64_t>("loop count");
+    for (auto* copies : {&l.init, &l.slice_in, &l.slice_out, &l.carry}) *copies = get_copies(r);
+  }
+  return loops;
+}
+
 std::string hex(uint64_t v) {
   char buf[19];
   std::snprintf(buf, sizeof(buf), "0x%016llx", static_cast<unsigned long long>(v));
@@ -220,6 +264,7 @@ std::vector<uint8_t> serialize_plan(const Plan& plan) {
     w.put(s.flops);
     w.put(s.bytes);
   }
+  put_loops(w, plan.loops);
   w.put(uint32_t(plan.output_buffers.size()));
   for (uint32_t id : plan.output_buffers) w.put(id);
   w.put(plan.arena_bytes);
@@ -270,6 +315,7 @@ Plan deserialize_plan(const uint8_t* data, size_t size) {
     s.flops = r.get<double>("step flops");
     s.bytes = r.get<double>("step bytes");
   }
+  plan.loops = get_loops(r);
   plan.output_buffers.resize(r.get_count("output buffer count", 4));
   for (uint32_t& id : plan.output_buffers) id = r.get<uint32_t>("output buffer");
   plan.arena_bytes = r.get<uint64_t>("arena bytes");
@@ -297,6 +343,7 @@ void validate_plan(const Plan& plan, uint32_t kernel_count, uint64_t weights_siz
     fail("an arena of " + std::to_string(plan.arena_bytes) + " bytes (at most 2^40)");
   for (size_t id = 0; id < plan.buffers.size(); ++id) validate_slot(plan, id, plan.weights_bytes);
   for (size_t i = 0; i < plan.steps.size(); ++i) validate_step(plan, i, kernel_count);
+  validate_loops(plan);
   validate_outputs(plan);
   validate_features(plan);
 }

@@ -52,11 +52,34 @@ struct Step {
   double bytes = 0;
 };
 
+// A copy the runtime makes around a loop's iterations (slot `from` to slot
+// `to`). Sliced: one of the two is the whole stacked tensor, the other one
+// slice of it, and iteration t copies slice t (count - 1 - t when reversed).
+struct LoopCopy {
+  uint32_t from = 0, to = 0;
+  bool reverse = false;
+};
+
+// Steps [begin, end) run `count` times: a Scan of the graph (recurrent nets).
+// Copies: `init` once before the first iteration (the initial states), then
+// each iteration `slice_in` (whole -> slice) before the steps, `slice_out`
+// (slice -> whole) and `carry` (next state -> state) after them. Loops nest:
+// `parent` is an earlier loop whose steps hold this one's (-1: none);
+// siblings come in the order they run, an empty loop (begin == end) at the
+// position it runs.
+struct Loop {
+  int32_t parent = -1;
+  uint32_t begin = 0, end = 0;
+  uint64_t count = 1;
+  std::vector<LoopCopy> init, slice_in, slice_out, carry;
+};
+
 struct Plan {
   std::string model_name;
   std::vector<TensorSpec> inputs, outputs;
   std::vector<BufferSlot> buffers;  // args of steps index into this
   std::vector<Step> steps;          // run in order
+  std::vector<Loop> loops;          // steps run repeatedly, parents first
   // The buffer holding each output after the steps; when it is not that
   // output's own kOutput slot (an output that is an input, a weight, or a
   // second name of another output), the runtime copies it.
@@ -70,10 +93,13 @@ struct Plan {
 };
 
 // 2: the weights' checksum, the CPU features and the trailing checksum.
-constexpr uint32_t kPlanFormatVersion = 2;
+// 3: loops.
+constexpr uint32_t kPlanFormatVersion = 3;
 // The largest arena or weights a plan may claim (1 TiB): well beyond any
 // model, far from the overflow of rounding sizes up to 64 bytes.
 constexpr uint64_t kMaxPlanBytes = uint64_t(1) << 40;
+// The most iterations of one loop (a sequence far beyond any model's).
+constexpr uint64_t kMaxLoopCount = uint64_t(1) << 32;
 // The most dimensions a tensor of a plan may have (ONNX's practical limit is far below).
 constexpr size_t kMaxRank = 64;
 
@@ -93,6 +119,11 @@ Plan deserialize_plan(const uint8_t* data, size_t size);
 // The plan's internal consistency, against a kernel table and weights of the
 // given sizes; throws PlanError naming the first inconsistency.
 void validate_plan(const Plan& plan, uint32_t kernel_count, uint64_t weights_size);
+// The loops' structure and copies (part of validate_plan; plan_loops.cpp).
+void validate_loops(const Plan& plan);
+// Each loop's children, in the order they run (after validate_loops); index
+// loops.size() holds the top level's.
+std::vector<std::vector<uint32_t>> loop_children(const Plan& plan);
 // Throws PlanError ("model data corrupt: checksum mismatch ...") unless the
 // weights' checksum64 is the plan's weights_checksum.
 void verify_weights_checksum(const Plan& plan, const void* weights, uint64_t weights_size);

@@ -6,6 +6,7 @@
 
 #include "src/runtime/tracer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -137,10 +138,72 @@ void check_tensors(const tessel_tensor* tensors, int32_t count, const std::vecto
 PlanExecutor::PlanExecutor(Plan plan, std::vector<tessel_kernel_fn> kernels, const void* weights)
     : plan_(std::move(plan)), kernels_(std::move(kernels)), weights_(static_cast<const uint8_t*>(weights)) {
   validate_plan(plan_, uint32_t(kernels_.size()), plan_.weights_bytes);
+  loop_children_ = loop_children(plan_);
   for (size_t i = 0; i < kernels_.size(); ++i)
     if (!kernels_[i]) throw PlanError("invalid model plan: kernel " + std::to_string(i) + " is NULL");
   if (plan_.weights_bytes > 0 && (!weights_ || reinterpret_cast<uintptr_t>(weights_) % kAlignment != 0))
     throw PlanError("invalid model plan: the weights are NULL or not 64-byte aligned");
+}
+
+struct PlanExecutor::Run {
+  const std::vector<void*>& ptr;
+  std::vector<void*> args;
+  double* kernel_seconds;
+  bool traced;
+};
+
+void PlanExecutor::run_step(Run& r, size_t s) const {
+  const Step& step = plan_.steps[s];
+  r.args.clear();
+  for (uint32_t a : step.args) r.args.push_back(r.ptr[a]);
+  if (r.traced) Tracer::set_step(int32_t(s));
+  double traced_start = r.traced ? Tracer::now() : 0;
+  auto start = std::chrono::steady_clock::now();
+  int32_t status = kernels_[step.kernel](r.args.data());
+  if (r.kernel_seconds)
+    r.kernel_seconds[s] += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (r.traced) Tracer::record(TESSEL_TRACE_STEP, 0, traced_start, Tracer::now());
+  if (status != 0) {
+    std::string why = take_kernel_error();
+    throw StatusError(TESSEL_ERR_KERNEL_FAILED, "step " + std::to_string(s) + " '" + step.name +
+                                                    "' (kernel " + std::to_string(step.kernel) +
+                                                    ") failed with status " + std::to_string(status) +
+                                                    (why.empty() ? "" : ": " + why));
+  }
+}
+
+// Steps [begin, end) with the child loops of `parent` (loops.size(): the top level) in place.
+void PlanExecutor::run_block(Run& r, size_t parent, size_t begin, size_t end) const {
+  const std::vector<uint32_t>& children = loop_children_[parent];
+  size_t next = 0;
+  while (next < children.size() && plan_.loops[children[next]].begin < begin) ++next;
+  for (size_t s = begin;;) {
+    while (next < children.size() && plan_.loops[children[next]].begin == s) {
+      run_loop(r, children[next]);
+      s = plan_.loops[children[next++]].end;
+    }
+    if (s >= end) break;
+    run_step(r, s++);
+  }
+}
+
+void PlanExecutor::run_loop(Run& r, size_t index) const {
+  const Loop& loop = plan_.loops[index];
+  auto bytes = [&](uint32_t id) { return plan_.buffers[id].bytes; };
+  auto at = [&](uint32_t id, size_t offset = 0) { return static_cast<uint8_t*>(r.ptr[id]) + offset; };
+  for (const LoopCopy& c : loop.init) std::memmove(at(c.to), at(c.from), bytes(c.to));
+  for (uint64_t t = 0; t < loop.count; ++t) {
+    auto slice = [&](const LoopCopy& c, uint64_t slice_bytes) {
+      return size_t((c.reverse ? loop.count - 1 - t : t) * slice_bytes);
+    };
+    for (const LoopCopy& c : loop.slice_in)
+      std::memmove(at(c.to), at(c.from, slice(c, bytes(c.to))), bytes(c.to));
+    run_block(r, index, loop.begin, loop.end);
+    for (const LoopCopy& c : loop.slice_out)
+      std::memmove(at(c.to, slice(c, bytes(c.from))), at(c.from), bytes(c.from));
+    for (const LoopCopy& c : loop.carry)
+      if (r.ptr[c.from] != r.ptr[c.to]) std::memmove(at(c.to), at(c.from), bytes(c.to));
+  }
 }
 
 void PlanExecutor::run(const tessel_tensor* inputs, int32_t num_inputs, tessel_tensor* outputs,
@@ -164,27 +227,9 @@ void PlanExecutor::run(const tessel_tensor* inputs, int32_t num_inputs, tessel_t
     if (b.bytes == 0) ptr[id] = zero_bytes_target;
   }
 
-  std::vector<void*> args;
-  const bool traced = Tracer::on();
-  for (size_t s = 0; s < plan_.steps.size(); ++s) {
-    const Step& step = plan_.steps[s];
-    args.clear();
-    for (uint32_t a : step.args) args.push_back(ptr[a]);
-    if (traced) Tracer::set_step(int32_t(s));
-    double traced_start = traced ? Tracer::now() : 0;
-    auto start = std::chrono::steady_clock::now();
-    int32_t status = kernels_[step.kernel](args.data());
-    if (kernel_seconds)
-      kernel_seconds[s] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (traced) Tracer::record(TESSEL_TRACE_STEP, 0, traced_start, Tracer::now());
-    if (status != 0) {
-      std::string why = take_kernel_error();
-      throw StatusError(TESSEL_ERR_KERNEL_FAILED, "step " + std::to_string(s) + " '" + step.name +
-                                                      "' (kernel " + std::to_string(step.kernel) +
-                                                      ") failed with status " + std::to_string(status) +
-                                                      (why.empty() ? "" : ": " + why));
-    }
-  }
+  Run r{ptr, {}, kernel_seconds, Tracer::on()};
+  if (kernel_seconds) std::fill(kernel_seconds, kernel_seconds + plan_.steps.size(), 0.0);
+  run_block(r, plan_.loops.size(), 0, plan_.steps.size());
 
   // Outputs held elsewhere; those copied from another output after that one is final.
   for (int round = 0; round < 2; ++round) {

@@ -27,7 +27,7 @@ class PlanExecutor {
   // One run: checks every tensor against the plan's specs, calls the steps'
   // kernels in order and fills the outputs. arena: plan.arena_bytes bytes,
   // 64-byte aligned, used by one run at a time; kernel_seconds, when given,
-  // receives each step's wall time. Throws StatusError carrying the
+  // receives each step's wall time (summed over a loop's iterations). Throws StatusError carrying the
   // tessel_status. Const: runs with distinct arenas may overlap in time.
   void run(const tessel_tensor* inputs, int32_t num_inputs, tessel_tensor* outputs, int32_t num_outputs,
            void* arena, double* kernel_seconds = nullptr) const;
@@ -35,7 +35,13 @@ class PlanExecutor {
   const Plan& plan() const { return plan_; }
 
  private:
+  struct Run;
+  void run_block(Run& run, size_t parent, size_t begin, size_t end) const;
+  void run_loop(Run& run, size_t loop) const;
+  void run_step(Run& run, size_t s) const;
+
   Plan plan_;
+  std::vector<std::vector<uint32_t>> loop_children_;
   std::vector<tessel_kernel_fn> kernels_;
   const uint8_t* weights_;
 };

@@ -86,5 +86,6 @@ void register_quantize_adapters(AdapterTable& t);
 void register_generator_adapters(AdapterTable& t);
 void register_transformer_adapters(AdapterTable& t);  // and Attention's below
 void register_attention_adapter(AdapterTable& t);
+void register_recurrent_adapters(AdapterTable& t);  // LSTM, GRU, RNN
 
 }  // namespace tessel::onnx_frontend

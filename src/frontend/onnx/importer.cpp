@@ -28,10 +28,17 @@ namespace {
 bool is_default_domain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
 
 bool is_supported(const onnx::NodeProto& n) {
-  if (!is_default_domain(n.domain())) return false;
-  return n.op_type() == "Constant" || adapters().count(n.op_type()) ||
-         graph::OpRegistry::global().find(n.op_type()) != nullptr;
+  return is_default_domain(n.domain()) && imports_op(n.op_type());
 }
+
+}  // namespace
+
+bool imports_op(const std::string& op) {
+  if (op == "Scan") return false;
+  return op == "Constant" || adapters().count(op) || graph::OpRegistry::global().find(op) != nullptr;
+}
+
+namespace {
 
 int default_opset(const onnx::ModelProto& m) {
   int opset = -1;

@@ -44,4 +44,9 @@ graph::Graph import_model_bytes(const std::string& bytes, const std::string& mod
 // Parses "x=1x3x224x224" into ("x", {1, 3, 224, 224}).
 std::pair<std::string, Dims> parse_input_shape(const std::string& spec);
 
+// Whether the importer takes a default-domain ONNX op: Constant, an adapter's
+// op, or a graph op of the same name (except Scan, whose ONNX form holds a
+// subgraph the importer does not read; LSTM, GRU and RNN import to it).
+bool imports_op(const std::string& op_type);
+
 }  // namespace tessel::onnx_frontend

@@ -55,9 +55,6 @@ const std::map<std::string, std::string>& gap_reasons() {
       {"If", "control flow (subgraphs) is not imported yet"},
       {"Loop", "control flow (subgraphs) is not imported yet"},
       {"Scan", "control flow (subgraphs) is not imported yet"},
-      {"LSTM", "recurrent nets are not lowered yet"},
-      {"GRU", "recurrent nets are not lowered yet"},
-      {"RNN", "recurrent nets are not lowered yet"},
       {"NonMaxSuppression", "its output's size depends on the data; run-time shapes are not planned yet"},
       {"NonZero", "its output's size depends on the data; run-time shapes are not planned yet"},
       {"Unique", "its output's size depends on the data; run-time shapes are not planned yet"},
@@ -86,7 +83,7 @@ const std::map<std::string, std::string>& gap_reasons() {
 }
 
 bool is_supported_op(const std::string& op) {
-  return op == "Constant" || adapters().count(op) || graph::OpRegistry::global().find(op) != nullptr;
+  return imports_op(op);
 }
 
 }  // namespace

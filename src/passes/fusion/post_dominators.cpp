@@ -89,6 +89,10 @@ void add_anchor_groups(const graph::Graph& g, const GraphUses& uses, const PostD
   for (const Node* n : g.nodes()) {
     if (partition.assigned.count(n) || !is_anchor(*n)) continue;
     std::unordered_set<const Node*> members{n};
+    if (n->body) {  // a Scan's loop is a plan structure of its own: no kernel holds it
+      partition.add(g, members);
+      continue;
+    }
     add_leading_data_movement(uses, partition.assigned, members);
     grow_to_post_dominators(pdom, n, may_join, kMaxGroupNodes, partition.assigned, members);
     if (extend) extend(*n, members);

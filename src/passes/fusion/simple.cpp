@@ -26,7 +26,7 @@ class SimpleGrouper {
   std::vector<std::vector<const Node*>> run() {
     std::vector<Node*> nodes = uses_.graph.nodes();
     for (const Node* n : nodes)
-      if (is_anchor(*n) && !assigned_.count(n)) claim_around(n);
+      if (is_anchor(*n) && !assigned_.count(n)) n->body ? add_group({n}) : claim_around(n);
     for (const Node* n : nodes)
       if (!assigned_.count(n)) add_group({n});
     return std::move(groups_);

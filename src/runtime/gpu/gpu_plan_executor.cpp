@@ -24,6 +24,9 @@ GpuPlanExecutor::GpuPlanExecutor(Plan plan, GpuRunner& runner, std::vector<size_
     : plan_(std::move(plan)), runner_(runner), kernel_functions_(std::move(kernel_functions)) {
   validate_plan(plan_, uint32_t(kernel_functions_.size()), plan_.weights_bytes);
   if (plan_.weights_bytes > 0 && !weights) throw PlanError("invalid model plan: the weights are NULL");
+  if (!plan_.loops.empty())
+    throw StatusError(TESSEL_ERR_INVALID_ARGUMENT,
+                      "the GPU runtime does not run loops (Scan, LSTM, GRU, RNN) yet");
   check_steps();
   weights_ = DeviceBuffer(runner_.device(), at_least_one(plan_.weights_bytes));
   if (plan_.weights_bytes > 0) runner_.device().upload(weights_.get(), weights, plan_.weights_bytes);

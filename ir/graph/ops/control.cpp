@@ -1,0 +1,115 @@
+// The Scan op's schema and shape function (ir/graph/scan.h): the body's
+// interface must agree with the node's inputs, and the outputs are the
+// body's, the scan outputs stacked along a new axis of `length`.
+#include "ir/graph/op_registry.h"
+#include "ir/graph/ops/register.h"
+#include "ir/graph/scan.h"
+
+namespace tessel::graph {
+
+namespace {
+
+std::vector<bool> directions(const Node& n, const char* attr, size_t count) {
+  const std::vector<int64_t>& given = n.attrs.get_ints(attr);
+  TESSEL_USER_CHECK(given.empty() || given.size() == count, n.span())
+      << "'" << attr << "' has " << given.size() << " entries for " << count << " values";
+  std::vector<bool> out(count, false);
+  for (size_t i = 0; i < given.size(); ++i) {
+    TESSEL_USER_CHECK(given[i] == 0 || given[i] == 1, n.span()) << "'" << attr << "' entries must be 0 or 1";
+    out[i] = given[i] == 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+ScanLayout scan_layout(const Node& n) {
+  TESSEL_USER_CHECK(n.body != nullptr, n.span()) << "Scan has no body";
+  const Graph& body = *n.body;
+  ScanLayout l;
+  l.length = n.attrs.get_int("length");
+  int64_t states = n.attrs.get_int("num_states"), scans = n.attrs.get_int("num_scan_inputs");
+  TESSEL_USER_CHECK(l.length >= 1, n.span()) << "a Scan must run at least once, got length " << l.length;
+  TESSEL_USER_CHECK(states >= 0 && scans >= 0 && size_t(states + scans) <= n.inputs.size(), n.span())
+      << "num_states " << states << " and num_scan_inputs " << scans << " do not fit " << n.inputs.size()
+      << " inputs";
+  l.num_states = size_t(states);
+  l.num_scan_inputs = size_t(scans);
+  l.num_captures = n.inputs.size() - l.num_states - l.num_scan_inputs;
+  TESSEL_USER_CHECK(body.inputs().size() == n.inputs.size(), n.span())
+      << "the body takes " << body.inputs().size() << " inputs, the node gives " << n.inputs.size();
+  TESSEL_USER_CHECK(body.outputs().size() >= l.num_states && body.outputs().size() == n.outputs.size(),
+                    n.span())
+      << "the body returns " << body.outputs().size() << " values for " << n.outputs.size() << " outputs";
+  l.num_scan_outputs = body.outputs().size() - l.num_states;
+  l.reverse_inputs = directions(n, "reverse_inputs", l.num_scan_inputs);
+  l.reverse_outputs = directions(n, "reverse_outputs", l.num_scan_outputs);
+  return l;
+}
+
+void for_each_graph(Graph& g, const std::function<void(Graph&)>& fn) {
+  fn(g);
+  for (Node* n : g.nodes())
+    if (n->body) for_each_graph(*n->body, fn);
+}
+
+bool has_scan(const Graph& g) {
+  for (const Node* n : g.nodes())
+    if (n->body) return true;
+  return false;
+}
+
+namespace {
+
+void expect_type(const InferContext& ctx, const TensorType& have, const TensorType& want,
+                 const std::string& what) {
+  TESSEL_USER_CHECK(have == want, ctx.span())
+      << what << " has type " << have.str() << ", the body expects " << want.str();
+}
+
+void infer_scan(InferContext& ctx) {
+  const Node& n = ctx.node();
+  ScanLayout l = scan_layout(n);
+  const Graph& body = *n.body;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    TESSEL_USER_CHECK(ctx.has_input(i), ctx.span()) << "Scan input " << i << " is missing";
+    TensorType given = ctx.input(i);
+    bool scanned = i >= l.num_states && i < l.num_states + l.num_scan_inputs;
+    if (scanned) {
+      TESSEL_USER_CHECK(given.rank_known && given.rank() >= 1 && given.dims[0] == Dim::known(l.length),
+                        ctx.span())
+          << "scan input " << i - l.num_states << " has type " << given.str() << ", not " << l.length
+          << " slices along axis 0";
+      given.dims.erase(given.dims.begin());
+    }
+    expect_type(ctx, given, body.inputs()[i]->type, "input " + std::to_string(i));
+  }
+  for (size_t j = 0; j < l.num_states; ++j)
+    expect_type(ctx, body.outputs()[j]->type, body.inputs()[j]->type,
+                "the body's next state " + std::to_string(j));
+  for (size_t j = 0; j < n.outputs.size(); ++j) {
+    TensorType t = body.outputs()[j]->type;
+    if (j >= l.num_states) t.dims.insert(t.dims.begin(), Dim::known(l.length));
+    ctx.set_output(j, t);
+  }
+}
+
+}  // namespace
+
+namespace ops {
+
+void register_control_ops(OpRegistry& r) {
+  r.def("Scan", OpPattern::kOpaque)
+      .inputs(0, 1 << 16)
+      .outputs(1, 1 << 16)
+      .attr("length", AttrType::kInt)
+      .attr("num_states", AttrType::kInt)
+      .attr("num_scan_inputs", AttrType::kInt)
+      .attr("reverse_inputs", AttrType::kInts, std::vector<int64_t>{})
+      .attr("reverse_outputs", AttrType::kInts, std::vector<int64_t>{})
+      .infer(infer_scan);
+}
+
+}  // namespace ops
+
+}  // namespace tessel::graph
