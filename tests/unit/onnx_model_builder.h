@@ -63,6 +63,32 @@ struct ModelBuilder {
     for (int64_t d : dims) t->add_dims(d);
     for (int64_t v : values) t->add_int64_data(v);
   }
+  void float_initializer(const std::string& name, const std::vector<int64_t>& dims,
+                         const std::vector<float>& values) {
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) t->add_dims(d);
+    for (float v : values) t->add_float_data(v);
+  }
+  static void set_float(onnx::NodeProto* n, const std::string& name, float v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::FLOAT);
+    a->set_f(v);
+  }
+  static void set_string(onnx::NodeProto* n, const std::string& name, const std::string& v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(v);
+  }
+  static void set_strings(onnx::NodeProto* n, const std::string& name, const std::vector<std::string>& v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::STRINGS);
+    for (const std::string& s : v) a->add_strings(s);
+  }
   static void set_int(onnx::NodeProto* n, const std::string& name, int64_t v) {
     auto* a = n->add_attribute();
     a->set_name(name);

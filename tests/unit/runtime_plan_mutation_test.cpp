@@ -22,20 +22,24 @@ constexpr size_t kSlack = 256;  // canary bytes after the arena
 constexpr uint8_t kCanary = 0xa5;
 
 Plan rich_plan() {
-  Plan p = add_relu_plan();
+  Plan p = looped_plan();
   p.cpu_features = {"avx2", "fma"};
   p.weights_checksum = 0x0123456789abcdefull;
   return p;
 }
 
 // The kernels of a mutated plan write every byte of every argument, as the
-// generated kernels may: the sizes come from the plan being run.
+// generated kernels may: the sizes come from the plan being run, where every
+// call of one kernel passes buffers of the same sizes (a loop calls it again).
 thread_local const Plan* t_plan = nullptr;
-thread_local size_t t_step = 0;
 
+template <uint32_t kKernel>
 int32_t touch_all(void* const* args) {
-  const Step& s = t_plan->steps[t_step++];
-  for (size_t i = 0; i < s.args.size(); ++i) std::memset(args[i], 0x11, t_plan->buffers[s.args[i]].bytes);
+  for (const Step& s : t_plan->steps) {
+    if (s.kernel != kKernel) continue;
+    for (size_t i = 0; i < s.args.size(); ++i) std::memset(args[i], 0x11, t_plan->buffers[s.args[i]].bytes);
+    break;
+  }
   return 0;
 }
 
@@ -63,7 +67,7 @@ void load_and_run(const std::vector<uint8_t>& blob, Outcome& outcome) {
     for (const TensorSpec& spec : *specs)
       if (tensor_bytes(spec) > kRunnable) return;
   alignas(64) static uint8_t weights[64] = {};
-  PlanExecutor executor(plan, {&touch_all, &touch_all}, weights);
+  PlanExecutor executor(plan, {&touch_all<0>, &touch_all<1>}, weights);
   std::vector<std::vector<uint8_t>> storage;
   std::vector<tessel_tensor> tensors[2];
   for (int k = 0; k < 2; ++k)
@@ -75,7 +79,6 @@ void load_and_run(const std::vector<uint8_t>& blob, Outcome& outcome) {
   std::vector<uint8_t> arena(plan.arena_bytes + kSlack + 64, kCanary);
   uint8_t* base = arena.data() + (64 - reinterpret_cast<uintptr_t>(arena.data()) % 64) % 64;
   t_plan = &executor.plan();
-  t_step = 0;
   executor.run(tensors[0].data(), int32_t(tensors[0].size()), tensors[1].data(), int32_t(tensors[1].size()),
                base);
   for (size_t i = 0; i < kSlack; ++i)

@@ -137,6 +137,56 @@ TEST(RuntimePlan, ValidationNamesTheProblem) {
   EXPECT_THROW(validate_plan(add_relu_plan(), 2, 16), PlanError);  // the library holds fewer weight bytes
 }
 
+TEST(RuntimePlan, LoopsRoundTripAndNameWhatIsWrong) {
+  Plan p = looped_plan();
+  std::vector<uint8_t> blob = serialize_plan(p);
+  Plan q = deserialize_plan(blob.data(), blob.size());
+  validate_plan(q, 2, 24);
+  ASSERT_EQ(q.loops.size(), 1u);
+  EXPECT_EQ(q.loops[0].count, 2u);
+  EXPECT_EQ(q.loops[0].begin, 1u);
+  EXPECT_TRUE(q.loops[0].slice_out[0].reverse);
+  EXPECT_EQ(q.loops[0].carry[0].to, 2u);
+  EXPECT_EQ(serialize_plan(q), blob);
+
+  Plan parent = looped_plan();
+  parent.loops[0].parent = 0;
+  expect_invalid(parent, "parent 0 is not an earlier loop");
+  Plan outside = looped_plan();
+  outside.loops[0].end = 3;
+  expect_invalid(outside, "steps [1, 3) outside [0, 2)");
+  Plan overlap = looped_plan();
+  overlap.loops.push_back(overlap.loops[0]);
+  overlap.loops[1].begin = 1;
+  expect_invalid(overlap, "inside the loop before it");
+  Plan slices = looped_plan();
+  slices.loops[0].count = 3;
+  expect_invalid(slices, "is not 3 slices of 24");
+  Plan into_weights = looped_plan();
+  into_weights.loops[0].carry[0].to = 1;
+  expect_invalid(into_weights, "copies into buffer 1, a weight");
+  Plan into_input = looped_plan();
+  into_input.loops[0].init[0] = {2, 0, false};
+  expect_invalid(into_input, "a model input");
+  Plan sizes = looped_plan();
+  sizes.loops[0].init[0] = {4, 2, false};
+  expect_invalid(sizes, "of different sizes");
+  Plan none = looped_plan();
+  none.loops[0].count = 0;
+  expect_invalid(none, "0 iterations");
+  Plan direction = looped_plan();
+  blob = serialize_plan(direction);
+  std::vector<uint8_t> bad = blob;
+  // The init copy's direction byte: before the three other copy lists (a count
+  // and one copy of 9 bytes each), the output buffers (8 bytes), the arena and
+  // weights sizes and checksum (24), the CPU feature count (4), the seal (8).
+  size_t at = blob.size() - 8 - 4 - 24 - 8 - 3 * (4 + 9) - 1;
+  ASSERT_EQ(bad[at], 0);
+  bad[at] = 2;
+  reseal(bad);
+  expect_plan_error(bad, "loop copy direction 2");
+}
+
 TEST(RuntimePlan, OutputCopiedFromAnInputIsValid) {
   Plan p = add_relu_plan();
   p.output_buffers = {0};

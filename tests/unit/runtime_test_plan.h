@@ -27,6 +27,17 @@ inline Plan add_relu_plan() {
   return p;
 }
 
+// add_relu_plan with "relu" in a loop of two iterations over a 48-byte
+// arena buffer (4): x copied in once, slice t of buffer 4 copied into the
+// add's result before each relu, y copied out to slice 1 - t and back.
+inline Plan looped_plan() {
+  Plan p = add_relu_plan();
+  p.buffers.push_back({Storage::kArena, 0, 64, 48});
+  p.arena_bytes = 128;
+  p.loops = {Loop{-1, 1, 2, 2, {{0, 2, false}}, {{4, 2, false}}, {{3, 4, true}}, {{3, 2, false}}}};
+  return p;
+}
+
 // A plan's bytes, changed, with their last 8 bytes set to the checksum of the
 // rest, as a deliberate forgery would have: what reaches the parser's checks.
 inline void reseal(std::vector<uint8_t>& blob) {
