@@ -70,9 +70,10 @@ def parse_args(argv):
     if not args.threads or min(args.threads) < 1:
         ap.error("--threads needs at least one count, each >= 1")
     args.models = [m for m in args.models.split(",") if m.strip()]
-    unknown = [m for m in args.models if m not in model_bench.MODELS]
+    known_models = model_bench.MODELS + model_bench.BUILT_MODELS
+    unknown = [m for m in args.models if m not in known_models]
     if unknown:
-        ap.error(f"unknown model {unknown[0]!r} (known: {', '.join(model_bench.MODELS)})")
+        ap.error(f"unknown model {unknown[0]!r} (known: {', '.join(known_models)})")
     all_ops = [o.name for o in op_bench.OPS]
     if args.op_list == "all" or (not args.op_list and not args.quick):
         op_names = all_ops

@@ -210,7 +210,13 @@ ExecutionPlan build_execution_plan(const graph::Graph& g, const std::vector<Comp
     }
     plan.steps.push_back(std::move(step));
   }
-  for (const ScanRegion& r : regions) plan.loops.push_back(loop_of(r, b));
+  for (const ScanRegion& r : regions) {
+    plan.loops.push_back(loop_of(r, b));
+    for (size_t s = r.begin; s < r.end; ++s) {  // a step's FLOPs and bytes are per run of the model
+      plan.steps[s].flops *= double(plan.loops.back().count);
+      plan.steps[s].bytes *= double(plan.loops.back().count);
+    }
+  }
   for (const graph::Value* v : g.outputs()) plan.output_buffers.push_back(b.slot_of(v));
   plan.weights_bytes = out.weights.size();
   return out;

@@ -48,7 +48,7 @@ struct Step {
   uint32_t kernel = 0;  // into the kernel table
   std::string name;
   std::vector<uint32_t> args;  // buffer ids: the kernel's inputs, then its outputs
-  double flops = 0;
+  double flops = 0;            // per run of the model: a step in a loop counts every iteration
   double bytes = 0;
 };
 
