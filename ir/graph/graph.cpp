@@ -95,6 +95,12 @@ void Graph::remove_unused_values() {
   std::erase_if(values_, [&](const std::unique_ptr<Value>& v) { return !used.count(v.get()); });
 }
 
+void Graph::set_inputs(std::vector<Value*> inputs) {
+  TESSEL_ICHECK(std::is_permutation(inputs.begin(), inputs.end(), inputs_.begin(), inputs_.end()))
+      << "set_inputs takes the graph's inputs in another order";
+  inputs_ = std::move(inputs);
+}
+
 std::string Graph::unique_name(const std::string& base) {
   return base + "__t" + std::to_string(next_name_++);
 }

@@ -66,6 +66,8 @@ class Graph {
   Node* add_node_before(const Node* position, std::string op, std::string name, std::vector<Value*> inputs,
                         const std::vector<std::string>& output_names, Attrs attrs = {});
   void set_outputs(std::vector<Value*> outputs) { outputs_ = std::move(outputs); }
+  // The same inputs in another order.
+  void set_inputs(std::vector<Value*> inputs);
   void replace_output(size_t i, Value* v) { outputs_.at(i) = v; }
 
   const std::vector<Value*>& inputs() const { return inputs_; }

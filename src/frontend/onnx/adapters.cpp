@@ -139,6 +139,7 @@ const AdapterTable& adapters() {
     register_reduce_adapters(t);
     register_shape_adapters(t);
     register_recurrent_adapters(t);
+    register_control_adapters(t);
     register_movement_adapters(t);
     register_loss_adapters(t);
     register_composite_adapters(t);

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -26,9 +27,21 @@ struct AdaptContext {
 
   // An adapter that builds the whole replacement itself sets `results`, one
   // value per ONNX output; otherwise the importer creates the main node.
-  std::optional<std::vector<graph::Value*>> results;
+  std::optional<std::vector<graph::Value*>> results = std::nullopt;
   // The known values of graph inputs (ImportOptions::input_values).
   const std::unordered_map<const graph::Value*, Tensor>* known_inputs = nullptr;
+  // Subgraph attribute `attr` as a graph of its own: its declared inputs typed
+  // as given, then an input per outer value it reads (`captured` receives
+  // those, in order; outer constants are copied in instead).
+  std::function<std::shared_ptr<graph::Graph>(const std::string& attr,
+                                              const std::vector<graph::TensorType>& types,
+                                              std::vector<graph::Value*>& captured)>
+      import_subgraph = nullptr;
+  // Subgraph attribute `attr`'s nodes imported into this graph, its declared
+  // inputs bound to `inputs` (an If's branch chosen while compiling, a loop
+  // unrolled); its outputs.
+  std::function<std::vector<graph::Value*>(const std::string& attr, const std::vector<graph::Value*>& inputs)>
+      inline_subgraph = nullptr;
 
   // Input i's value when it is a constant or a graph input of known value (then
   // the node reads it as a constant from here on); null otherwise.
@@ -87,5 +100,6 @@ void register_generator_adapters(AdapterTable& t);
 void register_transformer_adapters(AdapterTable& t);  // and Attention's below
 void register_attention_adapter(AdapterTable& t);
 void register_recurrent_adapters(AdapterTable& t);  // LSTM, GRU, RNN
+void register_control_adapters(AdapterTable& t);    // Scan, Loop, If
 
 }  // namespace tessel::onnx_frontend

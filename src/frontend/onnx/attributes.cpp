@@ -45,6 +45,8 @@ graph::Attrs convert_attributes(const onnx::NodeProto& node, const Span& span, c
       case onnx::AttributeProto::STRINGS:
         attrs.set(a.name(), std::vector<std::string>(a.strings().begin(), a.strings().end()));
         break;
+      case onnx::AttributeProto::GRAPH:
+        break;  // a subgraph: the op's adapter imports it (AdaptContext::import_subgraph)
       case onnx::AttributeProto::UNDEFINED:
         // An empty list attribute has no populated field: ints is the common case.
         attrs.set(a.name(), std::vector<int64_t>{});

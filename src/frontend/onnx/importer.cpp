@@ -1,5 +1,5 @@
-// The ONNX importer: model checks, then one pass over the nodes in order
-// (adapt, infer, fold), then the graph outputs.
+// The ONNX importer's entry points and the checks of a model and of each node
+// against ONNX's schemas; graph_importer.cpp imports the graphs themselves.
 #include "src/frontend/onnx/importer.h"
 
 #include <onnx/defs/schema.h>
@@ -16,6 +16,7 @@
 #include "ir/graph/op_registry.h"
 #include "src/frontend/onnx/adapters.h"
 #include "src/frontend/onnx/attributes.h"
+#include "src/frontend/onnx/importer_internal.h"
 #include "src/frontend/onnx/tensor_proto.h"
 #include "src/passes/fold_constants.h"
 
@@ -23,22 +24,15 @@ namespace tessel::onnx_frontend {
 
 namespace fs = std::filesystem;
 
-namespace {
-
 bool is_default_domain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
 
 bool is_supported(const onnx::NodeProto& n) {
   return is_default_domain(n.domain()) && imports_op(n.op_type());
 }
 
-}  // namespace
-
 bool imports_op(const std::string& op) {
-  if (op == "Scan") return false;
   return op == "Constant" || adapters().count(op) || graph::OpRegistry::global().find(op) != nullptr;
 }
-
-namespace {
 
 int default_opset(const onnx::ModelProto& m) {
   int opset = -1;
@@ -50,6 +44,19 @@ int default_opset(const onnx::ModelProto& m) {
   return opset;
 }
 
+// The unsupported ops of g and of the subgraphs of its nodes, by op.
+void collect_unsupported(const onnx::GraphProto& g,
+                         std::map<std::string, std::vector<std::string>>& unsupported) {
+  for (int i = 0; i < g.node_size(); ++i) {
+    const onnx::NodeProto& n = g.node(i);
+    for (const onnx::AttributeProto& a : n.attribute())
+      if (a.has_g()) collect_unsupported(a.g(), unsupported);
+    if (is_supported(n)) continue;
+    std::string op = is_default_domain(n.domain()) ? n.op_type() : n.domain() + "." + n.op_type();
+    unsupported[op].push_back(n.name().empty() ? "#" + std::to_string(i) : n.name());
+  }
+}
+
 void check_model(const onnx::ModelProto& m) {
   TESSEL_USER_CHECK(m.has_ir_version() && m.has_graph(), Span{})
       << "not an ONNX model (no IR version or no graph)";
@@ -57,12 +64,7 @@ void check_model(const onnx::ModelProto& m) {
       << "IR version " << m.ir_version() << " is not supported (supported: " << kMinIrVersion
       << " to " << kMaxIrVersion << ")";
   std::map<std::string, std::vector<std::string>> unsupported;
-  for (int i = 0; i < m.graph().node_size(); ++i) {
-    const onnx::NodeProto& n = m.graph().node(i);
-    if (is_supported(n)) continue;
-    std::string op = is_default_domain(n.domain()) ? n.op_type() : n.domain() + "." + n.op_type();
-    unsupported[op].push_back(n.name().empty() ? "#" + std::to_string(i) : n.name());
-  }
+  collect_unsupported(m.graph(), unsupported);
   if (unsupported.empty()) return;
   std::ostringstream os;
   os << "unsupported ops:";
@@ -116,6 +118,12 @@ void check_onnx_attr_types(const onnx::OpSchema& s, graph::Attrs& attrs, const S
 // counts and on attribute types. The ONNX library knows opsets up to its
 // release; beyond that a newer version may take other inputs or attributes,
 // so only the types of the attributes it knows are checked.
+// Subgraph attributes are not converted (the adapter imports them).
+bool has_subgraph(const onnx::NodeProto& n, const std::string& attr) {
+  return std::any_of(n.attribute().begin(), n.attribute().end(),
+                     [&](const onnx::AttributeProto& a) { return a.name() == attr && a.has_g(); });
+}
+
 void check_onnx_schema(const onnx::NodeProto& n, int opset, graph::Attrs& attrs, const Span& span) {
   static const int newest = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at("").second;
   const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(n.op_type(), opset, "");
@@ -130,7 +138,8 @@ void check_onnx_schema(const onnx::NodeProto& n, int opset, graph::Attrs& attrs,
   check_onnx_attr_types(*s, attrs, span);
   if (opset > newest) return;
   for (const auto& [name, spec] : s->attributes())
-    TESSEL_USER_CHECK(!spec.required || attrs.has(name), span) << "missing required attribute '" << name << "'";
+    TESSEL_USER_CHECK(!spec.required || attrs.has(name) || has_subgraph(n, name), span)
+        << "missing required attribute '" << name << "'";
   TESSEL_USER_CHECK(n.input_size() >= s->min_input() && n.input_size() <= s->max_input(), span)
       << "expects " << count_range(s->min_input(), s->max_input()) << " inputs, got " << n.input_size();
   TESSEL_USER_CHECK(n.output_size() >= s->min_output() && n.output_size() <= s->max_output(), span)
@@ -174,196 +183,6 @@ void bind_input_shape(graph::TensorType& t, const Dims& dims, const std::string&
   t = graph::TensorType(t.dtype, dims);
 }
 
-// Folding makes data that the file does not hold (ConstantOfShape, Tile,
-// Expand, ...). Each folded node is capped (passes::should_fold), and an
-// import in all (see Importer::charge_folding), so that a few hundred bytes of
-// model cannot make the importer take gigabytes or minutes; what is not
-// folded runs at run time.
-constexpr int64_t kFoldBytesBudget = int64_t(1) << 28;  // 256 MiB, plus twice the weights
-constexpr int64_t kFoldFlopsBudget = int64_t(1) << 32;
-
-class Importer {
- public:
-  Importer(const onnx::ModelProto& m, std::string dir, const ImportOptions& o)
-      : model_(m), dir_(std::move(dir)), options_(o) {}
-
-  graph::Graph run();
-
- private:
-  graph::Value* lookup(const std::string& name, const std::string& node) const;
-  // Binds an ONNX value name; a name defined twice breaks SSA and is refused.
-  void define(const std::string& name, graph::Value* v, const std::string& node);
-  void import_inputs();
-  void import_node(const onnx::NodeProto& n, int index);
-  void import_constant(const onnx::NodeProto& n, const std::string& name);
-  void import_outputs();
-  bool may_fold() const { return options_.fold_constants && fold_bytes_left_ > 0 && fold_flops_left_ > 0; }
-  void charge_folding(const std::vector<graph::Value*>& results);
-
-  const onnx::ModelProto& model_;
-  std::string dir_;
-  const ImportOptions& options_;
-  graph::Graph g_;
-  int opset_ = 0;
-  std::unordered_map<std::string, graph::Value*> values_;
-  std::unordered_map<const graph::Value*, Tensor> known_inputs_;  // ImportOptions::input_values
-  int64_t fold_bytes_left_ = kFoldBytesBudget;
-  int64_t fold_flops_left_ = kFoldFlopsBudget;
-};
-
-graph::Value* Importer::lookup(const std::string& name, const std::string& node) const {
-  auto it = values_.find(name);
-  TESSEL_USER_CHECK(it != values_.end(), (Span{node, ""}))
-      << "uses '" << name << "', which no earlier node, input or initializer defines";
-  return it->second;
-}
-
-void Importer::define(const std::string& name, graph::Value* v, const std::string& node) {
-  TESSEL_USER_CHECK(values_.emplace(name, v).second, (Span{node, ""}))
-      << "defines '" << name << "', which an earlier node, input or initializer already defines";
-}
-
-void Importer::import_inputs() {
-  for (const auto& init : model_.graph().initializer()) {
-    graph::Value* v = g_.add_constant(init.name(), tensor_from_proto(init, dir_));
-    fold_bytes_left_ += 2 * int64_t(v->constant->nbytes());  // room to cast or transpose every weight
-    values_[init.name()] = v;
-  }
-  TESSEL_USER_CHECK(model_.graph().sparse_initializer_size() == 0, Span{})
-      << "sparse initializers are not supported";
-  std::map<std::string, Dims> pending = options_.input_shapes;
-  for (const auto& vi : model_.graph().input()) {
-    if (values_.count(vi.name())) continue;  // an initializer listed as input (IR < 4)
-    graph::TensorType t = type_from_value_info(vi);
-    if (auto it = pending.find(vi.name()); it != pending.end()) {
-      bind_input_shape(t, it->second, vi.name());
-      pending.erase(it);
-    }
-    graph::Value* input = g_.add_input(vi.name(), t);
-    values_[vi.name()] = input;
-    size_t position = g_.inputs().size() - 1;
-    if (position < options_.input_values.size())
-      known_inputs_.emplace(input, options_.input_values[position]);
-  }
-  TESSEL_USER_CHECK(pending.empty(), Span{})
-      << "--input-shape names '" << pending.begin()->first << "', which is not a graph input";
-}
-
-void Importer::import_constant(const onnx::NodeProto& n, const std::string& name) {
-  Span span{name, "Constant"};
-  TESSEL_USER_CHECK(n.output_size() == 1 && n.attribute_size() == 1, span)
-      << "a Constant needs exactly one output and one value attribute";
-  const onnx::AttributeProto& a = n.attribute(0);
-  static const std::map<std::string, onnx::AttributeProto::AttributeType> kTypes = {
-      {"value_float", onnx::AttributeProto::FLOAT}, {"value_int", onnx::AttributeProto::INT},
-      {"value_floats", onnx::AttributeProto::FLOATS}, {"value_ints", onnx::AttributeProto::INTS}};
-  auto want = kTypes.find(a.name());
-  TESSEL_USER_CHECK(want == kTypes.end() || a.type() == onnx::AttributeProto::UNDEFINED || a.type() == want->second,
-                    span)
-      << "attribute '" << a.name() << "' must be of type "
-      << onnx::AttributeProto::AttributeType_Name(want->second) << ", got "
-      << onnx::AttributeProto::AttributeType_Name(a.type());
-  Tensor t;
-  if (a.name() == "value") {
-    TESSEL_USER_CHECK(a.has_t(), span) << "attribute 'value' must hold a tensor";
-    t = tensor_from_proto(a.t(), dir_);
-  } else if (a.name() == "value_float") {
-    t = Tensor::scalar_f64(DType::kF32, a.f());
-  } else if (a.name() == "value_int") {
-    t = Tensor::from_i64({a.i()}, {});
-  } else if (a.name() == "value_floats") {
-    t = Tensor(DType::kF32, {a.floats_size()});
-    for (int i = 0; i < a.floats_size(); ++i) t.set_f64(i, a.floats(i));
-  } else if (a.name() == "value_ints") {
-    t = Tensor::from_i64(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
-  } else {
-    TESSEL_USER_ERROR(span) << "unsupported attribute '" << a.name() << "'";
-  }
-  define(n.output(0), g_.add_constant(n.output(0), std::move(t)), name);
-}
-
-void Importer::import_node(const onnx::NodeProto& n, int index) {
-  std::string name = n.name().empty() ? n.op_type() + "_" + std::to_string(index) : n.name();
-  if (n.op_type() == "Constant") return import_constant(n, name);
-  AdaptContext ctx{g_, opset_, may_fold(), n.op_type(), name, {}, {}, {}, std::nullopt, &known_inputs_};
-  ctx.attrs = convert_attributes(n, Span{name, n.op_type()}, dir_);
-  if (is_default_domain(n.domain())) check_onnx_schema(n, opset_, ctx.attrs, Span{name, n.op_type()});
-  // Every op has an output, and the adapters may assume one: ONNX's schema
-  // lets some ops (BatchNormalization) through with none.
-  TESSEL_USER_CHECK(n.output_size() > 0, (Span{name, n.op_type()})) << "expects at least 1 output, got 0";
-  for (const std::string& in : n.input()) ctx.inputs.push_back(in.empty() ? nullptr : lookup(in, name));
-  for (const std::string& out : n.output()) ctx.output_names.push_back(out);
-  if (auto it = adapters().find(n.op_type()); it != adapters().end()) it->second(ctx);
-  std::vector<graph::Value*> results;
-  if (ctx.results) {
-    results = *ctx.results;
-  } else {
-    graph::Node* node = g_.add_node(ctx.op, name, ctx.inputs, ctx.output_names, ctx.attrs);
-    infer_and_fold(*node, ctx.fold_constants);
-    results = node->outputs;
-  }
-  charge_folding(results);
-  TESSEL_ICHECK(results.size() == size_t(n.output_size())) << "adapter of " << n.op_type() << " lost outputs";
-  // A value an adapter made (named "<node>/...") takes the ONNX output's name, which
-  // `tessel run` and the model's outputs go by; values that existed before keep theirs.
-  std::string made_here = name + "/";
-  for (int i = 0; i < n.output_size(); ++i)
-    if (results[size_t(i)] && !n.output(i).empty() && results[size_t(i)]->name.starts_with(made_here))
-      results[size_t(i)]->name = n.output(i);
-  for (int i = 0; i < n.output_size(); ++i)
-    if (!n.output(i).empty()) define(n.output(i), results[size_t(i)], name);
-}
-
-void Importer::import_outputs() {
-  std::vector<graph::Value*> outs;
-  for (const auto& vi : model_.graph().output()) {
-    graph::Value* v = lookup(vi.name(), "graph output");
-    if (vi.has_type() && vi.type().has_tensor_type() && vi.type().tensor_type().elem_type() != 0) {
-      graph::TensorType declared = type_from_value_info(vi);
-      std::string who = v->producer ? "node '" + v->producer->name + "'" : "the graph";
-      TESSEL_USER_CHECK(declared.dtype == v->type.dtype, Span{})
-          << "output '" << vi.name() << "' is declared " << declared.str() << " but " << who
-          << " produces " << v->type.str();
-      bool same_rank = !declared.rank_known || !v->type.rank_known || declared.rank() == v->type.rank();
-      for (int i = 0; same_rank && declared.rank_known && v->type.rank_known && i < declared.rank(); ++i) {
-        const graph::Dim &a = declared.dims[size_t(i)], &b = v->type.dims[size_t(i)];
-        same_rank = !a.is_known() || !b.is_known() || a.value == b.value;
-      }
-      TESSEL_USER_CHECK(same_rank, Span{}) << "shape mismatch: output '" << vi.name() << "' is declared "
-                                           << declared.str() << " but " << who << " produces " << v->type.str();
-    }
-    outs.push_back(v);
-  }
-  g_.set_outputs(std::move(outs));
-}
-
-// Once the budget is spent, later nodes are no longer folded. Helper nodes of
-// adapters are not charged: the per-node caps bound them.
-void Importer::charge_folding(const std::vector<graph::Value*>& results) {
-  std::vector<const graph::Node*> charged;
-  for (const graph::Value* v : results) {
-    if (v == nullptr || !v->is_constant() || v->producer == nullptr) continue;  // null: an omitted output
-    fold_bytes_left_ -= int64_t(v->constant->nbytes());
-    if (std::find(charged.begin(), charged.end(), v->producer) != charged.end()) continue;
-    charged.push_back(v->producer);
-    fold_flops_left_ -= graph::node_flops(*v->producer);
-  }
-}
-
-// Folded nodes become plain constants; weights only they read disappear.
-graph::Graph Importer::run() {
-  check_model(model_);
-  opset_ = default_opset(model_);
-  g_.name = model_.graph().name();
-  import_inputs();
-  for (int i = 0; i < model_.graph().node_size(); ++i) import_node(model_.graph().node(i), i);
-  import_outputs();
-  passes::remove_folded_nodes(g_);
-  return std::move(g_);
-}
-
-}  // namespace
-
 void infer_and_fold(graph::Node& node, bool fold) {
   graph::infer_node(node);
   if (fold) passes::fold_node(node);
@@ -371,7 +190,8 @@ void infer_and_fold(graph::Node& node, bool fold) {
 
 graph::Graph import_model_proto(const onnx::ModelProto& model, const std::string& model_dir,
                                 const ImportOptions& options) {
-  return Importer(model, model_dir, options).run();
+  check_model(model);
+  return import_main_graph(model.graph(), default_opset(model), model_dir, options);
 }
 
 graph::Graph import_model_bytes(const std::string& bytes, const std::string& model_dir,

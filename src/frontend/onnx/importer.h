@@ -45,8 +45,7 @@ graph::Graph import_model_bytes(const std::string& bytes, const std::string& mod
 std::pair<std::string, Dims> parse_input_shape(const std::string& spec);
 
 // Whether the importer takes a default-domain ONNX op: Constant, an adapter's
-// op, or a graph op of the same name (except Scan, whose ONNX form holds a
-// subgraph the importer does not read; LSTM, GRU and RNN import to it).
+// op, or a graph op of the same name.
 bool imports_op(const std::string& op_type);
 
 }  // namespace tessel::onnx_frontend

@@ -52,9 +52,6 @@ std::map<std::string, int> library_first_opsets() {
 // Why the big families are left out; any other gap is not implemented yet.
 const std::map<std::string, std::string>& gap_reasons() {
   static const std::map<std::string, std::string> reasons = {
-      {"If", "control flow (subgraphs) is not imported yet"},
-      {"Loop", "control flow (subgraphs) is not imported yet"},
-      {"Scan", "control flow (subgraphs) is not imported yet"},
       {"NonMaxSuppression", "its output's size depends on the data; run-time shapes are not planned yet"},
       {"NonZero", "its output's size depends on the data; run-time shapes are not planned yet"},
       {"Unique", "its output's size depends on the data; run-time shapes are not planned yet"},

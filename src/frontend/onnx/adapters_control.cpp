@@ -1,0 +1,246 @@
+// ONNX's control flow onto the graph's Scan (ir/graph/scan.h): Scan-9 and
+// later (scan axes and directions by transposes and reversed slices), Loop
+// with a trip count known while compiling and no early exit (the iteration
+// number a scanned input), and If whose condition is known while compiling
+// (the chosen branch inlined). What would need shapes or branches decided at
+// run time is refused, naming the node.
+#include "ir/graph/scan.h"
+#include "src/frontend/onnx/adapters.h"
+
+namespace tessel::onnx_frontend {
+
+namespace {
+
+using graph::Value;
+
+// ax (negative from the back) of a rank-r value, checked.
+int64_t normalized_axis(const AdaptContext& c, int64_t axis, int64_t rank, const char* what) {
+  TESSEL_USER_CHECK(axis >= -rank && axis < rank, c.span())
+      << what << " " << axis << " is out of range for rank " << rank;
+  return axis < 0 ? axis + rank : axis;
+}
+
+std::vector<int64_t> ints_attr(const AdaptContext& c, const char* attr, size_t count) {
+  std::vector<int64_t> out(count, 0);
+  if (const auto* v = c.attrs.find(attr)) {
+    const auto& given = std::get<std::vector<int64_t>>(*v);
+    TESSEL_USER_CHECK(given.size() == count, c.span())
+        << "'" << attr << "' has " << given.size() << " entries for " << count << " values";
+    out = given;
+  }
+  return out;
+}
+
+// The permutation that moves axis `from` of a rank-r value to position `to`.
+std::vector<int64_t> move_axis(int64_t rank, int64_t from, int64_t to) {
+  std::vector<int64_t> perm;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != from) perm.push_back(d);
+  perm.insert(perm.begin() + to, from);
+  return perm;
+}
+
+// A Scan node over body with inputs (states, scans, captured) and the given attributes.
+std::vector<Value*> add_scan(AdaptContext& c, std::shared_ptr<graph::Graph> body, std::vector<Value*> inputs,
+                             graph::Attrs attrs) {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < body->outputs().size(); ++i) names.push_back(c.graph.unique_name(c.name + "/scan"));
+  graph::Node* scan = c.graph.add_node("Scan", c.graph.unique_name(c.name + "/scan"), std::move(inputs),
+                                       names, std::move(attrs));
+  scan->body = std::move(body);
+  infer_and_fold(*scan, c.fold_constants);
+  return scan->outputs;
+}
+
+void adapt_scan(AdaptContext& c) {
+  TESSEL_USER_CHECK(c.opset >= 9, c.span())
+      << "Scan-8 (sequence lengths and a batch axis) is not supported; Scan-9 and later are";
+  const int64_t scans = c.int_attr("num_scan_inputs", 0);
+  TESSEL_USER_CHECK(scans >= 1 && size_t(scans) <= c.inputs.size(), c.span())
+      << "needs at least one scan input to know its length, got num_scan_inputs " << scans;
+  const size_t states = c.inputs.size() - size_t(scans);
+  std::vector<int64_t> in_axes = ints_attr(c, "scan_input_axes", size_t(scans));
+  std::vector<int64_t> in_dirs = ints_attr(c, "scan_input_directions", size_t(scans));
+  std::vector<Value*> inputs(c.inputs.begin(), c.inputs.begin() + long(states));
+  std::vector<graph::TensorType> types;
+  for (Value* s : inputs) types.push_back(s->type);
+  int64_t length = -1;
+  for (int64_t k = 0; k < scans; ++k) {
+    Value* x = c.required_input(states + size_t(k), "scan input");
+    TESSEL_USER_CHECK(x->type.rank_known, c.span()) << "scan input " << k << " needs a known rank";
+    int64_t rank = x->type.rank();
+    int64_t axis = normalized_axis(c, in_axes[size_t(k)], rank, "scan_input_axes entry");
+    if (axis != 0) x = c.transpose(x, move_axis(rank, axis, 0));
+    int64_t n = c.static_dim(x, 0, "a scan input");
+    TESSEL_USER_CHECK(length < 0 || n == length, c.span())
+        << "scan inputs of " << length << " and " << n << " slices along their scan axes";
+    length = n;
+    graph::TensorType slice = x->type;
+    slice.dims.erase(slice.dims.begin());
+    types.push_back(slice);
+    inputs.push_back(x);
+  }
+  TESSEL_USER_CHECK(length >= 1, c.span()) << "scans 0 slices: its outputs would be empty";
+  std::vector<Value*> captured;
+  std::shared_ptr<graph::Graph> body = c.import_subgraph("body", types, captured);
+  inputs.insert(inputs.end(), captured.begin(), captured.end());
+  const size_t scan_outputs = body->outputs().size() - states;
+  std::vector<int64_t> out_axes = ints_attr(c, "scan_output_axes", scan_outputs);
+  std::vector<int64_t> out_dirs = ints_attr(c, "scan_output_directions", scan_outputs);
+  graph::Attrs attrs;
+  attrs.set("length", length);
+  attrs.set("num_states", int64_t(states));
+  attrs.set("num_scan_inputs", scans);
+  attrs.set("reverse_inputs", in_dirs);
+  attrs.set("reverse_outputs", out_dirs);
+  std::vector<Value*> results = add_scan(c, body, inputs, std::move(attrs));
+  for (size_t k = 0; k < scan_outputs; ++k) {
+    Value*& y = results[states + k];
+    int64_t axis = normalized_axis(c, out_axes[k], y->type.rank(), "scan_output_axes entry");
+    if (axis != 0) y = c.transpose(y, move_axis(y->type.rank(), 0, axis));
+  }
+  c.results = results;
+}
+
+// Whether the body's condition output is true at every iteration: a true
+// constant, or the condition it was given (which starts true).
+bool never_exits_early(const graph::Graph& body) {
+  const Value* next = body.outputs()[0];
+  while (next->producer && next->producer->op == "Identity") next = next->producer->inputs[0];
+  if (next == body.inputs()[1]) return true;
+  return next->is_constant() && next->constant->numel() == 1 && next->constant->get_f64(0) != 0;
+}
+
+// A loop whose body's shapes depend on the iteration number (a slice at the
+// iteration) is unrolled when it is short: each copy sees its iteration as a
+// constant, so its shapes become static.
+constexpr int64_t kMaxUnrolledTrips = 64;
+
+// Whether every loop-carried value keeps its type and the scan outputs are static.
+bool keeps_its_types(const graph::Graph& body, size_t carried) {
+  for (size_t j = 0; j < carried; ++j)
+    if (!(body.outputs()[1 + j]->type == body.inputs()[2 + j]->type)) return false;
+  for (size_t k = 1 + carried; k < body.outputs().size(); ++k)
+    if (!body.outputs()[k]->type.is_static()) return false;
+  return true;
+}
+
+std::string describe_types(const graph::Graph& body, size_t carried) {
+  std::string out;
+  for (size_t k = 1; k < body.outputs().size(); ++k)
+    out += (out.empty() ? "" : ", ") + body.outputs()[k]->name + ": " + body.outputs()[k]->type.str() +
+           (k <= carried ? " from " + body.inputs()[1 + k]->type.str() : "");
+  return out;
+}
+
+void unroll_loop(AdaptContext& c, int64_t trips, std::vector<Value*> carried, size_t scan_outputs) {
+  std::vector<std::vector<Value*>> slices(scan_outputs);
+  Value* yes = c.constant(Tensor::scalar_f64(DType::kBool, 1));
+  for (int64_t i = 0; i < trips; ++i) {
+    std::vector<Value*> inputs{c.constant(Tensor::from_i64({i}, {})), yes};
+    inputs.insert(inputs.end(), carried.begin(), carried.end());
+    std::vector<Value*> outs = c.inline_subgraph("body", inputs);
+    for (size_t j = 0; j < carried.size(); ++j) carried[j] = outs[1 + j];
+    for (size_t k = 0; k < scan_outputs; ++k)
+      slices[k].push_back(c.emit("Unsqueeze", {outs[1 + carried.size() + k], c.i64_vector({0})})[0]);
+  }
+  std::vector<Value*> results = carried;
+  for (size_t k = 0; k < scan_outputs; ++k) {
+    TESSEL_USER_CHECK(trips > 0, c.span()) << "runs 0 times: the shape of scan output " << k << " is unknown";
+    results.push_back(slices[k].size() == 1 ? slices[k][0]
+                                            : c.emit("Concat", slices[k], one_attr("axis", int64_t(0)))[0]);
+  }
+  c.results = results;
+}
+
+// Loop-11/13/16 as a Scan: states (condition, loop-carried values), the
+// iteration numbers 0..M-1 as the scanned input, then what the body captures.
+void adapt_loop(AdaptContext& c) {
+  const Tensor* trips = c.constant_input(0);
+  TESSEL_USER_CHECK(trips != nullptr && trips->numel() == 1, c.span())
+      << "needs a trip count M known while compiling (a constant, or a graph input of known value): without "
+         "one "
+         "it runs until its condition says so, and the sizes of its outputs would depend on the data";
+  int64_t trip_count = trips->get_i64(0);
+  if (c.input_or_null(1)) {
+    const Tensor* start = c.constant_input(1);
+    TESSEL_USER_CHECK(start != nullptr && start->numel() == 1, c.span())
+        << "needs its first condition known while compiling";
+    if (start->get_f64(0) == 0) trip_count = 0;
+  }
+  TESSEL_USER_CHECK(trip_count >= 0 && uint64_t(trip_count) <= (uint64_t(1) << 32), c.span())
+      << "a trip count of " << trip_count << " (0 to 2^32)";
+  std::vector<Value*> carried(c.inputs.begin() + 2, c.inputs.end());
+  std::vector<graph::TensorType> types{graph::TensorType(DType::kI64, {}),
+                                       graph::TensorType(DType::kBool, {})};
+  for (Value* v : carried) types.push_back(v->type);
+  std::vector<Value*> captured;
+  std::shared_ptr<graph::Graph> body = c.import_subgraph("body", types, captured);
+  TESSEL_USER_CHECK(body->outputs().size() >= 1 + carried.size(), c.span())
+      << "its body returns " << body->outputs().size() << " values for a condition and " << carried.size()
+      << " loop-carried ones";
+  TESSEL_USER_CHECK(never_exits_early(*body), c.span())
+      << "its body computes the condition that ends it (a while loop): the sizes of its outputs would depend "
+         "on "
+         "the data, which is not supported";
+  const size_t scan_outputs = body->outputs().size() - 1 - carried.size();
+  if (!keeps_its_types(*body, carried.size())) {
+    TESSEL_USER_CHECK(trip_count <= kMaxUnrolledTrips, c.span())
+        << "the shapes in its body depend on the iteration (" << describe_types(*body, carried.size())
+        << "), and " << trip_count << " iterations are too many to unroll (at most " << kMaxUnrolledTrips
+        << ")";
+    return unroll_loop(c, trip_count, carried, scan_outputs);
+  }
+  if (trip_count == 0) {
+    std::vector<Value*> results = carried;
+    for (size_t k = 0; k < scan_outputs; ++k) {
+      const graph::TensorType& t = body->outputs()[1 + carried.size() + k]->type;
+      TESSEL_USER_CHECK(t.is_static(), c.span())
+          << "scan output " << k << " needs a static shape, got " << t.str();
+      Dims shape = t.static_dims();
+      shape.insert(shape.begin(), 0);
+      results.push_back(c.constant(Tensor(t.dtype, shape)));
+    }
+    c.results = results;
+    return;
+  }
+  std::vector<Value*> order(body->inputs().begin() + 1, body->inputs().end());  // condition, carried, ...
+  order.insert(order.begin() + long(1 + carried.size()),
+               body->inputs()[0]);  // ... the iteration number, captured
+  body->set_inputs(order);
+  std::vector<int64_t> iterations;
+  for (int64_t i = 0; i < trip_count; ++i) iterations.push_back(i);
+  std::vector<Value*> inputs{c.constant(Tensor::scalar_f64(DType::kBool, 1))};
+  inputs.insert(inputs.end(), carried.begin(), carried.end());
+  inputs.push_back(c.i64_vector(iterations));
+  inputs.insert(inputs.end(), captured.begin(), captured.end());
+  graph::Attrs attrs;
+  attrs.set("length", trip_count);
+  attrs.set("num_states", int64_t(1 + carried.size()));
+  attrs.set("num_scan_inputs", int64_t(1));
+  std::vector<Value*> results = add_scan(c, body, inputs, std::move(attrs));
+  c.results = std::vector<Value*>(results.begin() + 1, results.end());
+}
+
+// If with a condition known while compiling: the chosen branch's nodes, inlined.
+void adapt_if(AdaptContext& c) {
+  const Tensor* cond = c.constant_input(0);
+  TESSEL_USER_CHECK(cond != nullptr && cond->numel() == 1, c.span())
+      << "needs its condition known while compiling (a constant, or a graph input of known value): choosing "
+         "the "
+         "branch at run time is not supported";
+  std::vector<Value*> results = c.inline_subgraph(cond->get_f64(0) != 0 ? "then_branch" : "else_branch", {});
+  TESSEL_USER_CHECK(results.size() == c.output_names.size(), c.span())
+      << "its branch returns " << results.size() << " values for " << c.output_names.size() << " outputs";
+  c.results = results;
+}
+
+}  // namespace
+
+void register_control_adapters(AdapterTable& t) {
+  t["Scan"] = adapt_scan;
+  t["Loop"] = adapt_loop;
+  t["If"] = adapt_if;
+}
+
+}  // namespace tessel::onnx_frontend
