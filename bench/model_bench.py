@@ -13,7 +13,7 @@ from common import REPO, Settings, TesselCompiler, Timing, fmt, max_rel_err, rat
 
 MODELS = ["resnet18", "mobilenet_v2", "squeezenet1_1", "transformer_encoder_layer"]
 # Built with onnx.helper (scripts/build_op_models.py): ONNX Runtime is their only peer; asked for by name.
-BUILT_MODELS = ["decoder_block", "upsampling_head", "speech_lstm"]
+BUILT_MODELS = ["decoder_block", "upsampling_head", "speech_lstm", "refine_and_choose"]
 
 
 class ModelRow(NamedTuple):

@@ -4,7 +4,7 @@
 # (RMSNormalization, RotaryEmbedding, grouped-query causal Attention with a KV cache) at opset 23,
 # and an upsampling detection head (Resize nearest and linear, as FPN necks and segmentation heads
 # use it) at opset 19, and a keyword-spotting speech model (bidirectional LSTM with sequence
-# lengths, then a GRU) at opset 12. export_models.py writes them beside the exported models, in its manifest.
+# lengths, then a GRU) at opset 12, and a Loop and a data-dependent If at opset 16. export_models.py writes them beside the exported models, in its manifest.
 import numpy as np
 
 SEED = 20261206
@@ -122,7 +122,53 @@ def speech_lstm(onnx, helper, numpy_helper):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)], ir_version=7)
 
 
-BUILDERS = {"decoder_block": decoder_block, "upsampling_head": upsampling_head, "speech_lstm": speech_lstm}
+def refine_and_choose(onnx, helper, numpy_helper):
+    """Control flow as exporters write it: a Loop of 4 refinement steps h = tanh(h W + b) from h = x
+    (the weights read from the outer graph, every step's h scanned out), then an If on the data
+    (the sum of h above zero) choosing a softmax or a halved sigmoid of h."""
+    rng = np.random.default_rng([SEED, 4])
+    rows, width, steps = 2, 8, 4
+    f32 = onnx.TensorProto.FLOAT
+    inits = [
+        numpy_helper.from_array(_weights(rng, width, width), "w"),
+        numpy_helper.from_array(0.1 * _weights(rng, width, scale=1), "b"),
+        numpy_helper.from_array(np.array(steps, np.int64), "steps"),
+        numpy_helper.from_array(np.array(0, np.float32), "zero"),
+        numpy_helper.from_array(np.array(0.5, np.float32), "half"),
+    ]
+    body = helper.make_graph(
+        [helper.make_node("MatMul", ["h_in", "w"], ["hw"]),
+         helper.make_node("Add", ["hw", "b"], ["hwb"]),
+         helper.make_node("Tanh", ["hwb"], ["h_out"]),
+         helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Identity", ["h_out"], ["h_scan"])],
+        "refine",
+        [helper.make_tensor_value_info("i", onnx.TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond_in", onnx.TensorProto.BOOL, []),
+         helper.make_tensor_value_info("h_in", f32, [rows, width])],
+        [helper.make_tensor_value_info("cond_out", onnx.TensorProto.BOOL, []),
+         helper.make_tensor_value_info("h_out", f32, [rows, width]),
+         helper.make_tensor_value_info("h_scan", f32, [rows, width])])
+    then_branch = helper.make_graph([helper.make_node("Softmax", ["h"], ["soft"], axis=-1)], "soft",
+                                    [], [helper.make_tensor_value_info("soft", f32, [rows, width])])
+    else_branch = helper.make_graph([helper.make_node("Sigmoid", ["h"], ["sig"]),
+                                     helper.make_node("Mul", ["sig", "half"], ["halved"])], "halved",
+                                    [], [helper.make_tensor_value_info("halved", f32, [rows, width])])
+    nodes = [
+        helper.make_node("Loop", ["steps", "", "x"], ["h", "hs"], body=body),
+        helper.make_node("ReduceSum", ["h"], ["total"], keepdims=0),
+        helper.make_node("Greater", ["total", "zero"], ["positive"]),
+        helper.make_node("If", ["positive"], ["y"], then_branch=then_branch, else_branch=else_branch),
+    ]
+    inputs = [helper.make_tensor_value_info("x", f32, [rows, width])]
+    outputs = [helper.make_tensor_value_info("y", f32, [rows, width]),
+               helper.make_tensor_value_info("hs", f32, [steps, rows, width])]
+    graph = helper.make_graph(nodes, "refine_and_choose", inputs, outputs, inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)], ir_version=8)
+
+
+BUILDERS = {"decoder_block": decoder_block, "upsampling_head": upsampling_head, "speech_lstm": speech_lstm,
+            "refine_and_choose": refine_and_choose}
 
 
 def build(name, path):

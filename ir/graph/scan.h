@@ -12,6 +12,10 @@
 // Body inputs:  the same, each scan input without its axis 0.
 // Body outputs: next states (num_states), then scan outputs slices.
 // Node outputs: final states, then each scan output stacked along a new axis 0.
+//
+// run_when 1 (or -1) makes it an If's branch: it runs its one iteration only
+// when its last input, a captured bool scalar, is true (false); otherwise
+// its outputs are its initial states. Such a Scan has no scan outputs.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +31,10 @@ struct ScanLayout {
   size_t num_states = 0, num_scan_inputs = 0, num_captures = 0, num_scan_outputs = 0;
   // Per scan input / output: whether iteration t reads or writes slice length - 1 - t.
   std::vector<bool> reverse_inputs, reverse_outputs;
+  int run_when = 0;  // 0: always; 1 or -1: when the last input is true or false
+
+  // Whether the body runs at all, given the condition's value (when run_when != 0).
+  bool runs(bool condition) const { return run_when == 0 || condition == (run_when > 0); }
 
   size_t scan_input(size_t k) const { return num_states + k; }
   size_t capture(size_t k) const { return num_states + num_scan_inputs + k; }

@@ -118,6 +118,10 @@ rt::Loop loop_of(const ScanRegion& r, PlanBuilder& b) {
   const graph::Graph& body = *n.body;
   graph::ScanLayout l = graph::scan_layout(n);
   rt::Loop loop{r.parent, uint32_t(r.begin), uint32_t(r.end), uint64_t(l.length), {}, {}, {}, {}};
+  if (l.run_when != 0) {
+    loop.condition = b.slot_of(n.inputs.back());
+    loop.run_when_true = l.run_when > 0;
+  }
   for (size_t j = 0; j < l.num_states; ++j) {
     loop.init.push_back({b.slot_of(n.inputs[j]), b.slot_of(body.inputs()[j]), false});
     uint32_t next = b.slot_of(body.outputs()[j]), state = b.slot_of(body.inputs()[j]);
@@ -138,6 +142,7 @@ void touch_loop_copies(const ScanRegion& r, const PlanBuilder& b, Liveness& live
   const graph::Graph& body = *n.body;
   graph::ScanLayout l = graph::scan_layout(n);
   size_t first = r.begin, last = std::max(r.begin, r.end - (r.end > r.begin ? 1 : 0));
+  if (l.run_when != 0) live.touch(b.resolve(n.inputs.back()), first);
   for (size_t j = 0; j < l.num_states; ++j) {
     live.touch(b.resolve(n.inputs[j]), first);
     live.touch(b.resolve(body.inputs()[j]), first);

@@ -33,6 +33,7 @@ std::vector<Tensor> run_scan(const graph::Node& scan, const std::vector<const Te
   std::vector<Tensor> states;
   for (size_t j = 0; j < l.num_states; ++j) states.push_back(*inputs[j]);
   std::vector<Tensor> stacked;
+  if (l.run_when != 0 && !l.runs(inputs.back()->get_f64(0) != 0)) return states;
   for (int64_t t = 0; t < l.length; ++t) {
     std::vector<Tensor> args = states;
     for (size_t k = 0; k < l.num_scan_inputs; ++k)

@@ -128,17 +128,23 @@ void put_loops(Writer& w, const std::vector<Loop>& loops) {
     w.put(l.end);
     w.put(l.count);
     for (const auto* copies : {&l.init, &l.slice_in, &l.slice_out, &l.carry}) put_copies(w, *copies);
+    w.put(l.condition);
+    w.put(uint8_t(l.run_when_true));
   }
 }
 
 std::vector<Loop> get_loops(Reader& r) {
-  std::vector<Loop> loops(r.get_count("loop count", 36));
+  std::vector<Loop> loops(r.get_count("loop count", 41));
   for (Loop& l : loops) {
     l.parent = r.get<int32_t>("loop parent");
     l.begin = r.get<uint32_t>("loop begin");
     l.end = r.get<uint32_t>("loop end");
     l.count = r.get<uint64_t>("loop count");
     for (auto* copies : {&l.init, &l.slice_in, &l.slice_out, &l.carry}) *copies = get_copies(r);
+    l.condition = r.get<uint32_t>("loop condition");
+    uint8_t when = r.get<uint8_t>("loop condition sense");
+    if (when > 1) throw PlanError("corrupt model plan: loop condition sense " + std::to_string(when));
+    l.run_when_true = when == 1;
   }
   return loops;
 }

@@ -67,11 +67,18 @@ struct LoopCopy {
 // `parent` is an earlier loop whose steps hold this one's (-1: none);
 // siblings come in the order they run, an empty loop (begin == end) at the
 // position it runs.
+//
+// A conditional loop (an If's branch) runs its iterations only when the bool
+// in buffer `condition` is `run_when_true`; its init copies run either way.
+constexpr uint32_t kNoCondition = 0xffffffffu;
+
 struct Loop {
   int32_t parent = -1;
   uint32_t begin = 0, end = 0;
   uint64_t count = 1;
   std::vector<LoopCopy> init, slice_in, slice_out, carry;
+  uint32_t condition = kNoCondition;
+  bool run_when_true = true;
 };
 
 struct Plan {
@@ -121,6 +128,9 @@ Plan deserialize_plan(const uint8_t* data, size_t size);
 void validate_plan(const Plan& plan, uint32_t kernel_count, uint64_t weights_size);
 // The loops' structure and copies (part of validate_plan; plan_loops.cpp).
 void validate_loops(const Plan& plan);
+// Kernel calls of one run: each step once per iteration of its loops (a
+// conditional loop counted as if it ran).
+uint64_t dispatches_per_run(const Plan& plan);
 // Each loop's children, in the order they run (after validate_loops); index
 // loops.size() holds the top level's.
 std::vector<std::vector<uint32_t>> loop_children(const Plan& plan);

@@ -192,7 +192,9 @@ void PlanExecutor::run_loop(Run& r, size_t index) const {
   auto bytes = [&](uint32_t id) { return plan_.buffers[id].bytes; };
   auto at = [&](uint32_t id, size_t offset = 0) { return static_cast<uint8_t*>(r.ptr[id]) + offset; };
   for (const LoopCopy& c : loop.init) std::memmove(at(c.to), at(c.from), bytes(c.to));
-  for (uint64_t t = 0; t < loop.count; ++t) {
+  uint64_t count = loop.count;
+  if (loop.condition != kNoCondition && (*at(loop.condition) != 0) != loop.run_when_true) count = 0;
+  for (uint64_t t = 0; t < count; ++t) {
     auto slice = [&](const LoopCopy& c, uint64_t slice_bytes) {
       return size_t((c.reverse ? loop.count - 1 - t : t) * slice_bytes);
     };

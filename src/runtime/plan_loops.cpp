@@ -67,7 +67,19 @@ void validate_loops(const Plan& plan) {
     if (l.count < 1 || l.count > kMaxLoopCount)
       fail(name + ": " + std::to_string(l.count) + " iterations (1 to 2^32)");
     check_copies(plan, l, name);
+    if (l.condition != kNoCondition &&
+        (l.condition >= plan.buffers.size() || plan.buffers[l.condition].bytes != 1))
+      fail(name + ": condition buffer " + std::to_string(l.condition) + " is not a bool of this plan");
   }
+}
+
+uint64_t dispatches_per_run(const Plan& plan) {
+  std::vector<uint64_t> calls(plan.steps.size(), 1);
+  for (const Loop& l : plan.loops)  // a step's enclosing loops multiply
+    for (uint32_t s = l.begin; s < l.end && s < calls.size(); ++s) calls[s] *= l.count;
+  uint64_t total = 0;
+  for (uint64_t c : calls) total += c;
+  return total;
 }
 
 std::vector<std::vector<uint32_t>> loop_children(const Plan& plan) {

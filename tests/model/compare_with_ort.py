@@ -22,7 +22,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 CACHE = os.environ.get("TESSEL_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "tessel"))
 EXPORTED = ["resnet18", "mobilenet_v2", "squeezenet1_1", "transformer_encoder_layer",
-            "decoder_block", "upsampling_head", "speech_lstm"]  # the last three built with onnx.helper (build_op_models.py)
+            "decoder_block", "upsampling_head", "speech_lstm",
+            "refine_and_choose"]  # the last four built with onnx.helper (build_op_models.py)
 SEED = 20261202
 TOLERANCE = 1e-4
 NEAR_ZERO = 1e-6  # max|ORT| below this on every output: the comparison means nothing

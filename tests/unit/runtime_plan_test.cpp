@@ -171,6 +171,9 @@ TEST(RuntimePlan, LoopsRoundTripAndNameWhatIsWrong) {
   Plan sizes = looped_plan();
   sizes.loops[0].init[0] = {4, 2, false};
   expect_invalid(sizes, "of different sizes");
+  Plan condition = looped_plan();
+  condition.loops[0].condition = 0;
+  expect_invalid(condition, "condition buffer 0 is not a bool");
   Plan none = looped_plan();
   none.loops[0].count = 0;
   expect_invalid(none, "0 iterations");
@@ -178,9 +181,10 @@ TEST(RuntimePlan, LoopsRoundTripAndNameWhatIsWrong) {
   blob = serialize_plan(direction);
   std::vector<uint8_t> bad = blob;
   // The init copy's direction byte: before the three other copy lists (a count
-  // and one copy of 9 bytes each), the output buffers (8 bytes), the arena and
-  // weights sizes and checksum (24), the CPU feature count (4), the seal (8).
-  size_t at = blob.size() - 8 - 4 - 24 - 8 - 3 * (4 + 9) - 1;
+  // and one copy of 9 bytes each), the condition (5), the output buffers (8
+  // bytes), the arena and weights sizes and checksum (24), the CPU feature
+  // count (4), the seal (8).
+  size_t at = blob.size() - 8 - 4 - 24 - 8 - 5 - 3 * (4 + 9) - 1;
   ASSERT_EQ(bad[at], 0);
   bad[at] = 2;
   reseal(bad);

@@ -44,6 +44,19 @@ ScanLayout scan_layout(const Node& n) {
   l.num_scan_outputs = body.outputs().size() - l.num_states;
   l.reverse_inputs = directions(n, "reverse_inputs", l.num_scan_inputs);
   l.reverse_outputs = directions(n, "reverse_outputs", l.num_scan_outputs);
+  int64_t run_when = n.attrs.get_int("run_when");
+  TESSEL_USER_CHECK(run_when >= -1 && run_when <= 1, n.span())
+      << "run_when must be -1, 0 or 1, got " << run_when;
+  l.run_when = int(run_when);
+  if (l.run_when != 0) {
+    TESSEL_USER_CHECK(l.length == 1 && l.num_scan_outputs == 0 && l.num_captures >= 1, n.span())
+        << "a conditional Scan runs once, has no scan outputs and captures its condition";
+    const graph::Value* cond = n.inputs.back();
+    TESSEL_USER_CHECK(
+        cond && cond->type.dtype == DType::kBool && cond->type.rank_known && cond->type.rank() == 0, n.span())
+        << "the condition of a conditional Scan must be a bool scalar, got "
+        << (cond ? cond->type.str() : "none");
+  }
   return l;
 }
 
@@ -107,7 +120,13 @@ void register_control_ops(OpRegistry& r) {
       .attr("num_scan_inputs", AttrType::kInt)
       .attr("reverse_inputs", AttrType::kInts, std::vector<int64_t>{})
       .attr("reverse_outputs", AttrType::kInts, std::vector<int64_t>{})
-      .infer(infer_scan);
+      .attr("run_when", AttrType::kInt, int64_t(0))
+      .infer(infer_scan)
+      .flops([](const Node& n) {  // the body's, every iteration (an If's branch counted as if it ran)
+        int64_t per_iteration = 0;
+        for (const Node* b : n.body->nodes()) per_iteration += node_flops(*b);
+        return per_iteration * n.attrs.get_int("length");
+      });
 }
 
 }  // namespace ops

@@ -28,6 +28,7 @@ PolicyReport report_policy(const std::string& name, JitModel& model, const Model
   r.kernel_sum_ms = profile.kernel_sum_ms();
   r.outside_kernels = profile.outside_kernels_ms;
   r.arena_bytes = model.arena_bytes();
+  r.dispatches = rt::dispatches_per_run(model.plan());
   const std::vector<CompiledKernel>& compiled = model.compiled_kernels();
   TESSEL_ICHECK(compiled.size() == profile.kernels.size())
       << compiled.size() << " kernels compiled, " << profile.kernels.size() << " profiled";
@@ -87,7 +88,7 @@ std::vector<GroupChange> group_changes(const std::vector<PolicyReport>& policies
 }  // namespace
 
 double PolicyReport::per_dispatch_us() const {
-  return kernels.empty() ? 0 : 1e3 * outside_kernels_ms() / double(kernels.size());
+  return dispatches == 0 ? 0 : 1e3 * outside_kernels_ms() / double(dispatches);
 }
 
 bool PolicyReport::adds_up() const {

@@ -46,7 +46,8 @@ struct ReportKernel {
 
 struct PolicyReport {
   std::string policy;
-  std::vector<ReportKernel> kernels;  // one dispatch each per inference
+  std::vector<ReportKernel> kernels;  // one dispatch each per inference, or one per iteration of its loops
+  uint64_t dispatches = 0;            // kernel calls per inference
   Latency end_to_end;
   double kernel_sum_ms = 0;       // the kernels' medians added
   double outside_kernels = 0;     // ms: the median of each run's time outside its kernels

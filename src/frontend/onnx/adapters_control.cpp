@@ -2,8 +2,9 @@
 // later (scan axes and directions by transposes and reversed slices), Loop
 // with a trip count known while compiling and no early exit (the iteration
 // number a scanned input), and If whose condition is known while compiling
-// (the chosen branch inlined). What would need shapes or branches decided at
-// run time is refused, naming the node.
+// (the chosen branch inlined) or only at run time (each branch a Scan that
+// runs once or not at all). What would need shapes decided at run time is
+// refused, naming the node.
 #include "ir/graph/scan.h"
 #include "src/frontend/onnx/adapters.h"
 
@@ -222,13 +223,70 @@ void adapt_loop(AdaptContext& c) {
   c.results = std::vector<Value*>(results.begin() + 1, results.end());
 }
 
-// If with a condition known while compiling: the chosen branch's nodes, inlined.
+// One branch of an If as a Scan that runs once when `cond` is (run_when 1) or
+// is not (-1) true; its states are the If's outputs, `initial` when it does
+// not run. The branch comes from import_subgraph: its state inputs (unread)
+// and the condition are added around what it captures.
+std::vector<Value*> conditional_branch(AdaptContext& c, std::shared_ptr<graph::Graph> branch,
+                                       const std::vector<Value*>& captured, Value* cond, int64_t run_when,
+                                       const std::vector<Value*>& initial) {
+  std::vector<Value*> order;
+  for (size_t j = 0; j < initial.size(); ++j)
+    order.push_back(branch->add_input("state" + std::to_string(j), initial[j]->type));
+  order.insert(order.end(), branch->inputs().begin(), branch->inputs().end() - long(initial.size()));
+  order.push_back(branch->add_input("condition", cond->type));
+  branch->set_inputs(order);
+  std::vector<Value*> inputs = initial;
+  inputs.insert(inputs.end(), captured.begin(), captured.end());
+  inputs.push_back(cond);
+  graph::Attrs attrs;
+  attrs.set("length", int64_t(1));
+  attrs.set("num_states", int64_t(initial.size()));
+  attrs.set("num_scan_inputs", int64_t(0));
+  attrs.set("run_when", run_when);
+  return add_scan(c, std::move(branch), inputs, std::move(attrs));
+}
+
+// If with a condition known only at run time: the then branch runs when it
+// holds, over zeros, and the else branch when it does not, over the then
+// branch's results. Both must give outputs of the same static types.
+std::vector<Value*> run_time_if(AdaptContext& c, Value* cond) {
+  TESSEL_USER_CHECK(cond->type.dtype == DType::kBool && cond->type.numel() == std::optional<int64_t>(1),
+                    c.span())
+      << "the condition must be one bool, got " << cond->type.str();
+  if (cond->type.rank() != 0) cond = c.emit("Reshape", {cond, c.i64_vector({})})[0];
+  std::vector<Value*> then_captured, else_captured;
+  std::shared_ptr<graph::Graph> then_branch = c.import_subgraph("then_branch", {}, then_captured);
+  std::shared_ptr<graph::Graph> else_branch = c.import_subgraph("else_branch", {}, else_captured);
+  TESSEL_USER_CHECK(then_branch->outputs().size() == c.output_names.size() &&
+                        else_branch->outputs().size() == c.output_names.size(),
+                    c.span())
+      << "its branches return " << then_branch->outputs().size() << " and " << else_branch->outputs().size()
+      << " values for " << c.output_names.size() << " outputs";
+  std::vector<Value*> zeros;
+  for (size_t j = 0; j < c.output_names.size(); ++j) {
+    const graph::TensorType& t = then_branch->outputs()[j]->type;
+    const graph::TensorType& e = else_branch->outputs()[j]->type;
+    TESSEL_USER_CHECK(t.is_static() && t == e, c.span())
+        << "output " << j << " is " << t.str() << " in the then branch and " << e.str()
+        << " in the else branch: choosing at run time needs one static type";
+    zeros.push_back(c.constant(Tensor(t.dtype, t.static_dims())));
+  }
+  std::vector<Value*> then_results = conditional_branch(c, then_branch, then_captured, cond, 1, zeros);
+  return conditional_branch(c, else_branch, else_captured, cond, -1, then_results);
+}
+
+// If: with a condition known while compiling, the chosen branch's nodes
+// inlined; otherwise both branches as conditional Scans.
 void adapt_if(AdaptContext& c) {
+  Value* cond_value = c.required_input(0, "cond");
   const Tensor* cond = c.constant_input(0);
-  TESSEL_USER_CHECK(cond != nullptr && cond->numel() == 1, c.span())
-      << "needs its condition known while compiling (a constant, or a graph input of known value): choosing "
-         "the "
-         "branch at run time is not supported";
+  if (cond == nullptr) {
+    c.results = run_time_if(c, cond_value);
+    return;
+  }
+  TESSEL_USER_CHECK(cond->numel() == 1, c.span())
+      << "the condition must hold one element, got " << cond->type_str();
   std::vector<Value*> results = c.inline_subgraph(cond->get_f64(0) != 0 ? "then_branch" : "else_branch", {});
   TESSEL_USER_CHECK(results.size() == c.output_names.size(), c.span())
       << "its branch returns " << results.size() << " values for " << c.output_names.size() << " outputs";

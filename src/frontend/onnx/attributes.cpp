@@ -46,7 +46,11 @@ graph::Attrs convert_attributes(const onnx::NodeProto& node, const Span& span, c
         attrs.set(a.name(), std::vector<std::string>(a.strings().begin(), a.strings().end()));
         break;
       case onnx::AttributeProto::GRAPH:
-        break;  // a subgraph: the op's adapter imports it (AdaptContext::import_subgraph)
+        // A subgraph of control flow: its adapter imports it (AdaptContext::import_subgraph).
+        TESSEL_USER_CHECK(node.op_type() == "If" || node.op_type() == "Loop" || node.op_type() == "Scan",
+                          span)
+            << "attribute '" << a.name() << "' has an unsupported type GRAPH";
+        break;
       case onnx::AttributeProto::UNDEFINED:
         // An empty list attribute has no populated field: ints is the common case.
         attrs.set(a.name(), std::vector<int64_t>{});
