@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
     driver::CompiledGraph compiled = driver::compile_graph(g, options);
     sched::CpuScheduleOptions cpu = *driver::cpu_schedule_options(options);
     const driver::TuningTask* task = nullptr;
-    std::vector<driver::TuningTask> tasks = driver::extract_tasks(compiled.kernels);
+    std::vector<driver::TuningTask> tasks = driver::extract_tasks(compiled);
     for (const driver::TuningTask& t : tasks)
       if (t.key == argv[3]) task = &t;
     if (!task) throw std::runtime_error(std::string("no task ") + argv[3] + " in the model");

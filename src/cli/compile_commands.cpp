@@ -257,7 +257,7 @@ int cmd_tasks(Args& args) {
   driver::check_thread_environment();
   graph::Graph g = driver::load_graph(path, pipeline);
   driver::CompiledGraph compiled = driver::compile_graph(g, options);
-  std::vector<driver::TuningTask> tasks = driver::extract_tasks(compiled.kernels);
+  std::vector<driver::TuningTask> tasks = driver::extract_tasks(compiled);
   driver::JitModel model(std::move(compiled));
   if (threads) {
     int64_t n = parse_int(*threads, "--threads");

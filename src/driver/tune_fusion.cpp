@@ -32,7 +32,7 @@ SessionTasks session_tasks(const std::string& model_path, const PipelineOptions&
   {
     graph::Graph g = load_graph(model_path, pipeline);
     CompiledGraph compiled = compile_graph(g, base);
-    out.tasks = extract_tasks(compiled.kernels);
+    out.tasks = extract_tasks(compiled);
     out.kernels = compiled.kernels.size();
     if (search_layouts) add_layout_variants(compiled.kernels, out.tasks, out.layouts);
   }
@@ -43,7 +43,7 @@ SessionTasks session_tasks(const std::string& model_path, const PipelineOptions&
     graph::Graph g = load_graph(model_path, pipeline);
     CompiledGraph compiled = compile_graph(g, alternative);
     out.regions = compiled.fusion_regions;
-    add_alternative_tasks(extract_tasks(compiled.kernels), out);
+    add_alternative_tasks(extract_tasks(compiled), out);
   }
   // Each compile moves every conv to its next candidate layout, until no
   // conv has one.
@@ -52,7 +52,7 @@ SessionTasks session_tasks(const std::string& model_path, const PipelineOptions&
     variant.layout_alternative = alternative;
     graph::Graph g = load_graph(model_path, pipeline);
     CompiledGraph compiled = compile_graph(g, variant);
-    std::vector<TuningTask> found = extract_tasks(compiled.kernels);
+    std::vector<TuningTask> found = extract_tasks(compiled);
     if (add_layout_variants(compiled.kernels, found, out.layouts) == 0) break;
     add_alternative_tasks(std::move(found), out);
   }

@@ -47,7 +47,9 @@ std::string task_key(const tir::PrimFunc& lowered) {
   return text;
 }
 
-std::vector<TuningTask> extract_tasks(const std::vector<CompiledKernel>& kernels) {
+std::vector<TuningTask> extract_tasks(const CompiledGraph& compiled) {
+  const std::vector<CompiledKernel>& kernels = compiled.kernels;
+  std::vector<uint64_t> calls = rt::calls_per_step(compiled.plan);
   std::vector<TuningTask> tasks;
   std::map<std::string, size_t> by_key;
   for (size_t i = 0; i < kernels.size(); ++i) {
@@ -56,7 +58,7 @@ std::vector<TuningTask> extract_tasks(const std::vector<CompiledKernel>& kernels
     std::string key = task_key(canonical);
     auto [it, added] = by_key.emplace(key, tasks.size());
     if (added) {
-      tasks.push_back({key, k.group.group.name, canonical, {}, k.flops, k.bytes, {}});
+      tasks.push_back({key, k.group.group.name, canonical, {}, {}, k.flops, k.bytes, {}});
       for (const graph::Value* v : k.group.inputs) tasks.back().warm_inputs.push_back(!v->is_constant());
     }
     TuningTask& task = tasks[it->second];
@@ -65,6 +67,7 @@ std::vector<TuningTask> extract_tasks(const std::vector<CompiledKernel>& kernels
     TESSEL_ICHECK(added || tir::structural_equal(task.func, canonical))
         << "kernels " << task.name << " and " << k.group.group.name << " share the task key " << key;
     task.kernels.push_back(i);
+    task.calls.push_back(i < calls.size() ? calls[i] : 1);
   }
   return tasks;
 }
@@ -78,17 +81,21 @@ void print_task_table(const std::vector<TuningTask>& tasks, const ModelProfile& 
   std::vector<Row> rows;
   double in_kernels = 0;
   for (const TuningTask& t : tasks) {
-    std::vector<double> times;
-    for (size_t k : t.kernels) times.push_back(profile.kernels.at(k).median_ms);
-    double total = std::accumulate(times.begin(), times.end(), 0.0);
+    std::vector<double> times;  // per call
+    double total = 0;
+    for (size_t j = 0; j < t.kernels.size(); ++j) {
+      double ms = profile.kernels.at(t.kernels[j]).median_ms;  // all of the kernel's calls in a run
+      times.push_back(ms / double(t.calls[j]));
+      total += ms;
+    }
     rows.push_back({&t, median(times), total});
     in_kernels += total;
   }
   std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.total_ms > b.total_ms; });
   size_t kernels = 0;
   for (const TuningTask& t : tasks) kernels += t.weight();
-  out << tasks.size() << " tasks for " << kernels << " kernels; default schedules, " << profile.threads
-      << " thread(s), medians of the profiled runs\n";
+  out << tasks.size() << " tasks for " << kernels << " kernel calls per run; default schedules, "
+      << profile.threads << " thread(s), medians of the profiled runs\n";
   out << std::left << std::setw(18) << "task" << std::setw(46) << "first kernel's group" << std::right
       << std::setw(5) << "runs" << std::setw(10) << "MFLOP" << std::setw(9) << "MB" << std::setw(11) << "ms/run"
       << std::setw(9) << "GFLOP/s" << std::setw(8) << "share" << "\n";

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <numeric>
+
 #include "src/driver/compile_model.h"
 #include "src/driver/run_compiled.h"
 
@@ -23,12 +25,13 @@ struct TuningTask {
   std::string name;             // the group name of its first kernel
   tir::PrimFunc func;           // the lowered function (before any schedule), blocks named by position
   std::vector<size_t> kernels;  // indices into the compiled kernels (plan order) that run it
+  std::vector<uint64_t> calls;  // per kernel: its calls in one run of the model (a loop's body: every step)
   double flops = 0, bytes = 0;  // per run of one kernel
   // Per input of func: not a constant (an activation a model run has just
   // written, or the model's input), so found in cache (MeasureOptions::warm_inputs).
   std::vector<bool> warm_inputs;
 
-  size_t weight() const { return kernels.size(); }
+  size_t weight() const { return size_t(std::accumulate(calls.begin(), calls.end(), uint64_t(0))); }
 };
 
 // f with its blocks renamed b0, b1, ... in program order.
@@ -37,7 +40,7 @@ tir::PrimFunc with_canonical_block_names(const tir::PrimFunc& f);
 std::string task_key(const tir::PrimFunc& lowered);
 
 // The tasks of a compiled model, in the order their first kernels run.
-std::vector<TuningTask> extract_tasks(const std::vector<CompiledKernel>& kernels);
+std::vector<TuningTask> extract_tasks(const CompiledGraph& compiled);
 
 // One row per task, the costliest first: runs per inference, FLOPs and
 // bytes per run, the default schedule's median per run (the median of its

@@ -128,8 +128,9 @@ Plan deserialize_plan(const uint8_t* data, size_t size);
 void validate_plan(const Plan& plan, uint32_t kernel_count, uint64_t weights_size);
 // The loops' structure and copies (part of validate_plan; plan_loops.cpp).
 void validate_loops(const Plan& plan);
-// Kernel calls of one run: each step once per iteration of its loops (a
-// conditional loop counted as if it ran).
+// Calls of each step in one run: once per iteration of its loops (a
+// conditional loop counted as if it ran); and their sum.
+std::vector<uint64_t> calls_per_step(const Plan& plan);
 uint64_t dispatches_per_run(const Plan& plan);
 // Each loop's children, in the order they run (after validate_loops); index
 // loops.size() holds the top level's.

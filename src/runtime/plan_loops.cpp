@@ -73,12 +73,16 @@ void validate_loops(const Plan& plan) {
   }
 }
 
-uint64_t dispatches_per_run(const Plan& plan) {
+std::vector<uint64_t> calls_per_step(const Plan& plan) {
   std::vector<uint64_t> calls(plan.steps.size(), 1);
   for (const Loop& l : plan.loops)  // a step's enclosing loops multiply
     for (uint32_t s = l.begin; s < l.end && s < calls.size(); ++s) calls[s] *= l.count;
+  return calls;
+}
+
+uint64_t dispatches_per_run(const Plan& plan) {
   uint64_t total = 0;
-  for (uint64_t c : calls) total += c;
+  for (uint64_t c : calls_per_step(plan)) total += c;
   return total;
 }
 
