@@ -13,12 +13,6 @@
 namespace tessel::onnx_test {
 namespace {
 
-Tensor f32(const std::vector<double>& values, Dims shape) {
-  Tensor t(DType::kF32, std::move(shape));
-  for (size_t i = 0; i < values.size(); ++i) t.set_f64(int64_t(i), values[i]);
-  return t;
-}
-
 Tensor boolean(bool v) {
   Tensor t(DType::kBool, {});
   t.set_f64(0, v ? 1 : 0);

@@ -12,6 +12,13 @@
 
 namespace tessel::onnx_test {
 
+// An f32 tensor of the shape holding values in order.
+inline Tensor f32(const std::vector<double>& values, Dims shape) {
+  Tensor t(DType::kF32, std::move(shape));
+  for (size_t i = 0; i < values.size(); ++i) t.set_f64(int64_t(i), values[i]);
+  return t;
+}
+
 struct ModelBuilder {
   onnx::ModelProto model;
   onnx::GraphProto* g;

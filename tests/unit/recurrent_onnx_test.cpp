@@ -16,12 +16,6 @@
 namespace tessel::onnx_test {
 namespace {
 
-Tensor f32(const std::vector<double>& values, Dims shape) {
-  Tensor t(DType::kF32, std::move(shape));
-  for (size_t i = 0; i < values.size(); ++i) t.set_f64(int64_t(i), values[i]);
-  return t;
-}
-
 std::vector<float> pattern(size_t n, double scale, int seed) {
   std::vector<float> v;
   for (size_t i = 0; i < n; ++i)

@@ -61,6 +61,8 @@ class GraphImporter {
   void define(const std::string& name, graph::Value* v, const std::string& node);
   void import_initializers();
   void import_inputs();
+  // The names of a subgraph's inputs (`given` of them, or a user error).
+  std::vector<std::string> declared_inputs(size_t given) const;
   void import_nodes();
   void import_node(const onnx::NodeProto& n, int index);
   void import_constant(const onnx::NodeProto& n, const std::string& name);
@@ -249,16 +251,21 @@ void GraphImporter::import_main() {
   passes::remove_folded_nodes(g_);
 }
 
+std::vector<std::string> GraphImporter::declared_inputs(size_t given) const {
+  std::vector<std::string> names;
+  for (const auto& vi : proto_.input())
+    if (!values_.count(vi.name())) names.push_back(vi.name());  // not an initializer listed as input
+  TESSEL_USER_CHECK(names.size() == given, (Span{proto_.name(), "subgraph"}))
+      << "declares " << names.size() << " inputs, its node gives " << given;
+  return names;
+}
+
 void GraphImporter::import_body(const std::vector<graph::TensorType>& input_types) {
   g_.name = proto_.name();
   import_initializers();
-  std::vector<const onnx::ValueInfoProto*> declared;
-  for (const auto& vi : proto_.input())
-    if (!values_.count(vi.name())) declared.push_back(&vi);
-  TESSEL_USER_CHECK(declared.size() == input_types.size(), (Span{proto_.name(), "subgraph"}))
-      << "declares " << declared.size() << " inputs, its node gives " << input_types.size();
+  std::vector<std::string> declared = declared_inputs(input_types.size());
   for (size_t i = 0; i < declared.size(); ++i)
-    values_[declared[i]->name()] = g_.add_input(declared[i]->name(), input_types[i]);
+    values_[declared[i]] = g_.add_input(declared[i], input_types[i]);
   import_nodes();
   g_.set_outputs(output_values());
   passes::remove_folded_nodes(g_);
@@ -266,12 +273,8 @@ void GraphImporter::import_body(const std::vector<graph::TensorType>& input_type
 
 std::vector<graph::Value*> GraphImporter::import_inline(const std::vector<graph::Value*>& inputs) {
   import_initializers();
-  std::vector<const onnx::ValueInfoProto*> declared;
-  for (const auto& vi : proto_.input())
-    if (!values_.count(vi.name())) declared.push_back(&vi);
-  TESSEL_USER_CHECK(declared.size() == inputs.size(), (Span{proto_.name(), "subgraph"}))
-      << "declares " << declared.size() << " inputs, its node gives " << inputs.size();
-  for (size_t i = 0; i < declared.size(); ++i) values_[declared[i]->name()] = inputs[i];
+  std::vector<std::string> declared = declared_inputs(inputs.size());
+  for (size_t i = 0; i < declared.size(); ++i) values_[declared[i]] = inputs[i];
   import_nodes();
   return output_values();
 }
