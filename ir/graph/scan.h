@@ -3,7 +3,7 @@
 // every scan input along axis 0 and the captured values, and yields the next
 // states and slice t of every scan output. Recurrent nets (LSTM, GRU, RNN)
 // and ONNX's Scan import to it; the compiled plan runs the body's kernels in
-// a loop over strided views of the outer buffers.
+// a loop, the runtime copying states and slices between iterations.
 //
 //   %h_last, %ys = Scan(%h0, %xs, %r) {length = 5, num_states = 1, num_scan_inputs = 1}
 //     body(%h: f32[1, 4], %x: f32[1, 4], %r: f32[4, 4]) { ... return %h_next, %y }
@@ -50,7 +50,12 @@ ScanLayout scan_layout(const Node& scan);
 // fn on g, then on every Scan body in it, depth first: a graph pass that
 // applies to bodies as to the model's graph.
 void for_each_graph(Graph& g, const std::function<void(Graph&)>& fn);
-// Whether g or a body in it holds a Scan.
+// Whether g holds a Scan (bodies exist only inside one).
 bool has_scan(const Graph& g);
+
+// A body that returns one state input as another's next state (swaps them)
+// would have the copies that carry states overwrite what a later copy reads;
+// each such output becomes an Identity of the input, a value of its own.
+void separate_swapped_states(Graph& g);
 
 }  // namespace tessel::graph

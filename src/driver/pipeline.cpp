@@ -243,6 +243,7 @@ CompiledGraph compile_graph(graph::Graph& g, const CompileOptions& options) {
   bool gpu = options.target.kind == codegen::TargetKind::kCuda;
   o.tir_verify = {.allow_thread_bindings = gpu, .allow_parallel = !gpu};
   std::unique_ptr<codegen::Backend> backend = codegen::make_backend(options.target);  // refuses what it cannot serve
+  graph::for_each_graph(g, graph::separate_swapped_states);
   TESSEL_USER_CHECK(!gpu || !graph::has_scan(g), Span{})
       << "target cuda cannot run loops (Scan, LSTM, GRU, RNN) yet: its runtime launches each kernel once; "
          "compile for llvm";

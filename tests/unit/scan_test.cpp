@@ -170,6 +170,34 @@ TEST(Scan, NestedScansRunTheirLoopsInside) {
   EXPECT_EQ(out[1].to_f64_vector(), want_all);
 }
 
+// (a, b) -> (a + b, a) four times from (1, 0): the body returns one state as
+// the other's next, read after the first state's copy has overwritten it.
+TEST(Scan, SwappedStatesAreCarriedCorrectly) {
+  Graph g;
+  Value* a0 = g.add_input("a0", TensorType(DType::kF32, {1}));
+  Value* b0 = g.add_input("b0", TensorType(DType::kF32, {1}));
+  auto body = std::make_shared<Graph>();
+  Value* a = body->add_input("a", TensorType(DType::kF32, {1}));
+  Value* b = body->add_input("b", TensorType(DType::kF32, {1}));
+  graph::Node* sum = body->add_node("Add", "sum", {a, b}, {"s"});
+  graph::infer_node(*sum);
+  body->set_outputs({sum->outputs[0], a});
+  graph::Attrs attrs;
+  attrs.set("length", int64_t(4));
+  attrs.set("num_states", int64_t(2));
+  attrs.set("num_scan_inputs", int64_t(0));
+  graph::Node* scan = g.add_node("Scan", "fibonacci", {a0, b0}, {"a_last", "b_last"}, attrs);
+  scan->body = body;
+  graph::infer_node(*scan);
+  g.set_outputs({scan->outputs[0], scan->outputs[1]});
+  std::vector<Tensor> inputs = {f32({1}, {1}), f32({0}, {1})};
+  EXPECT_EQ(reference::Executor(g).run(inputs)[0].to_f64_vector(), std::vector<double>{5});
+  driver::JitModel jit(driver::compile_graph(g, {}));
+  std::vector<Tensor> out = jit.run(inputs);
+  EXPECT_EQ(out[0].to_f64_vector(), std::vector<double>{5});
+  EXPECT_EQ(out[1].to_f64_vector(), std::vector<double>{3});
+}
+
 TEST(Scan, ABodyThatDisagreesWithTheNodeIsAUserError) {
   Graph g;
   Value* h0 = g.add_input("h0", TensorType(DType::kF32, {3}));  // the body's state is f32[2]

@@ -1,6 +1,8 @@
 // The Scan op's schema and shape function (ir/graph/scan.h): the body's
 // interface must agree with the node's inputs, and the outputs are the
 // body's, the scan outputs stacked along a new axis of `length`.
+#include <algorithm>
+
 #include "ir/graph/op_registry.h"
 #include "ir/graph/ops/register.h"
 #include "ir/graph/scan.h"
@@ -70,6 +72,27 @@ bool has_scan(const Graph& g) {
   for (const Node* n : g.nodes())
     if (n->body) return true;
   return false;
+}
+
+void separate_swapped_states(Graph& g) {
+  for (Node* n : g.nodes()) {
+    if (!n->body) continue;
+    Graph& body = *n->body;
+    ScanLayout l = scan_layout(*n);
+    std::vector<Value*> outputs = body.outputs();
+    bool changed = false;
+    for (size_t j = 0; j < l.num_states; ++j) {
+      auto state = std::find(body.inputs().begin(), body.inputs().begin() + long(l.num_states), outputs[j]);
+      if (state == body.inputs().begin() + long(l.num_states) || state == body.inputs().begin() + long(j))
+        continue;
+      Node* copy =
+          body.add_node("Identity", body.unique_name("carry"), {outputs[j]}, {body.unique_name("carried")});
+      infer_node(*copy);
+      outputs[j] = copy->outputs[0];
+      changed = true;
+    }
+    if (changed) body.set_outputs(outputs);
+  }
 }
 
 namespace {
