@@ -22,6 +22,7 @@ namespace {
 // that introduced them; the importer follows their current definition.
 const std::map<std::string, int>& newer_operators() {
   static const std::map<std::string, int> ops = {
+      {"AffineGrid", 20},
       {"Attention", 23},
       {"BitwiseAnd", 18},
       {"BitwiseNot", 18},
