@@ -226,6 +226,32 @@ TEST(ControlFlowOps, BranchesOfDifferentShapesAreRefusedAtRunTime) {
   }
 }
 
+TEST(ControlFlowOps, AScanBodyWithTooFewOutputsIsRefused) {
+  ModelBuilder b(11);
+  b.input("x", {3, 2});
+  b.input("s0", {2});
+  b.input("t0", {2});
+  onnx::NodeProto* n = b.node("Scan", {"s0", "t0", "x"}, {"s", "t"}, "scan");
+  ModelBuilder::set_int(n, "num_scan_inputs", 1);
+  onnx::GraphProto* body = subgraph(n, "body");
+  typed(body->add_input(), "a", {2});
+  typed(body->add_input(), "b", {2});
+  typed(body->add_input(), "row", {2});
+  add(body, "Add", {"a", "row"}, {"next"});
+  typed(body->add_output(), "next", {2});  // one value for two states
+  b.output("s");
+  b.output("t");
+  try {
+    b.import();
+    ADD_FAILURE() << "imported";
+  } catch (const UserError& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("'scan' (Scan): its body returns 1 values for 2 states and 2 outputs"),
+        std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(ControlFlowOps, RefusalsNameTheNode) {
   ModelBuilder b = loop_model(false);
   b.g->mutable_node(0)->mutable_input(0)->assign("m");

@@ -85,6 +85,10 @@ void adapt_scan(AdaptContext& c) {
   std::vector<Value*> captured;
   std::shared_ptr<graph::Graph> body = c.import_subgraph("body", types, captured);
   inputs.insert(inputs.end(), captured.begin(), captured.end());
+  TESSEL_USER_CHECK(body->outputs().size() >= states && body->outputs().size() == c.output_names.size(),
+                    c.span())
+      << "its body returns " << body->outputs().size() << " values for " << states << " states and "
+      << c.output_names.size() << " outputs";
   const size_t scan_outputs = body->outputs().size() - states;
   std::vector<int64_t> out_axes = ints_attr(c, "scan_output_axes", scan_outputs);
   std::vector<int64_t> out_dirs = ints_attr(c, "scan_output_directions", scan_outputs);
@@ -177,9 +181,11 @@ void adapt_loop(AdaptContext& c) {
   for (Value* v : carried) types.push_back(v->type);
   std::vector<Value*> captured;
   std::shared_ptr<graph::Graph> body = c.import_subgraph("body", types, captured);
-  TESSEL_USER_CHECK(body->outputs().size() >= 1 + carried.size(), c.span())
-      << "its body returns " << body->outputs().size() << " values for a condition and " << carried.size()
-      << " loop-carried ones";
+  TESSEL_USER_CHECK(
+      body->outputs().size() >= 1 + carried.size() && body->outputs().size() - 1 == c.output_names.size(),
+      c.span())
+      << "its body returns " << body->outputs().size() << " values for a condition, " << carried.size()
+      << " loop-carried ones and " << c.output_names.size() << " outputs in all";
   TESSEL_USER_CHECK(never_exits_early(*body), c.span())
       << "its body computes the condition that ends it (a while loop): the sizes of its outputs would depend "
          "on "
