@@ -159,6 +159,48 @@ TEST(RecurrentOps, VariantsCompileLikeTheReference) {
   }
 }
 
+// A length above the sequence or below zero stops the run with an error
+// naming the node, on the reference and compiled; a constant one, the import.
+TEST(RecurrentOps, SequenceLengthsOutsideTheSequenceAreRefused) {
+  ModelBuilder b(14);
+  b.input("x", {3, 2, 1});
+  b.input("lens", {2}, onnx::TensorProto::INT32);
+  b.float_initializer("w", {1, 1, 1}, {2});
+  b.float_initializer("r", {1, 1, 1}, {0.5});
+  onnx::NodeProto* n = b.node("RNN", {"x", "w", "r", "", "lens"}, {"y", "y_h"}, "rnn");
+  ModelBuilder::set_int(n, "hidden_size", 1);
+  b.output("y");
+  b.output("y_h");
+  graph::Graph g = b.import();
+  driver::JitModel jit(driver::compile_graph(g, {}));
+  graph::Graph fresh = b.import();
+  for (double bad : {4.0, -1.0}) {
+    Tensor lens(DType::kI32, {2});
+    lens.set_f64(0, 3);
+    lens.set_f64(1, bad);
+    std::vector<Tensor> inputs = {f32({1, 2, 3, 4, 5, 6}, {3, 2, 1}), lens};
+    SCOPED_TRACE(bad);
+    for (int compiled = 0; compiled < 2; ++compiled) {
+      try {
+        compiled ? jit.run(inputs) : reference::Executor(fresh).run(inputs);
+        ADD_FAILURE() << "ran";
+      } catch (const UserError& e) {
+        EXPECT_NE(std::string(e.what()).find("rnn/"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("out of range"), std::string::npos) << e.what();
+      }
+    }
+  }
+  Tensor good(DType::kI32, {2});
+  good.set_f64(0, 3);
+  good.set_f64(1, 0);
+  std::vector<double> got = jit.run({f32({1, 2, 3, 4, 5, 6}, {3, 2, 1}), good})[0].to_f64_vector();
+  std::vector<double> want =
+      reference::Executor(fresh).run({f32({1, 2, 3, 4, 5, 6}, {3, 2, 1}), good})[0].to_f64_vector();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6) << i;
+  EXPECT_EQ(want[1], 0);  // batch 1 has no valid step: zeros
+}
+
 TEST(RecurrentOps, RefusalsNameTheNode) {
   ModelBuilder b(14);
   b.input("x", {2, 1, 3});

@@ -246,19 +246,30 @@ DirectionOut scan_direction(AdaptContext& c, const CellOptions& o, const std::ve
   return {scan->outputs.back(), scan->outputs[0], lstm ? scan->outputs[1] : nullptr};
 }
 
-// [T, B, 1] booleans: step t of batch b lies within sequence_lens[b].
+// [T, B, 1] booleans: step t of batch b lies within sequence_lens[b]; a
+// length outside 0..T is refused at run time.
 Value* valid_steps(AdaptContext& c, Value* lens, int64_t steps) {
   const Tensor* known = c.constant_input(4);
   if (known) {
     bool all_full = true;
-    for (int64_t i = 0; i < known->numel(); ++i) all_full = all_full && known->get_i64(i) >= steps;
+    for (int64_t i = 0; i < known->numel(); ++i) all_full = all_full && known->get_i64(i) == steps;
     if (all_full) return nullptr;
   }
-  std::vector<int64_t> step_numbers;
-  for (int64_t i = 0; i < steps; ++i) step_numbers.push_back(i);
-  Value* positions = c.constant(Tensor::from_i64(step_numbers, {steps, 1}));
-  Value* within =
-      c.emit("Less", {positions, c.emit("Unsqueeze", {c.cast(lens, DType::kI64), c.i64_vector({0})})[0]})[0];
+  // Each length read through a Gather of 0..steps, whose run-time index check
+  // refuses lengths above steps, and through one of steps - length, which
+  // refuses negative ones: both give the length back when it is valid.
+  std::vector<int64_t> numbers;
+  for (int64_t i = 0; i <= steps; ++i) numbers.push_back(i);
+  Value* table = c.i64_vector(numbers);
+  Value* given = c.cast(lens, DType::kI64);
+  Value* at_most = c.emit("Gather", {table, given})[0];
+  Value* from_end =
+      c.emit("Gather", {table, c.emit("Sub", {c.scalar(DType::kI64, double(steps)), given})[0]})[0];
+  Value* checked =
+      c.emit("Max", {at_most, c.emit("Sub", {c.scalar(DType::kI64, double(steps)), from_end})[0]})[0];
+  numbers.pop_back();
+  Value* positions = c.constant(Tensor::from_i64(numbers, {steps, 1}));
+  Value* within = c.emit("Less", {positions, c.emit("Unsqueeze", {checked, c.i64_vector({0})})[0]})[0];
   return c.emit("Unsqueeze", {within, c.i64_vector({2})})[0];
 }
 
