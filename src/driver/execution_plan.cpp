@@ -112,6 +112,12 @@ class PlanBuilder {
   std::unordered_map<const graph::Value*, uint32_t> slots_;
 };
 
+// The step at which a region's copies after each iteration happen: its last
+// step (its position, for a loop without steps).
+size_t last_step_of(const ScanRegion& r) {
+  return r.end > r.begin ? r.end - 1 : r.begin;
+}
+
 // The loop of one region; its copies' buffers are slot_of's.
 rt::Loop loop_of(const ScanRegion& r, PlanBuilder& b) {
   const graph::Node& n = *r.scan;
@@ -141,7 +147,7 @@ void touch_loop_copies(const ScanRegion& r, const PlanBuilder& b, Liveness& live
   const graph::Node& n = *r.scan;
   const graph::Graph& body = *n.body;
   graph::ScanLayout l = graph::scan_layout(n);
-  size_t first = r.begin, last = std::max(r.begin, r.end - (r.end > r.begin ? 1 : 0));
+  size_t first = r.begin, last = last_step_of(r);
   if (l.run_when != 0) live.touch(b.resolve(n.inputs.back()), first);
   for (size_t j = 0; j < l.num_states; ++j) {
     live.touch(b.resolve(n.inputs[j]), first);
@@ -188,8 +194,7 @@ ExecutionPlan build_execution_plan(const graph::Graph& g, const std::vector<Comp
   }
   for (const ScanRegion& r : regions) touch_loop_copies(r, b, live);
   for (size_t i = regions.size(); i-- > 0;)  // children first
-    live.cover_loop(regions[i].begin,
-                    std::max(regions[i].begin, regions[i].end - (regions[i].end > regions[i].begin)));
+    live.cover_loop(regions[i].begin, last_step_of(regions[i]));
   std::vector<rt::BufferLifetime> lifetimes;
   std::vector<uint32_t> arena_slots;
   for (const graph::Value* v : live.order()) {

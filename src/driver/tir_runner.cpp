@@ -33,6 +33,23 @@ TirExecutor::TirExecutor(const graph::Graph& g, passes::FusionPolicy fusion,
   }
 }
 
+// A lowered group's function interpreted, or a Scan's loop over its body's executor.
+std::vector<Tensor> TirExecutor::run_group(const lower::LoweredGroup& group,
+                                           const std::vector<Tensor>& args) const {
+  if (!group.func) {
+    const graph::Node* scan = group.group.nodes.front();
+    std::vector<const Tensor*> arg_ptrs;
+    for (const Tensor& t : args) arg_ptrs.push_back(&t);
+    const TirExecutor& body = *bodies_.at(scan);
+    return reference::run_scan(*scan, arg_ptrs, [&](const std::vector<Tensor>& in) { return body.run(in); });
+  }
+  try {
+    return tir::interpret(group.func, args);
+  } catch (const tir::InterpreterError& e) {
+    throw tir::InterpreterError("group " + group.group.name + ": " + e.what());
+  }
+}
+
 std::vector<Tensor> TirExecutor::run(const std::vector<Tensor>& inputs) const {
   const auto& graph_inputs = graph_.inputs();
   TESSEL_USER_CHECK(inputs.size() == graph_inputs.size(), Span{})
@@ -51,20 +68,7 @@ std::vector<Tensor> TirExecutor::run(const std::vector<Tensor>& inputs) const {
   for (const lower::LoweredGroup& group : groups_) {
     std::vector<Tensor> args;
     for (const graph::Value* v : group.inputs) args.push_back(lookup(v));
-    std::vector<Tensor> results;
-    if (!group.func) {
-      const graph::Node* scan = group.group.nodes.front();
-      std::vector<const Tensor*> arg_ptrs;
-      for (const Tensor& t : args) arg_ptrs.push_back(&t);
-      const TirExecutor& body = *bodies_.at(scan);
-      results =
-          reference::run_scan(*scan, arg_ptrs, [&](const std::vector<Tensor>& in) { return body.run(in); });
-    } else
-      try {
-        results = tir::interpret(group.func, args);
-      } catch (const tir::InterpreterError& e) {
-        throw tir::InterpreterError("group " + group.group.name + ": " + e.what());
-      }
+    std::vector<Tensor> results = run_group(group, args);
     TESSEL_ICHECK(results.size() == group.outputs.size())
         << "group " << group.group.name << " returned " << results.size() << " tensors";
     for (size_t i = 0; i < results.size(); ++i) env[group.outputs[i]] = std::move(results[i]);

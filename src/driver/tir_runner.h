@@ -34,6 +34,8 @@ class TirExecutor {
   const std::vector<lower::LoweredGroup>& groups() const { return groups_; }
 
  private:
+  std::vector<Tensor> run_group(const lower::LoweredGroup& group, const std::vector<Tensor>& args) const;
+
   const graph::Graph& graph_;
   // A Scan's group has no function: its body runs on an executor of its own.
   std::vector<lower::LoweredGroup> groups_;

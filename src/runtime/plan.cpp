@@ -108,14 +108,19 @@ void put_copies(Writer& w, const std::vector<LoopCopy>& copies) {
   }
 }
 
+// A byte that must be 0 or 1.
+bool get_flag(Reader& r, const char* what) {
+  uint8_t v = r.get<uint8_t>(what);
+  if (v > 1) throw PlanError(std::string("corrupt model plan: ") + what + " " + std::to_string(v));
+  return v == 1;
+}
+
 std::vector<LoopCopy> get_copies(Reader& r) {
   std::vector<LoopCopy> copies(r.get_count("loop copy count", 9));
   for (LoopCopy& c : copies) {
     c.from = r.get<uint32_t>("loop copy source");
     c.to = r.get<uint32_t>("loop copy destination");
-    uint8_t reverse = r.get<uint8_t>("loop copy direction");
-    if (reverse > 1) throw PlanError("corrupt model plan: loop copy direction " + std::to_string(reverse));
-    c.reverse = reverse == 1;
+    c.reverse = get_flag(r, "loop copy direction");
   }
   return copies;
 }
@@ -142,9 +147,7 @@ std::vector<Loop> get_loops(Reader& r) {
     l.count = r.get<uint64_t>("loop count");
     for (auto* copies : {&l.init, &l.slice_in, &l.slice_out, &l.carry}) *copies = get_copies(r);
     l.condition = r.get<uint32_t>("loop condition");
-    uint8_t when = r.get<uint8_t>("loop condition sense");
-    if (when > 1) throw PlanError("corrupt model plan: loop condition sense " + std::to_string(when));
-    l.run_when_true = when == 1;
+    l.run_when_true = get_flag(r, "loop condition sense");
   }
   return loops;
 }
