@@ -1,6 +1,8 @@
 // Block classification for the default CPU schedule (see block_kind.h).
 #include "schedules/defaults/block_kind.h"
 
+#include <algorithm>
+
 #include "ir/tensor/functor.h"
 #include "schedules/primitives/block_analysis.h"
 #include "schedules/primitives/loop_analysis.h"
@@ -112,6 +114,22 @@ int64_t count_ops(const tir::Stmt& body) {
   return std::max<int64_t>(n, 1);
 }
 
+int64_t bytes_moved(const tir::BlockNode& block, int64_t iterations) {
+  std::vector<const tir::BufferNode*> seen;
+  int64_t bytes = 0;
+  auto add = [&](const std::vector<tir::BufferRegion>& regions) {
+    for (const tir::BufferRegion& r : regions) {
+      if (std::find(seen.begin(), seen.end(), r.buffer.get()) != seen.end()) continue;
+      seen.push_back(r.buffer.get());
+      int64_t elements = std::min(r.buffer->num_elements(), iterations);
+      bytes += elements * int64_t(dtype_size(r.buffer->dtype));
+    }
+  };
+  add(block.reads);
+  add(block.writes);
+  return bytes;
+}
+
 bool has_inner_loop(const tir::BlockNode& block) {
   bool found = false;
   tir::walk(block.body, [&](const tir::Stmt& s) {
@@ -146,6 +164,7 @@ bool read_nest(const tir::PrimFunc& func, const tir::BlockNode& block, const tir
   }
   info.output = block.writes[0].buffer;
   info.ops_per_iter = count_ops(block.body);
+  info.bytes = bytes_moved(block, info.iterations);
   return true;
 }
 

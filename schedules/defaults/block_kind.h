@@ -50,6 +50,10 @@ struct BlockInfo {
   tir::Buffer output;        // the (first) buffer the block writes
   int64_t iterations = 1;    // product of the loop extents
   int64_t ops_per_iter = 1;  // arithmetic nodes of the body, at least 1
+  // Bytes the block moves: per buffer it reads or writes, the smaller of the
+  // buffer and one element per iteration (a slice reads part of its input, a
+  // broadcast operand is read whole once).
+  int64_t bytes = 0;
 };
 
 // The block named `name` of func classified. kOther when the nest is not in

@@ -64,9 +64,32 @@ int64_t extent_of(const Schedule& sch, LoopRV loop) {
 // the whole output: a 4.8 MB store stream for a 16-channel 1x1 conv).
 constexpr int64_t kChunksPerThread = 4;
 
-size_t parallel_prefix(Context& ctx, const std::vector<LoopRV>& outer, int64_t work,
-                       const std::string& block) {
-  if (outer.empty() || work < ctx.options.min_parallel_work) return 0;
+constexpr int64_t kL2BytesPerCycle = 32;
+
+int64_t serial_cycles(const BlockInfo& info, int64_t lanes) {
+  int64_t arithmetic = info.iterations * info.ops_per_iter / std::max<int64_t>(lanes, 1);
+  return std::max<int64_t>({arithmetic, info.bytes / kL2BytesPerCycle, 1});
+}
+
+namespace {
+
+// Within this factor of the threshold the estimate may be wrong either way,
+// so the tuner gets to measure the block serial and parallel.
+constexpr int64_t kParallelDoubt = 4;
+
+bool worth_parallel(Context& ctx, const BlockInfo& info) {
+  int64_t cycles = serial_cycles(info, ctx.options.vector_lanes), least = ctx.options.min_parallel_cycles;
+  bool parallel = cycles >= least;
+  if (ctx.options.num_threads > 1 && cycles * kParallelDoubt >= least && cycles < least * kParallelDoubt)
+    parallel = choose(ctx, ctx.sch, info.name + ".parallel", {0, 1}, parallel ? 1 : 0) != 0;
+  return parallel;
+}
+
+}  // namespace
+
+size_t parallel_prefix(Context& ctx, const std::vector<LoopRV>& outer, const BlockInfo& info) {
+  if (outer.empty() || !worth_parallel(ctx, info)) return 0;
+  const std::string& block = info.name;
   int64_t threads = ctx.options.num_threads, all = 1, above_tile = 1;
   int64_t chunks = kChunksPerThread;
   if (threads > 1 && outer.size() > 1)
@@ -91,8 +114,8 @@ void parallelize_prefix(Context& ctx, std::vector<LoopRV> outer, size_t loops) {
   attempt(ctx.sch, [&](Schedule& s) { s.parallel(outer.size() == 1 ? outer[0] : s.fuse(outer)); });
 }
 
-void parallelize(Context& ctx, std::vector<LoopRV> outer, int64_t work, const std::string& block) {
-  parallelize_prefix(ctx, outer, parallel_prefix(ctx, outer, work, block));
+void parallelize(Context& ctx, std::vector<LoopRV> outer, const BlockInfo& info) {
+  parallelize_prefix(ctx, outer, parallel_prefix(ctx, outer, info));
 }
 
 int64_t vector_registers(const CpuScheduleOptions& options) {
@@ -294,7 +317,7 @@ void schedule_tiled(Context& ctx, const std::vector<BlockInfo>& blocks, size_t i
   bool tiled = (shape.local_tile && tile(shape)) || tile(shared) || tile(scalar);
   if (!tiled) return schedule_stages_alone();
   bool anchor = info.kind != BlockKind::kReduction;
-  size_t parallel = parallel_prefix(ctx, outer, info.iterations * info.ops_per_iter, info.name);
+  size_t parallel = parallel_prefix(ctx, outer, info);
   if (!stages_per_channel_tile(ctx, info, shape, outer, parallel, stages)) schedule_stages_alone();
   // An epilogue goes no further out than the parallel loop's last part: above
   // it, it would come between the loops the parallel loop fuses, and leave

@@ -19,7 +19,10 @@ struct CpuScheduleOptions {
   int vector_lanes = 16;              // f32 lanes (AVX-512); scaled for other dtypes by size
   int num_threads = 2;                // cores to fill
   int fmas_in_flight = 4;             // vector FMAs a core overlaps (CpuTarget::fmas_in_flight)
-  int64_t min_parallel_work = 16384;  // iterations * operations below which no loop is parallel
+  // A block whose estimated serial time (cpu_rules::serial_cycles) is shorter
+  // runs on one thread: waking the pool and joining it costs microseconds on a
+  // virtual machine, more than a small kernel gains from a second core.
+  int64_t min_parallel_cycles = 4096;
   int64_t l2_bytes = int64_t(1) << 20;  // one core's L2 (CpuTarget::l2_bytes where known)
   KnobChoices* knobs = nullptr;       // the tuner's choices (cpu_knobs.h); none: the default's own
 };

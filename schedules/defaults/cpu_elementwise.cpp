@@ -214,7 +214,7 @@ void schedule_elementwise(Context& ctx, const BlockInfo& info) {
       if (phase >= 0) loops.erase(loops.begin() + phase);
       if (!loops.empty()) outer = {loops.size() > 1 ? s.fuse(loops) : loops[0]};  // none: [phase, row] only
     });
-    if (shaped) parallelize(ctx, outer, info.iterations * info.ops_per_iter, info.name);
+    if (shaped) parallelize(ctx, outer, info);
     return;
   }
   // Short rows: the trailing loops fused into a plane of a few vectors (7 x 7
@@ -243,7 +243,7 @@ void schedule_elementwise(Context& ctx, const BlockInfo& info) {
       outer = loops.size() > 1 ? s.fuse(loops) : loops[0];
     });
     if (shaped) {
-      parallelize(ctx, {outer}, info.iterations * info.ops_per_iter, info.name);
+      parallelize(ctx, {outer}, info);
       return;
     }
   }
@@ -261,7 +261,7 @@ void schedule_elementwise(Context& ctx, const BlockInfo& info) {
       outer = parts[0];
     }
   });
-  if (shaped && vec != info.iterations) parallelize(ctx, {outer}, info.iterations * info.ops_per_iter, info.name);
+  if (shaped && vec != info.iterations) parallelize(ctx, {outer}, info);
 }
 
 }  // namespace tessel::sched::cpu_rules

@@ -145,7 +145,7 @@ bool schedule_row_reduction(Context& ctx, const BlockInfo& info) {
   // parallel loop, not in a serial pass over every row afterwards.
   if (!outer.empty())
     attempt(ctx.sch, [&](Schedule& s) { s.reverse_compute_at(s.get_block(info.name), outer.back()); });
-  parallelize(ctx, outer, info.iterations * info.ops_per_iter, info.name);
+  parallelize(ctx, outer, info);
   return true;
 }
 

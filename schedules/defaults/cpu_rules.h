@@ -87,13 +87,18 @@ void prefetch_next_panel(Context& ctx, const BlockInfo& info);
 // Whether a matmul walks its column tiles outside its row tiles by default:
 // a wide weight, or a B panel worth packing at run time.
 bool columns_first_by_default(const Schedule& sch, const BlockInfo& info, int64_t vec, int64_t unroll);
-// One parallel loop over (a prefix of) the outer loops, when `work` is worth
-// it; `block` names the knob of its chunks per thread.
-void parallelize(Context& ctx, std::vector<LoopRV> outer, int64_t work, const std::string& block);
+// A block's serial time as the default schedule estimates it, in core
+// cycles (at least 1): its arithmetic `lanes` operations at a time or its
+// bytes at what one core streams from its L2, whichever takes longer.
+int64_t serial_cycles(const BlockInfo& info, int64_t lanes);
+// One parallel loop over (a prefix of) the outer loops of `info`'s block, when
+// its serial_cycles reach options.min_parallel_cycles; near that threshold
+// the knob "<block>.parallel" lets the tuner measure both, and
+// "<block>.chunks" sets the chunks per thread.
+void parallelize(Context& ctx, std::vector<LoopRV> outer, const BlockInfo& info);
 // parallelize in two steps: how many outer loops (a prefix; 0: none) its parallel loop fuses, then the
 // fusing.
-size_t parallel_prefix(Context& ctx, const std::vector<LoopRV>& outer, int64_t work,
-                       const std::string& block);
+size_t parallel_prefix(Context& ctx, const std::vector<LoopRV>& outer, const BlockInfo& info);
 void parallelize_prefix(Context& ctx, std::vector<LoopRV> outer, size_t loops);
 // The elementwise blocks after blocks[anchor] that consume its result, each
 // moved under the first loop of `outward` (innermost first) that takes it.

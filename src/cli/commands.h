@@ -109,7 +109,10 @@ the C ABI of include/tessel/runtime.h. Load it from C (link it), from Python
                   override the CPU and its features (also as separate options);
                   -fmas-in-flight=N the vector FMAs one core overlaps (measured
                   on this host; the register tiles keep about three times as
-                  many accumulators); cuda [-arch=sm_NN] (CUDA C compiled by
+                  many accumulators); -parallel-cycles=N the estimated
+                  one-core cycles below which a kernel stays on one thread
+                  (default 4096: waking the pool costs microseconds on a
+                  virtual machine); cuda [-arch=sm_NN] (CUDA C compiled by
                   NVRTC, sm_90 unless named; default GPU schedules: a thread
                   per output element); cuda-emulated (the same CUDA C compiled
                   as C++ and run on this CPU, for run and check without a

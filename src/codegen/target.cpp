@@ -92,6 +92,15 @@ int parse_fmas_in_flight(const std::string& text) {
   return n;
 }
 
+int64_t parse_parallel_cycles(const std::string& text) {
+  bool digits = !text.empty() && text.size() <= 12 && std::all_of(text.begin(), text.end(), ::isdigit);
+  int64_t n = digits ? std::stoll(text) : 0;
+  TESSEL_USER_CHECK(n >= 1, Span{})
+      << "-parallel-cycles takes a count of cycles from 1 to 999999999999 (a kernel "
+      << "estimated shorter stays on one thread), got '" << text << "'";
+  return n;
+}
+
 void apply_arch(GpuTarget& gpu, const std::string& arch) {
   bool digits = arch.size() >= 5 && arch.rfind("sm_", 0) == 0 &&
                 std::all_of(arch.begin() + 3, arch.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -164,10 +173,13 @@ Target parse_target(std::string_view spec, const std::vector<std::string>& extra
       apply_mattr(t.cpu, o.substr(7));
     } else if (o.rfind("-fmas-in-flight=", 0) == 0 && t.kind == TargetKind::kLlvm) {
       fmas_in_flight = parse_fmas_in_flight(o.substr(16));
+    } else if (o.rfind("-parallel-cycles=", 0) == 0 && t.kind == TargetKind::kLlvm) {
+      t.cpu.min_parallel_cycles = parse_parallel_cycles(o.substr(17));
     } else {
       TESSEL_USER_CHECK(false, Span{})
           << "unknown option '" << o << "' for target " << kind << " (available: "
-          << (t.kind == TargetKind::kCuda ? "-arch=sm_NN, -fast-math" : "-mcpu=, -mattr=, -fmas-in-flight=")
+          << (t.kind == TargetKind::kCuda ? "-arch=sm_NN, -fast-math"
+                                          : "-mcpu=, -mattr=, -fmas-in-flight=, -parallel-cycles=")
           << ")";
     }
   }
@@ -240,6 +252,10 @@ std::string describe(const Target& t) {
      << (t.cpu.fmas_in_flight > 0 ? std::to_string(t.cpu.fmas_in_flight) : std::string("unknown"))
      << " (vector FMAs one core overlaps)\n"
      << "cores " << (t.cpu.cores > 0 ? std::to_string(t.cpu.cores) : std::string("unknown")) << "\n"
+     << "parallel loops for kernels of "
+     << (t.cpu.min_parallel_cycles > 0 ? std::to_string(t.cpu.min_parallel_cycles)
+                                       : std::string("the default"))
+     << " cycles and more (estimated on one core)\n"
      << "caches L1d " << kib(t.cpu.l1d_bytes) << ", L2 " << kib(t.cpu.l2_bytes) << ", L3 "
      << kib(t.cpu.l3_bytes) << "\n"
      << "features " << enabled << " enabled:";

@@ -22,6 +22,10 @@ struct CpuTarget {
   int vector_bits = 0;                // the vector registers the code uses (512, 256, 128)
   int fmas_in_flight = 0;             // vector FMAs one core overlaps (latency x issue rate); 0: unknown
   int cores = 0;                      // this host's cores (what the schedules fill)
+  // A kernel estimated to run shorter than this many cycles on one core stays
+  // serial (sched::CpuScheduleOptions::min_parallel_cycles); 0: the schedule's
+  // own. Lower where waking the other cores is cheap (no virtual machine).
+  int64_t min_parallel_cycles = 0;
   int64_t l1d_bytes = 0, l2_bytes = 0, l3_bytes = 0;  // per core / shared; 0 where unknown
 };
 

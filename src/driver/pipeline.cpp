@@ -83,6 +83,8 @@ std::optional<sched::CpuScheduleOptions> cpu_schedule_options(const CompileOptio
   cpu.vector_lanes = options.target.cpu.vector_bits / 32;
   if (options.target.cpu.fmas_in_flight > 0) cpu.fmas_in_flight = options.target.cpu.fmas_in_flight;
   if (options.target.cpu.l2_bytes > 0) cpu.l2_bytes = options.target.cpu.l2_bytes;
+  if (options.target.cpu.min_parallel_cycles > 0)
+    cpu.min_parallel_cycles = options.target.cpu.min_parallel_cycles;
   return cpu;
 }
 

@@ -73,6 +73,8 @@ std::string log_target(const codegen::Target& target) {
     // The default schedules' register tiles follow it, so records measured
     // on a core with other pipelines are another target's.
     if (target.cpu.fmas_in_flight > 0) out += " -fmas-in-flight=" + std::to_string(target.cpu.fmas_in_flight);
+    if (target.cpu.min_parallel_cycles > 0)
+      out += " -parallel-cycles=" + std::to_string(target.cpu.min_parallel_cycles);
   } else {
     out += " -arch=sm_" + std::to_string(target.gpu.sm);
     if (target.gpu.fast_math) out += " -fast-math";

@@ -364,7 +364,8 @@ TEST(CompileCli, UnknownTargetsAndTargetOptions) {
   expect_user_error(with({"--target", "llvm -mattr=+avx2,sse4.2"}),
                     "-mattr takes +feature or -feature items, got 'sse4.2'");
   expect_user_error(with({"--target", "llvm -O3"}),
-                    "unknown option '-O3' for target llvm (available: -mcpu=, -mattr=, -fmas-in-flight=)");
+                    "unknown option '-O3' for target llvm (available: -mcpu=, -mattr=, -fmas-in-flight=, "
+                    "-parallel-cycles=)");
   // Names LLVM does not know: it would only warn, then abort (a CPU) or ignore them (a feature).
   expect_user_error(with({"-mcpu=nosuchcpu"}), "unknown CPU 'nosuchcpu'");
   expect_user_error(with({"--target", "llvm -mcpu=nosuchcpu"}), "unknown CPU 'nosuchcpu'");

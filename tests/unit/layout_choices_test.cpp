@@ -201,7 +201,7 @@ TEST(LayoutChoicesLowering, AFlatPointwiseConvsEpilogueJoinsItsTile) {
       << p.text();
   sched::Schedule sch(p.func);
   sched::CpuScheduleOptions eager;
-  eager.min_parallel_work = 1;
+  eager.min_parallel_cycles = 1;
   sched::apply_default_cpu_schedule(sch, eager);
   std::vector<tir::Stmt> conv = sched::loops_above(sch.func(), sched::find_block(sch.func(), "p").get());
   std::vector<tir::Stmt> out = sched::loops_above(sch.func(), sched::find_block(sch.func(), "out0").get());

@@ -187,6 +187,7 @@ TEST(PackMatmulWeights, AMatrixVectorProductReadsItsWeightInPlaceOrInAPanelPerTh
     graph::Graph g = matmul_graph(1, depth, columns);
     driver::CompileOptions options;
     options.target.cpu.cores = cores;
+    options.target.cpu.min_parallel_cycles = 1;  // as large a product's would be
     driver::JitModel model(driver::compile_graph(g, options));
     ASSERT_EQ(model.compiled_kernels().size(), 1u);
     const tir::PrimFunc& f = model.compiled_kernels()[0].flat;

@@ -24,7 +24,7 @@ TEST(SchedDefaultsOrder, AGatePerChannelKeepsTheChannelLoopOutsideThePlane) {
   ctx.output("Y", y);
   tir::PrimFunc f = ctx.finish();
   Schedule sch(f);
-  apply_default_cpu_schedule(sch, CpuScheduleOptions{});
+  apply_default_cpu_schedule(sch, eager_parallel());
   std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "Y");
   ASSERT_EQ(loops.size(), 2u) << sch.func();
   EXPECT_EQ(extent(loops[0]), 40) << sch.func();
@@ -45,7 +45,7 @@ TEST(SchedDefaultsOrder, AnInOrderBlockFusesItsShortPlanes) {
   ctx.output("Y", y);
   tir::PrimFunc f = ctx.finish();
   Schedule sch(f);
-  apply_default_cpu_schedule(sch, CpuScheduleOptions{});
+  apply_default_cpu_schedule(sch, eager_parallel());
   std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "Y");
   ASSERT_EQ(loops.size(), 1u) << sch.func();
   EXPECT_EQ(loops[0]->for_kind, tir::ForKind::kVectorized) << sch.func();
@@ -103,7 +103,7 @@ TEST(SchedDefaultsOrder, DotProductsSharingARowAreSummedTogether) {
   ctx.output("Y", y);
   tir::PrimFunc f = ctx.finish();
   Schedule sch(f);
-  apply_default_cpu_schedule(sch, CpuScheduleOptions{});
+  apply_default_cpu_schedule(sch, eager_parallel());
   std::vector<const tir::ForNode*> rf = loops_of(sch.func(), "Y_rf");  // [n * m, p / 9, k / 16, 9, 16]
   ASSERT_EQ(rf.size(), 5u) << sch.func();
   EXPECT_EQ(extent(rf[2]), 4) << sch.func();
@@ -121,7 +121,7 @@ TEST(SchedDefaultsOrder, ADepthwiseTileIsSeveralVectorsInALocalBuffer) {
   wide.W = 64;
   tir::PrimFunc f = lower_workload(Workload::kDepthwise, wide);
   Schedule sch(f);
-  apply_default_cpu_schedule(sch, CpuScheduleOptions{});
+  apply_default_cpu_schedule(sch, eager_parallel());
   std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "dw");
   ASSERT_GE(loops.size(), 2u) << sch.func();
   EXPECT_EQ(loops.back()->for_kind, tir::ForKind::kVectorized) << sch.func();
@@ -130,7 +130,7 @@ TEST(SchedDefaultsOrder, ADepthwiseTileIsSeveralVectorsInALocalBuffer) {
   EXPECT_EQ(check_against(reference_of(f), sch.func(), false), "");
   Shapes narrow;
   narrow.W = 40;  // 40 = 2.5 vectors: the tile stays the row
-  Schedule row = scheduled_workload(Workload::kDepthwise, {}, narrow);
+  Schedule row = scheduled_workload(Workload::kDepthwise, eager_parallel(), narrow);
   loops = loops_of(row.func(), "dw");
   ASSERT_GE(loops.size(), 2u) << row.func();
   EXPECT_EQ(extent(loops.back()), 40) << row.func();
@@ -142,7 +142,7 @@ TEST(SchedDefaultsOrder, ADepthwiseTileIsSeveralVectorsInALocalBuffer) {
   for (auto [lanes, tile] : {std::pair<int, int64_t>{16, 112}, std::pair<int, int64_t>{8, 16}}) {
     tir::PrimFunc g = lower_workload(Workload::kDepthwise, seven);
     Schedule sch7(g);
-    CpuScheduleOptions options;
+    CpuScheduleOptions options = eager_parallel();
     options.vector_lanes = lanes;
     apply_default_cpu_schedule(sch7, options);
     loops = loops_of(sch7.func(), "dw");
@@ -178,7 +178,7 @@ TEST(SchedDefaultsOrder, AnEpilogueOfAHeadAndATailRunsInParallel) {
   ctx.output("Y", y);
   tir::PrimFunc f = ctx.finish();
   Schedule sch(f);
-  CpuScheduleOptions options;
+  CpuScheduleOptions options = eager_parallel();
   options.num_threads = 2;
   apply_default_cpu_schedule(sch, options);
   std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "Y");

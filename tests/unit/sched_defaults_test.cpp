@@ -68,7 +68,7 @@ TEST(SchedDefaults, ConvTilesOutputChannelsTimesWidth) {
     SCOPED_TRACE(workload_name(w));
     Shapes wide;
     wide.W = 40;  // output rows of 40: not short, tiled by row (short rows: ShortRowsAreTiledFlat)
-    Schedule sch = scheduled_workload(w, {}, wide);  // OC 8, H = 10, W = 40, C 4, 3x3
+    Schedule sch = scheduled_workload(w, eager_parallel(), wide);  // OC 8, H = 10, W = 40, C 4, 3x3
     std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "conv");
     // (n, co_o, h) fused and parallel, w_o, ci, kh, kw, co_i unrolled, w_i vectorized.
     // 40 is no multiple of 16 lanes: the row is one vector part with a tail, 2 channels.
@@ -101,7 +101,7 @@ TEST(SchedDefaults, TheParallelLoopFusesTheFewestLoopsThatFillTheThreads) {
   Shapes wide;
   wide.W = 40;
   for (int threads : {1, 2}) {
-    CpuScheduleOptions options;
+    CpuScheduleOptions options = eager_parallel();
     options.num_threads = threads;
     Schedule sch = scheduled_workload(Workload::kFusedConv, options, wide);
     std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "conv");
@@ -118,7 +118,8 @@ TEST(SchedDefaults, TheParallelLoopFusesTheFewestLoopsThatFillTheThreads) {
 TEST(SchedDefaults, ShortRowsAreTiledFlat) {
   Shapes narrow;
   narrow.W = 10;
-  Schedule sch = scheduled_workload(Workload::kConv2d, {}, narrow);  // OC 8, H = W = 10, C 4, 3x3
+  Schedule sch =
+      scheduled_workload(Workload::kConv2d, eager_parallel(), narrow);  // OC 8, H = W = 10, C 4, 3x3
   std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "conv");
   // The flat plane (10 rows of 12, padded to 128) tiled as a matmul's columns:
   // 8 channels are not a multiple of 6, so 4 rows of two vectors (16 lanes).
@@ -165,7 +166,7 @@ void expect_channel_order(int64_t H, int64_t W, bool channels_inside) {
   });
   ctx.output("Y", y);
   Schedule sch(ctx.finish());
-  CpuScheduleOptions options;
+  CpuScheduleOptions options = eager_parallel();
   options.num_threads = 2;
   apply_default_cpu_schedule(sch, options);
   std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "Y");
@@ -189,7 +190,7 @@ TEST(SchedDefaults, ATransposingReadOfALargePlaneWalksTheChannelsInsideEachRow) 
 TEST(SchedDefaults, DepthwiseVectorizesWidthAndParallelizesChannels) {
   Shapes wide;
   wide.W = 40;
-  Schedule sch = scheduled_workload(Workload::kDepthwise, {}, wide);
+  Schedule sch = scheduled_workload(Workload::kDepthwise, eager_parallel(), wide);
   std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "dw");
   ASSERT_GE(loops.size(), 2u);
   EXPECT_EQ(loops.front()->for_kind, tir::ForKind::kParallel);
@@ -209,7 +210,7 @@ TEST(SchedDefaults, DepthwiseVectorizesWidthAndParallelizesChannels) {
 // split by 16 and factored out, 16 partial sums vectorized (rsum_rf, with its
 // init), then the lanes summed (rsum). Too little work for threads.
 TEST(SchedDefaults, RowReductionsAreSummedByLanes) {
-  Schedule small = scheduled_workload(Workload::kReduceSum);
+  Schedule small = scheduled_workload(Workload::kReduceSum, CpuScheduleOptions{});
   std::vector<const tir::ForNode*> rf = loops_of(small.func(), "rsum_rf");
   ASSERT_EQ(rf.size(), 3u) << small.func();  // row, k outer, lane
   EXPECT_EQ(extent(rf[1]), 2);
@@ -241,7 +242,7 @@ TEST(SchedDefaults, PoolingOverTheLastAxesIsSummedByLanes) {
     ctx.output("Y", y);
     tir::PrimFunc f = ctx.finish();
     Schedule sch(f);
-    apply_default_cpu_schedule(sch, CpuScheduleOptions{});
+    apply_default_cpu_schedule(sch, eager_parallel());
     tir::Stmt rf = sched::find_block(sch.func(), "Y_rf");
     EXPECT_EQ(rf.defined(), trailing) << sch.func();
     if (trailing) {
@@ -268,7 +269,7 @@ TEST(SchedDefaults, ARowReductionMayReadAValuePerRow) {
   ctx.output("Y", y);
   tir::PrimFunc f = ctx.finish();
   Schedule sch(f);
-  apply_default_cpu_schedule(sch, CpuScheduleOptions{});
+  apply_default_cpu_schedule(sch, eager_parallel());
   std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "Y_rf");
   ASSERT_FALSE(loops.empty()) << sch.func();
   EXPECT_EQ(loops.back()->for_kind, tir::ForKind::kVectorized) << sch.func();
@@ -288,7 +289,7 @@ TEST(SchedDefaults, AStridedReadWithOnlyItsPhaseLoopOutsideTheRow) {
   tir::PrimFunc f = ctx.finish();
   Schedule sch(f);
   CpuScheduleOptions eager;
-  eager.min_parallel_work = 1;
+  eager.min_parallel_cycles = 1;
   apply_default_cpu_schedule(sch, eager);
   std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "Y");
   ASSERT_EQ(loops.size(), 2u) << sch.func();
@@ -301,7 +302,7 @@ TEST(SchedDefaults, AStridedReadWithOnlyItsPhaseLoopOutsideTheRow) {
 TEST(SchedDefaults, ShortRowReductionsStaySerial) {
   std::vector<const tir::ForNode*> loops;
   CpuScheduleOptions eager;
-  eager.min_parallel_work = 1;
+  eager.min_parallel_cycles = 1;
   Schedule sch = scheduled_workload(Workload::kSoftmax, eager);
   for (const char* block : {"sm_max", "sm_exp_sum"}) {
     loops = loops_of(sch.func(), block);
@@ -321,7 +322,7 @@ TEST(SchedDefaults, ShortRowReductionsStaySerial) {
 TEST(SchedDefaults, OptionsChangeTheTile) {
   CpuScheduleOptions narrow;
   narrow.vector_lanes = 8;
-  narrow.min_parallel_work = int64_t(1) << 40;  // never parallel
+  narrow.min_parallel_cycles = int64_t(1) << 40;  // never parallel
   Schedule sch = scheduled_workload(Workload::kMatmul, narrow);
   std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "mm");
   EXPECT_EQ(extent(loops.back()), 16);  // two 8-lane vectors: N = 16 allows the 6 x 16 tile
@@ -337,7 +338,7 @@ TEST(SchedDefaults, WideMatmulWalksColumnTilesOutside) {
   s.M = 12, s.N = 128, s.K = 24;
   Schedule sch(lower_workload(Workload::kMatmul, s));
   CpuScheduleOptions serial;
-  serial.min_parallel_work = int64_t(1) << 40;
+  serial.min_parallel_cycles = int64_t(1) << 40;
   apply_default_cpu_schedule(sch, serial);
   std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "mm");
   ASSERT_EQ(loops.size(), 5u) << sch.func();  // jo, io, k, ii, ji
@@ -354,7 +355,7 @@ TEST(SchedDefaults, WideMatmulWalksColumnTilesOutside) {
 TEST(SchedDefaults, MatmulPacksTheColumnStripOfAnInputB) {
   Shapes s;
   s.M = 32, s.N = 64, s.K = 24;
-  Schedule sch = scheduled_workload(Workload::kMatmul, {}, s);
+  Schedule sch = scheduled_workload(Workload::kMatmul, eager_parallel(), s);
   std::vector<const tir::ForNode*> panel = loops_of(sch.func(), "B_local");
   ASSERT_GE(panel.size(), 3u) << sch.func();
   std::vector<const tir::ForNode*> mm = loops_of(sch.func(), "mm");
@@ -364,7 +365,7 @@ TEST(SchedDefaults, MatmulPacksTheColumnStripOfAnInputB) {
   EXPECT_EQ(panel.back()->for_kind, tir::ForKind::kVectorized);
   EXPECT_EQ(check_against(reference_of(lower_workload(Workload::kMatmul, s)), sch.func(), false), "");
   s.M = 8;
-  Schedule few = scheduled_workload(Workload::kMatmul, {}, s);
+  Schedule few = scheduled_workload(Workload::kMatmul, eager_parallel(), s);
   EXPECT_FALSE(sched::find_block(few.func(), "B_local").defined()) << few.func();
 }
 
@@ -381,8 +382,8 @@ TEST(SchedDefaults, RandomShapesOfEveryWorkload) {
       SCOPED_TRACE(std::string(workload_name(w)) + " round " + std::to_string(round));
       tir::PrimFunc plain = lower_workload(w, s);
       Schedule sch(plain);
-      CpuScheduleOptions options;
-      options.min_parallel_work = 64;
+      CpuScheduleOptions options = eager_parallel();
+      options.min_parallel_cycles = 64;
       apply_default_cpu_schedule(sch, options);
       EXPECT_EQ(check_against(reference_of(plain), sch.func(), false), "") << sch.func();
     }

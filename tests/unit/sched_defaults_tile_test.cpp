@@ -25,7 +25,7 @@ TEST(SchedDefaultsTile, AShortReductionGetsFourRowsOfTwoVectors) {
     s.W = 32;
     tir::PrimFunc f = lower_workload(Workload::kConv2d, s);
     Schedule sch(f);
-    apply_default_cpu_schedule(sch, CpuScheduleOptions{});
+    apply_default_cpu_schedule(sch, eager_parallel());
     std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "conv");
     ASSERT_FALSE(loops.empty());
     EXPECT_EQ(loops.back()->for_kind, tir::ForKind::kVectorized) << sch.func();
@@ -54,7 +54,7 @@ TEST(SchedDefaultsTile, MoreFmasInFlightGetMoreRowsWithinTheRegisters) {
     s.W = 32;
     tir::PrimFunc f = lower_workload(Workload::kConv2d, s);
     Schedule sch(f);
-    CpuScheduleOptions options;
+    CpuScheduleOptions options = eager_parallel();
     options.vector_lanes = c.lanes;
     options.fmas_in_flight = c.fmas_in_flight;
     apply_default_cpu_schedule(sch, options);
@@ -77,7 +77,7 @@ TEST(SchedDefaultsTile, AOneByOneConvOverFewChannelsIsNoStem) {
                                   lower_nn_test::f32_arg({16, channels, window, window})},
                                  graph::Attrs{});
     Schedule sch(n.func);
-    CpuScheduleOptions options;
+    CpuScheduleOptions options = eager_parallel();
     options.vector_lanes = 16;
     options.fmas_in_flight = 8;
     apply_default_cpu_schedule(sch, options);
@@ -104,7 +104,7 @@ TEST(SchedDefaultsTile, AMatrixVectorProductsTileIsEveryColumnOrAPartPerThread) 
     s.N = c.columns;
     tir::PrimFunc f = lower_workload(Workload::kMatmul, s);
     Schedule sch(f);
-    CpuScheduleOptions options;
+    CpuScheduleOptions options = eager_parallel();
     options.num_threads = c.threads;
     apply_default_cpu_schedule(sch, options);
     std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "mm");
@@ -146,7 +146,7 @@ TEST(SchedDefaultsTile, ColumnsThatThreeVectorsDivideAreNotTiledOneVectorWide) {
     s.N = c.columns;
     tir::PrimFunc f = lower_workload(Workload::kMatmul, s);
     Schedule sch(f);
-    CpuScheduleOptions options;
+    CpuScheduleOptions options = eager_parallel();
     options.vector_lanes = c.lanes;
     apply_default_cpu_schedule(sch, options);
     std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "mm");

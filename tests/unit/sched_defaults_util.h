@@ -14,7 +14,16 @@ namespace tessel::sched_workloads {
 using sched::apply_default_cpu_schedule;
 using sched::CpuScheduleOptions;
 
-inline Schedule scheduled_workload(Workload w, const CpuScheduleOptions& options = {}, const Shapes& shapes = {}) {
+// The workloads of these tests are small: with `options` made eager, every
+// block is worth a parallel loop, as a large one would be
+// (SchedParallelThreshold tests the threshold itself).
+inline CpuScheduleOptions eager_parallel(CpuScheduleOptions options = {}) {
+  options.min_parallel_cycles = 1;
+  return options;
+}
+
+inline Schedule scheduled_workload(Workload w, const CpuScheduleOptions& options = eager_parallel(),
+                                   const Shapes& shapes = {}) {
   Schedule sch(lower_workload(w, shapes));
   apply_default_cpu_schedule(sch, options);
   return sch;

@@ -28,7 +28,7 @@ TEST(SchedKnobs, UndecidedKnobsAreTheDefaultSchedule) {
     tir::PrimFunc f = lower_workload(w);
     Schedule plain = scheduled_workload(w);
     KnobChoices knobs;
-    CpuScheduleOptions options;
+    CpuScheduleOptions options = eager_parallel();
     options.knobs = &knobs;
     Schedule tuned(f);
     apply_default_cpu_schedule(tuned, options);
@@ -90,7 +90,7 @@ TEST(SchedKnobs, EverySampleComputesTheReferenceAndReplaysFromItsTrace) {
       CpuScheduleOptions options;
       options.knobs = &knobs;
       options.num_threads = 2;
-      options.min_parallel_work = 1;
+      options.min_parallel_cycles = 1;
       Schedule sch(f);
       apply_default_cpu_schedule(sch, options);
       EXPECT_EQ(check_against(reference(w), sch.func(), false), "");
@@ -208,7 +208,7 @@ TEST(SchedKnobs, UnitStrideAndFlatWindowsKeepTheirCopies) {
   flat.W = 20, flat.stride = 2;
   Schedule unit = scheduled_workload(Workload::kDepthwise);
   EXPECT_TRUE(sched::find_block(unit.func(), "dw_pad_1").defined()) << unit.func();
-  Schedule phased = scheduled_workload(Workload::kDepthwise, {}, flat);
+  Schedule phased = scheduled_workload(Workload::kDepthwise, eager_parallel(), flat);
   EXPECT_TRUE(sched::find_block(phased.func(), "dw_phases_1").defined()) << phased.func();
 }
 

@@ -94,6 +94,18 @@ TEST(Target, FmasInFlightAreMeasuredOnTheHostOrNamed) {
   expect_user_error("llvm -fmas-in-flight=eight", "got 'eight'");
 }
 
+// Where waking the pool is cheap, smaller kernels may run in parallel: a
+// target attribute, part of the tuning log's target (the schedules follow it).
+TEST(Target, TheParallelThresholdIsAnAttributeOfTheCpu) {
+  EXPECT_EQ(parse_target("llvm").cpu.min_parallel_cycles, 0);
+  codegen::Target cheap = parse_target("llvm -mcpu=x86-64-v3 -parallel-cycles=4096");
+  EXPECT_EQ(cheap.cpu.min_parallel_cycles, 4096);
+  EXPECT_NE(codegen::describe(cheap).find("parallel loops for kernels of 4096 cycles"), std::string::npos);
+  EXPECT_EQ(driver::log_target(cheap), "llvm -mcpu=x86-64-v3 -vector-bits=256 -parallel-cycles=4096");
+  expect_user_error("llvm -parallel-cycles=0", "-parallel-cycles takes a count of cycles");
+  expect_user_error("llvm -parallel-cycles=-5", "got '-5'");
+}
+
 TEST(Target, CudaTakesAnArchitecture) {
   Target t = parse_target("cuda -arch=sm_80");
   EXPECT_EQ(t.kind, codegen::TargetKind::kCuda);
@@ -106,7 +118,8 @@ TEST(Target, CudaTakesAnArchitecture) {
 TEST(Target, MistakesAreUserErrorsNamingThePart) {
   expect_user_error("opencl", "unknown target 'opencl' (available: llvm, cuda, cuda-emulated)");
   expect_user_error("llvm -O3",
-                    "unknown option '-O3' for target llvm (available: -mcpu=, -mattr=, -fmas-in-flight=)");
+                    "unknown option '-O3' for target llvm (available: -mcpu=, -mattr=, -fmas-in-flight=, "
+                    "-parallel-cycles=)");
   expect_user_error("llvm -mcpu=pentium9", "unknown CPU 'pentium9'");
   expect_user_error("llvm -mattr=+avx9", "unknown CPU feature 'avx9'");
   expect_user_error("llvm -mattr=avx2", "-mattr takes +feature or -feature items, got 'avx2'");
