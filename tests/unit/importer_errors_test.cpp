@@ -212,7 +212,7 @@ TEST(ImporterErrors, UnsupportedOpset) {
     m.proto.mutable_opset_import(0)->set_version(v);
     fs::path path = m.save(dir / "opset.onnx");
     expect_error(import_error(path), path,
-                 {"opset " + std::to_string(v) + " is not supported (supported: 7 to 26)"});
+                 {"opset " + std::to_string(v) + " is not supported (supported: 7 to 27)"});
   }
   Model m = relu_add_model();
   m.proto.mutable_opset_import(0)->set_domain("com.example");

@@ -140,6 +140,7 @@ const AdapterTable& adapters() {
     register_shape_adapters(t);
     register_recurrent_adapters(t);
     register_control_adapters(t);
+    register_state_space_adapters(t);
     register_movement_adapters(t);
     register_loss_adapters(t);
     register_composite_adapters(t);

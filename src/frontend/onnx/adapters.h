@@ -101,5 +101,6 @@ void register_transformer_adapters(AdapterTable& t);  // and Attention's below
 void register_attention_adapter(AdapterTable& t);
 void register_recurrent_adapters(AdapterTable& t);  // LSTM, GRU, RNN
 void register_control_adapters(AdapterTable& t);    // Scan, Loop, If
+void register_state_space_adapters(AdapterTable& t);  // CausalConvWithState, LinearAttention
 
 }  // namespace tessel::onnx_frontend

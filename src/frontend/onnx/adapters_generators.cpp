@@ -2,7 +2,8 @@
 // attributes: the spectral windows (HannWindow, HammingWindow, BlackmanWindow)
 // become constants, computed in double as ONNX's reference does and stored
 // in the requested type; AffineGrid's grid of sampling positions is a
-// constant too, transformed by theta with one MatMul.
+// constant too, transformed by theta with one MatMul. Range keeps its op;
+// its adapter checks Range-27's stash_type.
 #include <cmath>
 #include <numbers>
 
@@ -80,10 +81,25 @@ void adapt_affine_grid(AdaptContext& c) {
   c.results = c.emit("Reshape", {grid, c.i64_vector(shape)});
 }
 
+// Range-27 computes float16 and bfloat16 ranges in stash_type (float unless
+// named), as the lowering does: other stash types are refused rather than
+// computed otherwise. The attribute has no effect on other types.
+void adapt_range(AdaptContext& c) {
+  if (!c.attrs.has("stash_type")) return;
+  DType stash = c.float_type_attr("stash_type", DType::kF32);
+  graph::Value* start = c.required_input(0, "start");
+  bool half = start->type.dtype == DType::kF16 || start->type.dtype == DType::kBF16;
+  TESSEL_USER_CHECK(!half || stash == DType::kF32, c.span())
+      << "a " << dtype_name(start->type.dtype) << " Range is computed in float; stash_type "
+      << dtype_name(stash) << " is not supported";
+  c.attrs.erase("stash_type");
+}
+
 }  // namespace
 
 void register_generator_adapters(AdapterTable& t) {
   t["AffineGrid"] = adapt_affine_grid;
+  t["Range"] = adapt_range;
   t["HannWindow"] = [](AdaptContext& c) { adapt_window(c, 0.5, 0.5, 0.0); };
   t["HammingWindow"] = [](AdaptContext& c) { adapt_window(c, 25.0 / 46.0, 21.0 / 46.0, 0.0); };
   t["BlackmanWindow"] = [](AdaptContext& c) { adapt_window(c, 0.42, 0.5, 0.08); };

@@ -8,6 +8,7 @@
 
 #include "ir/graph/scan.h"
 #include "src/frontend/onnx/adapters.h"
+#include "src/frontend/onnx/step_builder.h"
 #include "src/passes/fold_constants.h"
 
 namespace tessel::onnx_frontend {
@@ -120,38 +121,12 @@ struct DirectionOut {
   Value *y, *h_last, *c_last;
 };
 
-// The body of one step, built in its own graph: values the outer graph
-// computes are captured (constants are copied into the body).
-class StepBuilder {
- public:
-  StepBuilder(AdaptContext& outer, std::shared_ptr<graph::Graph> body)
-      : body_(std::move(body)), b_{*body_, outer.opset, outer.fold_constants, outer.op, outer.name, {},
-                                   {},     {}} {}
-
-  AdaptContext& b() { return b_; }
-  Value* input(const std::string& name, const graph::TensorType& type) {
-    return body_->add_input(name, type);
-  }
-  Value* capture(Value* outer) {
-    if (!outer) return nullptr;
-    if (outer->is_constant()) return body_->add_constant(body_->unique_name(outer->name), *outer->constant);
-    captured_.push_back(outer);
-    return body_->add_input(body_->unique_name(outer->name), outer->type);
-  }
-  const std::vector<Value*>& captured() const { return captured_; }
-  Value* clip(Value* x, double limit) {
-    if (limit <= 0) return x;
-    DType t = x->type.dtype;
-    return b_.emit("Clip", {x, b_.scalar(t, -limit), b_.scalar(t, limit)})[0];
-  }
-  Value* add(Value* x, Value* y) { return y ? b_.emit("Add", {x, y})[0] : x; }
-  Value* mul(Value* x, Value* y) { return b_.emit("Mul", {x, y})[0]; }
-
- private:
-  std::shared_ptr<graph::Graph> body_;
-  AdaptContext b_;
-  std::vector<Value*> captured_;
-};
+// x clipped to [-limit, limit]; a limit of 0 is none.
+Value* clip(StepBuilder& s, Value* x, double limit) {
+  if (limit <= 0) return x;
+  DType t = x->type.dtype;
+  return s.b().emit("Clip", {x, s.b().scalar(t, -limit), s.b().scalar(t, limit)})[0];
+}
 
 // The next hidden state (and cell state) of one step, before masking.
 std::pair<Value*, Value*> step(StepBuilder& s, const CellOptions& o, const std::vector<Activation>& act,
@@ -161,18 +136,18 @@ std::pair<Value*, Value*> step(StepBuilder& s, const CellOptions& o, const std::
   Value* r = s.capture(in.r);  // [H, gates * H]: R transposed
   Value* rb = s.capture(in.rb);
   if (o.cell == Cell::kRnn)
-    return {activate(b, act[0], s.clip(s.add(s.add(xw, b.emit("MatMul", {h, r})[0]), rb), o.clip)), nullptr};
+    return {activate(b, act[0], clip(s, s.add(s.add(xw, b.emit("MatMul", {h, r})[0]), rb), o.clip)), nullptr};
   if (o.cell == Cell::kGru) {
     Value* hr =
         s.add(b.emit("MatMul", {h, columns(b, r, 0, 2 * H)})[0], rb ? columns(b, rb, 0, 2 * H) : nullptr);
     Value* zr = s.add(columns(b, xw, 0, 2 * H), hr);
-    Value* z = activate(b, act[0], s.clip(columns(b, zr, 0, H), o.clip));
-    Value* rt = activate(b, act[0], s.clip(columns(b, zr, H, 2 * H), o.clip));
+    Value* z = activate(b, act[0], clip(s, columns(b, zr, 0, H), o.clip));
+    Value* rt = activate(b, act[0], clip(s, columns(b, zr, H, 2 * H), o.clip));
     Value* r_h = columns(b, r, 2 * H, 3 * H);
     Value* rb_h = rb ? columns(b, rb, 2 * H, 3 * H) : nullptr;
     Value* recurrent = o.linear_before_reset ? s.mul(rt, s.add(b.emit("MatMul", {h, r_h})[0], rb_h))
                                              : s.add(b.emit("MatMul", {s.mul(rt, h), r_h})[0], rb_h);
-    Value* candidate = activate(b, act[1], s.clip(s.add(columns(b, xw, 2 * H, 3 * H), recurrent), o.clip));
+    Value* candidate = activate(b, act[1], clip(s, s.add(columns(b, xw, 2 * H, 3 * H), recurrent), o.clip));
     Value* one = b.scalar(h->type.dtype, 1);
     Value* next = s.add(s.mul(b.emit("Sub", {one, z})[0], candidate), s.mul(z, h));
     return {next, nullptr};
@@ -182,13 +157,13 @@ std::pair<Value*, Value*> step(StepBuilder& s, const CellOptions& o, const std::
   auto peep = [&](Value* x, int k, Value* state) {
     return p ? s.add(x, s.mul(columns(b, p, k * H, (k + 1) * H), state)) : x;
   };
-  Value* i = activate(b, act[0], s.clip(peep(columns(b, gates, 0, H), 0, c), o.clip));
+  Value* i = activate(b, act[0], clip(s, peep(columns(b, gates, 0, H), 0, c), o.clip));
   Value* f = o.input_forget
                  ? b.emit("Sub", {b.scalar(h->type.dtype, 1), i})[0]
-                 : activate(b, act[0], s.clip(peep(columns(b, gates, 2 * H, 3 * H), 2, c), o.clip));
-  Value* g = activate(b, act[1], s.clip(columns(b, gates, 3 * H, 4 * H), o.clip));
+                 : activate(b, act[0], clip(s, peep(columns(b, gates, 2 * H, 3 * H), 2, c), o.clip));
+  Value* g = activate(b, act[1], clip(s, columns(b, gates, 3 * H, 4 * H), o.clip));
   Value* c_next = s.add(s.mul(f, c), s.mul(i, g));
-  Value* out = activate(b, act[0], s.clip(peep(columns(b, gates, H, 2 * H), 1, c_next), o.clip));
+  Value* out = activate(b, act[0], clip(s, peep(columns(b, gates, H, 2 * H), 1, c_next), o.clip));
   return {s.mul(out, activate(b, act[2], c_next)), c_next};
 }
 

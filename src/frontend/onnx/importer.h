@@ -18,7 +18,7 @@ namespace tessel::onnx_frontend {
 inline constexpr int kMinIrVersion = 3;
 inline constexpr int kMaxIrVersion = 13;
 inline constexpr int kMinOpset = 7;
-inline constexpr int kMaxOpset = 26;
+inline constexpr int kMaxOpset = 27;
 
 struct ImportOptions {
   // Binds symbolic (or checks fixed) input dimensions: "x" -> {1, 3, 224, 224}.
