@@ -193,6 +193,11 @@ ExecutionPlan build_execution_plan(const graph::Graph& g, const std::vector<Comp
     for (const graph::Value* v : kernels[s].group.outputs) live.touch(b.resolve(v), s);
   }
   for (const ScanRegion& r : regions) touch_loop_copies(r, b, live);
+  // An output that is another value's buffer (a Scan's final state is its
+  // body input's) stays live to the end: no later kernel may reuse it.
+  if (!kernels.empty())
+    for (const graph::Value* v : g.outputs())
+      if (!b.has_slot(v)) live.touch(b.resolve(v), kernels.size() - 1);
   for (size_t i = regions.size(); i-- > 0;)  // children first
     live.cover_loop(regions[i].begin, last_step_of(regions[i]));
   std::vector<rt::BufferLifetime> lifetimes;
