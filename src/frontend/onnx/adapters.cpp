@@ -141,6 +141,8 @@ const AdapterTable& adapters() {
     register_recurrent_adapters(t);
     register_control_adapters(t);
     register_state_space_adapters(t);
+    register_reorder_adapters(t);
+    register_einsum_adapter(t);
     register_movement_adapters(t);
     register_loss_adapters(t);
     register_composite_adapters(t);

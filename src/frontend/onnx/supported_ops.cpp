@@ -29,6 +29,7 @@ const std::map<std::string, int>& newer_operators() {
       {"BitwiseOr", 18},
       {"BitwiseXor", 18},
       {"CausalConvWithState", 27},
+      {"CenterCropPad", 18},
       {"CumProd", 26},
       {"Gelu", 20},
       {"LinearAttention", 27},
@@ -37,6 +38,7 @@ const std::map<std::string, int>& newer_operators() {
       {"RMSNormalization", 23},
       {"RotaryEmbedding", 23},
       {"Swish", 24},
+      {"TensorScatter", 24},
   };
   return ops;
 }

@@ -1,0 +1,181 @@
+// Operators that move elements to places computed from their inputs, as
+// compositions of the data-movement graph ops: CenterCropPad (a Slice and a
+// Pad per axis), ReverseSequence (a GatherElements whose indices reverse each
+// batch's first sequence_lens steps), MaxUnpool (each value scattered to its
+// index into zeros) and TensorScatter (a KV-cache update written at each
+// batch's position, linear or circular). Indices computed at run time go
+// through the gather's and scatter's own bounds checks.
+#include <algorithm>
+
+#include "src/frontend/onnx/adapters.h"
+
+namespace tessel::onnx_frontend {
+
+namespace {
+
+using graph::Value;
+
+int64_t normalized_axis(const AdaptContext& c, int64_t axis, int rank) {
+  TESSEL_USER_CHECK(axis >= -rank && axis < rank, c.span())
+      << "axis " << axis << " is out of range for rank " << rank;
+  return axis < 0 ? axis + rank : axis;
+}
+
+// A [n] int64 constant 0..n-1 shaped to lie along `axis` of a rank-`rank` tensor.
+Value* iota_along(AdaptContext& c, int64_t n, int64_t axis, int rank) {
+  std::vector<int64_t> values(static_cast<size_t>(n)), shape(static_cast<size_t>(rank), 1);
+  for (int64_t i = 0; i < n; ++i) values[size_t(i)] = i;
+  shape[size_t(axis)] = n;
+  return c.constant(Tensor::from_i64(values, shape));
+}
+
+// v [n] reshaped to lie along `axis` of a rank-`rank` tensor.
+Value* along(AdaptContext& c, Value* v, int64_t axis, int rank) {
+  std::vector<int64_t> shape(static_cast<size_t>(rank), 1);
+  shape[size_t(axis)] = -1;
+  return c.emit("Reshape", {c.cast(v, DType::kI64), c.i64_vector(shape)})[0];
+}
+
+void adapt_center_crop_pad(AdaptContext& c) {
+  Value* x = c.required_input(0, "input_data");
+  c.required_input(1, "shape");
+  const Tensor* shape = c.constant_input(1);
+  TESSEL_USER_CHECK(shape, c.span()) << "shape must be known while compiling (it decides the output's shape)";
+  int rank = x->type.rank();
+  std::vector<int64_t> axes;
+  if (const auto* given = c.attrs.find("axes")) axes = std::get<std::vector<int64_t>>(*given);
+  if (axes.empty())
+    for (int64_t a = 0; a < rank; ++a) axes.push_back(a);
+  TESSEL_USER_CHECK(int64_t(axes.size()) == shape->numel(), c.span())
+      << "shape has " << shape->numel() << " sizes for " << axes.size() << " axes";
+  std::vector<int64_t> starts, ends, slice_axes, pads(size_t(2 * rank), 0);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t axis = normalized_axis(c, axes[i], rank), want = shape->get_i64(int64_t(i));
+    int64_t have = c.static_dim(x, axis, "input_data");
+    TESSEL_USER_CHECK(want >= 0, c.span()) << "shape " << want << " is negative";
+    if (want < have) {  // cropped: the extra split with the smaller part before
+      starts.push_back((have - want) / 2);
+      ends.push_back((have - want) / 2 + want);
+      slice_axes.push_back(axis);
+    } else if (want > have) {  // padded with zeros the same way
+      pads[size_t(axis)] = (want - have) / 2;
+      pads[size_t(axis + rank)] = want - have - (want - have) / 2;
+    }
+  }
+  Value* y = x;
+  if (!slice_axes.empty())
+    y = c.emit("Slice", {y, c.i64_vector(starts), c.i64_vector(ends), c.i64_vector(slice_axes)})[0];
+  if (std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p != 0; }))
+    y = c.emit("Pad", {y, c.i64_vector(pads)})[0];
+  c.results = std::vector<Value*>{y == x ? c.emit("Identity", {x})[0] : y};
+}
+
+void adapt_reverse_sequence(AdaptContext& c) {
+  Value* x = c.required_input(0, "input");
+  Value* lens = c.required_input(1, "sequence_lens");
+  int rank = x->type.rank();
+  TESSEL_USER_CHECK(rank >= 2, c.span()) << "input must have rank 2 or more";
+  int64_t time = normalized_axis(c, c.int_attr("time_axis", 0), rank);
+  int64_t batch = normalized_axis(c, c.int_attr("batch_axis", 1), rank);
+  TESSEL_USER_CHECK(time <= 1 && batch <= 1 && time != batch, c.span())
+      << "time_axis and batch_axis must be 0 and 1, one each";
+  // Step t of a batch of length n reads step n - 1 - t while t < n, else t.
+  Value* t = iota_along(c, c.static_dim(x, time, "input"), time, rank);
+  Value* n = along(c, lens, batch, rank);
+  Value* reversed = c.emit("Sub", {c.emit("Sub", {n, c.scalar(DType::kI64, 1)})[0], t})[0];
+  Value* index = c.emit("Where", {c.emit("Less", {t, n})[0], reversed, t})[0];
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < rank; ++d) dims.push_back(c.static_dim(x, d, "input"));
+  index = c.emit("Expand", {index, c.i64_vector(dims)})[0];
+  c.results = c.emit("GatherElements", {x, index}, one_attr("axis", time));
+}
+
+// The unpooled shape: (in - 1) x stride - pads + kernel per spatial dimension.
+std::vector<int64_t> unpooled_shape(const AdaptContext& c, const Value* x) {
+  int spatial = x->type.rank() - 2;
+  const auto* kernel_attr = c.attrs.find("kernel_shape");
+  TESSEL_USER_CHECK(kernel_attr, c.span()) << "MaxUnpool needs the 'kernel_shape' attribute";
+  std::vector<int64_t> kernel = std::get<std::vector<int64_t>>(*kernel_attr);
+  std::vector<int64_t> strides(size_t(spatial), 1), pads(size_t(2 * spatial), 0);
+  if (const auto* s = c.attrs.find("strides")) strides = std::get<std::vector<int64_t>>(*s);
+  if (const auto* p = c.attrs.find("pads")) pads = std::get<std::vector<int64_t>>(*p);
+  TESSEL_USER_CHECK(
+      int(kernel.size()) == spatial && int(strides.size()) == spatial && int(pads.size()) == 2 * spatial,
+      c.span())
+      << "kernel_shape, strides and pads must give " << spatial << " spatial dimensions";
+  std::vector<int64_t> shape{c.static_dim(x, 0, "X"), c.static_dim(x, 1, "X")};
+  for (int d = 0; d < spatial; ++d)
+    shape.push_back((c.static_dim(x, d + 2, "X") - 1) * strides[size_t(d)] - pads[size_t(d)] -
+                    pads[size_t(d + spatial)] + kernel[size_t(d)]);
+  return shape;
+}
+
+// Each value scattered into zeros of the unpooled shape at its flat index (as
+// MaxPool's Indices give it); an output_shape larger than that pads zeros at
+// the end of each dimension, as ONNX's reference does.
+void adapt_max_unpool(AdaptContext& c) {
+  Value* x = c.required_input(0, "X");
+  Value* indices = c.required_input(1, "I");
+  int rank = x->type.rank();
+  TESSEL_USER_CHECK(rank >= 3, c.span()) << "X must be (N, C, spatial...)";
+  std::vector<int64_t> shape = unpooled_shape(c, x);
+  int64_t total = 1;
+  for (int64_t d : shape) total *= d;
+  Value* zeros = c.constant(Tensor(x->type.dtype, {total}));
+  Value* flat_values = c.emit("Reshape", {x, c.i64_vector({-1})})[0];
+  Value* flat_indices = c.emit("Reshape", {c.cast(indices, DType::kI64), c.i64_vector({-1})})[0];
+  Value* scattered =
+      c.emit("ScatterElements", {zeros, flat_indices, flat_values}, one_attr("axis", int64_t(0)))[0];
+  Value* y = c.emit("Reshape", {scattered, c.i64_vector(shape)})[0];
+  if (c.input_or_null(2)) {
+    const Tensor* given = c.constant_input(2);
+    TESSEL_USER_CHECK(given && given->numel() == rank, c.span())
+        << "output_shape must be known while compiling, one size per dimension of X";
+    std::vector<int64_t> pads(size_t(2 * rank), 0);
+    for (int d = 0; d < rank; ++d) {
+      int64_t extra = given->get_i64(d) - shape[size_t(d)];
+      TESSEL_USER_CHECK(extra >= 0 && (extra == 0 || d >= 2), c.span())
+          << "output_shape " << given->get_i64(d) << " at dimension " << d << " is smaller than the unpooled "
+          << shape[size_t(d)] << " (or changes N or C)";
+      pads[size_t(rank + d)] = extra;
+    }
+    if (std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p != 0; }))
+      y = c.emit("Pad", {y, c.i64_vector(pads)})[0];
+  }
+  c.results = std::vector<Value*>{y};
+}
+
+void adapt_tensor_scatter(AdaptContext& c) {
+  Value* cache = c.required_input(0, "past_cache");
+  Value* update = c.required_input(1, "update");
+  Value* positions = c.input_or_null(2);
+  int rank = cache->type.rank();
+  TESSEL_USER_CHECK(rank >= 2 && update->type.rank() == rank, c.span())
+      << "past_cache and update must have one rank, 2 or more";
+  int64_t axis = normalized_axis(c, c.int_attr("axis", -2), rank);
+  TESSEL_USER_CHECK(axis != 0, c.span()) << "axis must not be the batch axis 0";
+  std::string mode = c.string_attr("mode", "linear");
+  TESSEL_USER_CHECK(mode == "linear" || mode == "circular", c.span())
+      << "mode must be 'linear' or 'circular', got '" << mode << "'";
+  // Element l of the update goes to position write_indices[b] + l of the cache
+  // (modulo its length when circular); past the end is an index out of range.
+  Value* index = iota_along(c, c.static_dim(update, axis, "update"), axis, rank);
+  if (positions) index = c.emit("Add", {index, along(c, positions, 0, rank)})[0];
+  if (mode == "circular")
+    index = c.emit("Mod", {index, c.scalar(DType::kI64, double(c.static_dim(cache, axis, "past_cache")))})[0];
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < rank; ++d) dims.push_back(c.static_dim(update, d, "update"));
+  index = c.emit("Expand", {index, c.i64_vector(dims)})[0];
+  c.results = c.emit("ScatterElements", {cache, index, update}, one_attr("axis", axis));
+}
+
+}  // namespace
+
+void register_reorder_adapters(AdapterTable& t) {
+  t["CenterCropPad"] = adapt_center_crop_pad;
+  t["ReverseSequence"] = adapt_reverse_sequence;
+  t["MaxUnpool"] = adapt_max_unpool;
+  t["TensorScatter"] = adapt_tensor_scatter;
+}
+
+}  // namespace tessel::onnx_frontend
