@@ -103,6 +103,7 @@ void register_recurrent_adapters(AdapterTable& t);  // LSTM, GRU, RNN
 void register_control_adapters(AdapterTable& t);    // Scan, Loop, If
 void register_state_space_adapters(AdapterTable& t);  // CausalConvWithState, LinearAttention
 void register_einsum_adapter(AdapterTable& t);
+void register_grid_sample_adapter(AdapterTable& t);
 void register_reorder_adapters(AdapterTable& t);  // CenterCropPad, ReverseSequence, MaxUnpool, TensorScatter
 
 }  // namespace tessel::onnx_frontend
