@@ -144,6 +144,7 @@ const AdapterTable& adapters() {
     register_reorder_adapters(t);
     register_einsum_adapter(t);
     register_grid_sample_adapter(t);
+    register_channel_norm_adapters(t);
     register_movement_adapters(t);
     register_loss_adapters(t);
     register_composite_adapters(t);

@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+# Operators Tessel imports as compositions of other ops, against ONNX Runtime on inputs larger
+# than ONNX's own cases: LRN (window sizes 3 to 7 with default and other alpha, beta, bias; ORT refuses even sizes), GlobalLpPool
+# (p = 1, 2, 3), CenterCropPad (crop and pad on one tensor). Each runs on `tessel run --reference`
+# and `--target llvm`; every output must satisfy max|ours - ORT| / max|ORT| <= 1e-4.
+# Usage: composites_vs_ort.py TESSEL_BIN
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+
+TOLERANCE = 1e-4
+X = [2, 7, 5, 6]
+CASES = [
+    ("lrn_size3", "LRN", {"size": 3}, 13, []),
+    ("lrn_size5_custom", "LRN", {"size": 5, "alpha": 0.01, "beta": 0.5, "bias": 2.0}, 13, []),
+    ("lrn_size7", "LRN", {"size": 7}, 13, []),
+    ("global_lp_pool_p1", "GlobalLpPool", {"p": 1}, 13, []),
+    ("global_lp_pool_p2", "GlobalLpPool", {"p": 2}, 13, []),
+    ("global_lp_pool_p3", "GlobalLpPool", {"p": 3}, 13, []),
+    ("center_crop_pad", "CenterCropPad", {}, 18, [np.array([3, 9, 4, 8], np.int64)]),
+]
+
+
+def main():
+    tessel = sys.argv[1]
+    rng = np.random.default_rng(20261206)
+    failures = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, op, attrs, opset, constants in CASES:
+            inits = [numpy_helper.from_array(v, f"c{i}") for i, v in enumerate(constants)]
+            node = helper.make_node(op, ["x"] + [t.name for t in inits], ["y"], **attrs)
+            graph = helper.make_graph([node], name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, X)],
+                                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+            path = os.path.join(tmp, name + ".onnx")
+            onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8), path)
+            feeds = {"x": rng.standard_normal(X).astype(np.float32)}
+            want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+            in_dir, out_dir = os.path.join(tmp, name + "_in"), os.path.join(tmp, name + "_out")
+            os.makedirs(in_dir)
+            os.makedirs(out_dir)
+            np.save(os.path.join(in_dir, "x.npy"), feeds["x"])
+            for flags in (["--reference"], ["--target", "llvm"]):
+                run = subprocess.run([tessel, "run", path, *flags, "--inputs", in_dir, "--out", out_dir],
+                                     capture_output=True, text=True)
+                if run.returncode != 0:
+                    print(f"FAIL {name} {flags[-1]}: exit {run.returncode}\n{run.stdout}{run.stderr}")
+                    failures += 1
+                    continue
+                got = np.load(os.path.join(out_dir, "y.npy"))
+                ratio = float(np.abs(got - want).max() / max(1e-6, float(np.abs(want).max())))
+                ok = got.shape == want.shape and ratio <= TOLERANCE
+                failures += not ok
+                print(f"{'PASS' if ok else 'FAIL'} {name:24s} {flags[-1]:12s} shape {got.shape} ratio {ratio:.2e}")
+    print(f"{len(CASES) * 2 - failures} passed, {failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
