@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # Operators Tessel imports as compositions of other ops, against ONNX Runtime on inputs larger
-# than ONNX's own cases: LRN (window sizes 3 to 7 with default and other alpha, beta, bias; ORT refuses even sizes), GlobalLpPool
-# (p = 1, 2, 3), CenterCropPad (crop and pad on one tensor). Each runs on `tessel run --reference`
-# and `--target llvm`; every output must satisfy max|ours - ORT| / max|ORT| <= 1e-4.
+# than ONNX's own cases: LRN (windows of 3 to 7 channels, default and other alpha, beta, bias;
+# ORT refuses even windows), GlobalLpPool (p = 1, 2, 3), CenterCropPad (crop and pad on one
+# tensor). Each runs on `tessel run --reference` and `--target llvm`; every output must satisfy
+# max|ours - ORT| / max|ORT| <= 1e-4.
 # Usage: composites_vs_ort.py TESSEL_BIN
 import os
 import subprocess
