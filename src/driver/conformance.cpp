@@ -31,9 +31,15 @@ namespace fs = std::filesystem;
 namespace {
 
 // Cases whose expected outputs need a looser tolerance than the ONNX
-// backend's default, with the reason. Empty until a case needs one.
+// backend's default, with the reason.
 const std::map<std::string, Tolerance>& looser_tolerances() {
-  static const std::map<std::string, Tolerance> table;
+  // The inverse DFTs' expected outputs come from numpy's float32 FFT, which
+  // leaves rounding noise (a few 1e-7 where the exact value is 0, in outputs
+  // up to 54) above the default absolute tolerance of 1e-7.
+  static const std::map<std::string, Tolerance> table = {
+      {"test_dft_inverse", {.rtol = 1e-3, .atol = 1e-6}},
+      {"test_dft_inverse_opset19", {.rtol = 1e-3, .atol = 1e-6}},
+  };
   return table;
 }
 
