@@ -2,7 +2,8 @@
 // (per tensor, per axis, blocked), DynamicQuantizeLinear, and the integer
 // products MatMulInteger and QLinearMatMul, whose matrix product runs on int32
 // operands with int32 accumulation (the zero points subtracted first), then is
-// requantized. Rounding is half to even and saturation clips to the target
+// requantized, and ConvInteger and QLinearConv, whose convolution runs in f64
+// (exact for 8-bit operands). Rounding is half to even and saturation clips to the target
 // type, as ONNX's reference does.
 #include <cmath>
 #include <limits>
@@ -161,9 +162,62 @@ void adapt_qlinear_matmul(AdaptContext& c) {
   c.results = std::vector<graph::Value*>{saturate(c, y, y_zero, y_zero->type.dtype, DType::kF64)};
 }
 
+// A zero point or scale per output channel ([M]) laid along axis `axis` of a
+// rank-`rank` tensor; a scalar (or [1]) as is.
+graph::Value* per_channel(AdaptContext& c, graph::Value* v, int64_t axis, int64_t rank) {
+  if (!v || !v->type.rank_known || v->type.rank() == 0 ||
+      (v->type.dims[0].is_known() && v->type.dims[0].value == 1))
+    return v;
+  std::vector<int64_t> shape(size_t(rank), 1);
+  shape[size_t(axis)] = -1;
+  return c.emit("Reshape", {v, c.i64_vector(shape)})[0];
+}
+
+// A Conv of 8-bit operands with their zero points subtracted, computed in
+// f64: every product and sum of them is an integer f64 holds exactly, as
+// int32 accumulation would give it.
+graph::Value* integer_conv(AdaptContext& c, graph::Value* x, graph::Value* x_zero, graph::Value* w,
+                           graph::Value* w_zero) {
+  for (graph::Value* v : {x, w})
+    TESSEL_USER_CHECK(v->type.dtype == DType::kI8 || v->type.dtype == DType::kU8, c.span())
+        << "the operands must be int8 or uint8, got " << v->type.str();
+  TESSEL_USER_CHECK(w->type.rank_known, c.span()) << "the weight needs a known rank";
+  graph::Value* xs = c.cast(x, DType::kF64);
+  if (x_zero) xs = c.emit("Sub", {xs, c.cast(x_zero, DType::kF64)})[0];
+  graph::Value* ws = c.cast(w, DType::kF64);
+  if (w_zero) ws = c.emit("Sub", {ws, per_channel(c, c.cast(w_zero, DType::kF64), 0, w->type.rank())})[0];
+  return c.emit("Conv", {xs, ws}, c.attrs)[0];
+}
+
+void adapt_conv_integer(AdaptContext& c) {
+  graph::Value* acc = integer_conv(c, c.required_input(0, "x"), c.input_or_null(2), c.required_input(1, "w"),
+                                   c.input_or_null(3));
+  c.results = std::vector<graph::Value*>{c.cast(acc, DType::kI32)};
+}
+
+// saturate(round((conv + B) * x_scale * w_scale / y_scale) + y_zero), w_scale
+// and B per output channel, scaled as QLinearMatMul is.
+void adapt_qlinear_conv(AdaptContext& c) {
+  graph::Value* x = c.required_input(0, "x");
+  graph::Value* acc = integer_conv(c, x, c.required_input(2, "x_zero_point"), c.required_input(3, "w"),
+                                   c.required_input(5, "w_zero_point"));
+  int64_t rank = acc->type.rank();
+  if (graph::Value* bias = c.input_or_null(8))
+    acc = c.emit("Add", {acc, per_channel(c, c.cast(bias, DType::kF64), 1, rank)})[0];
+  graph::Value* x_scale = c.cast(c.required_input(1, "x_scale"), DType::kF32);
+  graph::Value* w_scale = per_channel(c, c.cast(c.required_input(4, "w_scale"), DType::kF32), 1, rank);
+  graph::Value* y_scale = c.cast(c.required_input(6, "y_scale"), DType::kF32);
+  graph::Value* y_zero = c.required_input(7, "y_zero_point");
+  graph::Value* ratio = c.emit("Div", {c.emit("Mul", {x_scale, w_scale})[0], y_scale})[0];
+  graph::Value* y = c.emit("Mul", {acc, c.cast(ratio, DType::kF64)})[0];
+  c.results = std::vector<graph::Value*>{saturate(c, y, y_zero, y_zero->type.dtype, DType::kF64)};
+}
+
 }  // namespace
 
 void register_quantize_adapters(AdapterTable& t) {
+  t["ConvInteger"] = adapt_conv_integer;
+  t["QLinearConv"] = adapt_qlinear_conv;
   t["QuantizeLinear"] = adapt_quantize;
   t["DequantizeLinear"] = adapt_dequantize;
   t["DynamicQuantizeLinear"] = adapt_dynamic_quantize;
