@@ -151,6 +151,26 @@ TEST(StateSpaceOps, MistakesAreRefusedByName) {
   }
   {
     ModelBuilder b(27);
+    for (const char* name : {"q", "k", "v"}) b.input(name, {1, 2, 8});
+    b.input("decay", {1, 2, 3});
+    onnx::NodeProto* n = b.node("LinearAttention", {"q", "k", "v", "", "decay"}, {"o", "s"}, "la");
+    ModelBuilder::set_int(n, "q_num_heads", 2);
+    ModelBuilder::set_int(n, "kv_num_heads", 2);
+    ModelBuilder::set_string(n, "update_rule", "gated");
+    b.output("o");
+    expect_import_error(b, "decay must be [batch, time, kv_num_heads x 4] (per key)");
+  }
+  {
+    ModelBuilder b(27);
+    b.input("x", {1, 2, 4});
+    b.input("past", {1, 2, 3});
+    b.float_initializer("w", {2, 1, 3}, {1, 1, 1, 1, 1, 1});
+    b.node("CausalConvWithState", {"x", "w", "", "past"}, {"y", "s"}, "cc");
+    b.output("y");
+    expect_import_error(b, "past_state must be (batch, channels, 2)");
+  }
+  {
+    ModelBuilder b(27);
     b.input("x", {1, 2, 4});
     b.float_initializer("w", {2, 1, 3}, {1, 1, 1, 1, 1, 1});
     onnx::NodeProto* n = b.node("CausalConvWithState", {"x", "w"}, {"y", "s"}, "cc");

@@ -7,7 +7,6 @@
 // body does; query heads share a key/value head in groups (GQA, MQA).
 #include <cmath>
 
-#include "ir/graph/scan.h"
 #include "src/frontend/onnx/adapters.h"
 #include "src/frontend/onnx/step_builder.h"
 #include "src/passes/fold_constants.h"
@@ -45,6 +44,9 @@ void adapt_causal_conv(AdaptContext& c) {
   TESSEL_USER_CHECK(activation == "none" || activation == "silu" || activation == "swish", c.span())
       << "activation must be 'none', 'silu' or 'swish', got '" << activation << "'";
   DType t = x->type.dtype;
+  TESSEL_USER_CHECK(!past || (past->type.rank() == 3 && c.static_dim(past, 2, "past_state") == k - 1),
+                    c.span())
+      << "past_state must be (batch, channels, " << k - 1 << "): the last k - 1 inputs";
   if (!past && k > 1) {
     Tensor zeros(t, {c.static_dim(x, 0, "input"), channels, k - 1});
     past = c.constant(std::move(zeros));
@@ -146,6 +148,17 @@ void adapt_linear_attention(AdaptContext& c) {
   TESSEL_USER_CHECK(c.static_dim(key, 2, "key") == h.kv * h.dk, c.span())
       << "key's last dimension must be kv_num_heads x " << h.dk << " (query's head size)";
   double scale = c.float_attr("scale", 1.0 / std::sqrt(double(h.dk)));
+  if (gated) {
+    int64_t d = c.static_dim(decay, -1, "decay");
+    TESSEL_USER_CHECK(decay->type.rank() == 3 && (d == h.kv * h.dk || d == h.kv), c.span())
+        << "decay must be [batch, time, kv_num_heads x " << h.dk
+        << "] (per key) or [batch, time, kv_num_heads]";
+  }
+  if (delta) {
+    int64_t d = c.static_dim(beta, -1, "beta");
+    TESSEL_USER_CHECK(beta->type.rank() == 3 && (d == h.kv || d == 1), c.span())
+        << "beta must be [batch, time, kv_num_heads] or [batch, time, 1]";
+  }
 
   std::vector<Value*> scanned{steps_first(c, query, h, h.q), steps_first(c, key, h, h.kv),
                               steps_first(c, value, h, h.kv)};
