@@ -2,8 +2,8 @@
 # Operators Tessel imports as compositions of other ops, against ONNX Runtime on inputs larger
 # than ONNX's own cases: LRN (windows of 3 to 7 channels, default and other alpha, beta, bias;
 # ORT refuses even windows), GlobalLpPool (p = 1, 2, 3), CenterCropPad (crop and pad on one
-# tensor). Each runs on `tessel run --reference` and `--target llvm`; every output must satisfy
-# max|ours - ORT| / max|ORT| <= 1e-4.
+# tensor), Det (batched 3x3, 5x5). Each runs on `tessel run --reference` and `--target llvm`;
+# every output must satisfy max|ours - ORT| / max|ORT| <= 1e-4.
 # Usage: composites_vs_ort.py TESSEL_BIN
 import os
 import subprocess
@@ -25,6 +25,8 @@ CASES = [
     ("global_lp_pool_p2", "GlobalLpPool", {"p": 2}, 13, []),
     ("global_lp_pool_p3", "GlobalLpPool", {"p": 3}, 13, []),
     ("center_crop_pad", "CenterCropPad", {}, 18, [np.array([3, 9, 4, 8], np.int64)]),
+    ("det_3x3_batched", "Det", {}, 13, [], [4, 2, 3, 3]),
+    ("det_5x5", "Det", {}, 13, [], [5, 5]),
 ]
 
 
@@ -33,14 +35,15 @@ def main():
     rng = np.random.default_rng(20261206)
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:
-        for name, op, attrs, opset, constants in CASES:
+        for name, op, attrs, opset, constants, *shape in CASES:
+            x_shape = shape[0] if shape else X
             inits = [numpy_helper.from_array(v, f"c{i}") for i, v in enumerate(constants)]
             node = helper.make_node(op, ["x"] + [t.name for t in inits], ["y"], **attrs)
-            graph = helper.make_graph([node], name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, X)],
+            graph = helper.make_graph([node], name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
                                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
             path = os.path.join(tmp, name + ".onnx")
             onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8), path)
-            feeds = {"x": rng.standard_normal(X).astype(np.float32)}
+            feeds = {"x": rng.standard_normal(x_shape).astype(np.float32)}
             want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
             in_dir, out_dir = os.path.join(tmp, name + "_in"), os.path.join(tmp, name + "_out")
             os.makedirs(in_dir)

@@ -1,8 +1,10 @@
 // Ops that ONNX defines as compositions of others become those graph ops:
 // CumSum and CumProd (a masked sum or product over the axis), Hardmax (ArgMax compared with the positions
 // along the axis), OneHot (the same comparison with the indices), LpNormalization (a division by the norm),
-// LpPool (an average pool of |x|^p scaled to a sum), EyeLike (a constant) and MeanVarianceNormalization.
+// LpPool (an average pool of |x|^p scaled to a sum), EyeLike (a constant), MeanVarianceNormalization and
+// Det (the Leibniz formula, for matrices up to 5x5).
 // Fusion puts each back into one or two kernels, so a dedicated lowering would only repeat the rules.
+#include <algorithm>
 #include <numeric>
 
 #include "src/frontend/onnx/adapters.h"
@@ -256,9 +258,49 @@ void adapt_top_k(AdaptContext& c) {
   c.results = std::vector<graph::Value*>{moved.back(c, values), moved.back(c, indices)};
 }
 
+// The determinant by the Leibniz formula: every permutation's product of
+// entries (one Gather of all of them), signed and summed. Exact in its
+// rounding for the small matrices it takes; larger ones are refused.
+constexpr int64_t kMaxDeterminantSize = 5;
+
+void adapt_det(AdaptContext& c) {
+  graph::Value* x = c.required_input(0, "X");
+  int rank = x->type.rank();
+  TESSEL_USER_CHECK(rank >= 2, c.span()) << "X must be [..., M, M]";
+  int64_t m = c.static_dim(x, -1, "X");
+  TESSEL_USER_CHECK(c.static_dim(x, -2, "X") == m, c.span()) << "X's last two dimensions must be square";
+  TESSEL_USER_CHECK(m >= 1 && m <= kMaxDeterminantSize, c.span())
+      << "Det of " << m << "x" << m << " matrices is not supported (up to " << kMaxDeterminantSize << "x"
+      << kMaxDeterminantSize << ")";
+  std::vector<int64_t> perm(static_cast<size_t>(m)), picks, signs;
+  std::iota(perm.begin(), perm.end(), 0);
+  do {
+    int64_t inversions = 0;
+    for (size_t i = 0; i < perm.size(); ++i) {
+      picks.push_back(int64_t(i) * m + perm[i]);
+      for (size_t j = i + 1; j < perm.size(); ++j) inversions += perm[j] < perm[i];
+    }
+    signs.push_back(inversions % 2 ? -1 : 1);
+  } while (std::next_permutation(perm.begin(), perm.end()));
+  int64_t count = int64_t(signs.size());
+  std::vector<int64_t> flat_shape;
+  for (int d = 0; d < rank - 2; ++d) flat_shape.push_back(c.static_dim(x, d, "X"));
+  flat_shape.push_back(m * m);
+  graph::Value* flat = c.emit("Reshape", {x, c.i64_vector(flat_shape)})[0];
+  graph::Value* entries = c.emit("Gather", {flat, c.constant(Tensor::from_i64(picks, {count, m}))},
+                                 one_attr("axis", int64_t(rank - 2)))[0];  // [..., m!, m]
+  graph::Value* products =
+      c.emit("ReduceProd", {entries, c.i64_vector({-1})}, one_attr("keepdims", int64_t(0)))[0];
+  Tensor sign(x->type.dtype, {count});
+  for (int64_t i = 0; i < count; ++i) sign.set_f64(i, double(signs[size_t(i)]));
+  graph::Value* signed_products = c.emit("Mul", {products, c.constant(std::move(sign))})[0];
+  c.results = c.emit("ReduceSum", {signed_products, c.i64_vector({-1})}, one_attr("keepdims", int64_t(0)));
+}
+
 }  // namespace
 
 void register_composite_adapters(AdapterTable& t) {
+  t["Det"] = adapt_det;
   t["TopK"] = adapt_top_k;
   t["CumSum"] = adapt_cumulative;
   t["CumProd"] = adapt_cumulative;
