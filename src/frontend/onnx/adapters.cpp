@@ -146,6 +146,7 @@ const AdapterTable& adapters() {
     register_grid_sample_adapter(t);
     register_channel_norm_adapters(t);
     register_spectral_adapters(t);
+    register_deform_conv_adapter(t);
     register_movement_adapters(t);
     register_loss_adapters(t);
     register_composite_adapters(t);

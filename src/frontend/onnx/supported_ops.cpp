@@ -22,23 +22,12 @@ namespace {
 // that introduced them; the importer follows their current definition.
 const std::map<std::string, int>& newer_operators() {
   static const std::map<std::string, int> ops = {
-      {"AffineGrid", 20},
-      {"Attention", 23},
-      {"BitwiseAnd", 18},
-      {"BitwiseNot", 18},
-      {"BitwiseOr", 18},
-      {"BitwiseXor", 18},
-      {"CausalConvWithState", 27},
-      {"CenterCropPad", 18},
-      {"CumProd", 26},
-      {"Gelu", 20},
-      {"LinearAttention", 27},
-      {"GroupNormalization", 18},
-      {"Mish", 18},
-      {"RMSNormalization", 23},
-      {"RotaryEmbedding", 23},
-      {"Swish", 24},
-      {"TensorScatter", 24},
+      {"AffineGrid", 20},          {"Attention", 23},     {"BitwiseAnd", 18},
+      {"BitwiseNot", 18},          {"BitwiseOr", 18},     {"BitwiseXor", 18},
+      {"CausalConvWithState", 27}, {"CenterCropPad", 18}, {"CumProd", 26},
+      {"DeformConv", 19},          {"Gelu", 20},          {"LinearAttention", 27},
+      {"GroupNormalization", 18},  {"Mish", 18},          {"RMSNormalization", 23},
+      {"RotaryEmbedding", 23},     {"Swish", 24},         {"TensorScatter", 24},
   };
   return ops;
 }
