@@ -147,6 +147,7 @@ const AdapterTable& adapters() {
     register_channel_norm_adapters(t);
     register_spectral_adapters(t);
     register_deform_conv_adapter(t);
+    register_roi_align_adapter(t);
     register_movement_adapters(t);
     register_loss_adapters(t);
     register_composite_adapters(t);

@@ -107,6 +107,7 @@ void register_grid_sample_adapter(AdapterTable& t);
 void register_channel_norm_adapters(AdapterTable& t);  // LRN, GlobalLpPool
 void register_spectral_adapters(AdapterTable& t);      // DFT, STFT, MelWeightMatrix
 void register_deform_conv_adapter(AdapterTable& t);
+void register_roi_align_adapter(AdapterTable& t);
 void register_reorder_adapters(AdapterTable& t);  // CenterCropPad, ReverseSequence, MaxUnpool, TensorScatter
 
 }  // namespace tessel::onnx_frontend
