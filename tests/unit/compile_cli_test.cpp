@@ -374,7 +374,7 @@ TEST(CompileCli, UnknownTargetsAndTargetOptions) {
   EXPECT_FALSE(fs::exists(dir / "m.so")) << "nothing is written when the options are wrong";
 }
 
-// x: f32[4] -> ReverseSequence(x, k) -> values, an op Tessel does not support.
+// x: f32[4] -> Unique(x) -> values, an op Tessel does not support (its output's size depends on the data).
 onnx::ModelProto model_with_unsupported_op() {
   onnx::ModelProto m;
   m.set_ir_version(8);
@@ -385,16 +385,10 @@ onnx::ModelProto model_with_unsupported_op() {
   x->set_name("x");
   x->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
   x->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(4);
-  onnx::TensorProto* k = g->add_initializer();
-  k->set_name("k");
-  k->set_data_type(onnx::TensorProto::INT64);
-  k->add_dims(1);
-  k->add_int64_data(2);
   onnx::NodeProto* n = g->add_node();
-  n->set_op_type("ReverseSequence");
-  n->set_name("reverse");
+  n->set_op_type("Unique");
+  n->set_name("unique");
   n->add_input("x");
-  n->add_input("k");
   n->add_output("values");
   g->add_output()->set_name("values");
   return m;
@@ -408,9 +402,9 @@ TEST(CompileCli, CompileOfAnUnsupportedOpNamesTheOpAndTheNode) {
     model_with_unsupported_op().SerializeToOstream(&out);
   }
   expect_user_error(tessel({"compile", model.string(), "-o", (dir / "m.so").string()}),
-                    model.string() + ": unsupported ops: ReverseSequence (node 'reverse')");
-  expect_user_error(tessel({"run", model.string()}), "unsupported ops: ReverseSequence (node 'reverse')");
-  expect_user_error(tessel({"check", model.string()}), "unsupported ops: ReverseSequence (node 'reverse')");
+                    model.string() + ": unsupported ops: Unique (node 'unique')");
+  expect_user_error(tessel({"run", model.string()}), "unsupported ops: Unique (node 'unique')");
+  expect_user_error(tessel({"check", model.string()}), "unsupported ops: Unique (node 'unique')");
 }
 
 }  // namespace
