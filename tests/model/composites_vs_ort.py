@@ -6,14 +6,15 @@
 # every output must satisfy max|ours - ORT| / max|ORT| <= 1e-4.
 # Usage: composites_vs_ort.py TESSEL_BIN
 import os
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
-import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peer_check import check, run_tessel  # noqa: E402
 
 TOLERANCE = 1e-4
 X = [2, 7, 5, 6]
@@ -41,26 +42,12 @@ def main():
             node = helper.make_node(op, ["x"] + [t.name for t in inits], ["y"], **attrs)
             graph = helper.make_graph([node], name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
                                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
-            path = os.path.join(tmp, name + ".onnx")
-            onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8), path)
+            model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
             feeds = {"x": rng.standard_normal(x_shape).astype(np.float32)}
-            want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
-            in_dir, out_dir = os.path.join(tmp, name + "_in"), os.path.join(tmp, name + "_out")
-            os.makedirs(in_dir)
-            os.makedirs(out_dir)
-            np.save(os.path.join(in_dir, "x.npy"), feeds["x"])
-            for flags in (["--reference"], ["--target", "llvm"]):
-                run = subprocess.run([tessel, "run", path, *flags, "--inputs", in_dir, "--out", out_dir],
-                                     capture_output=True, text=True)
-                if run.returncode != 0:
-                    print(f"FAIL {name} {flags[-1]}: exit {run.returncode}\n{run.stdout}{run.stderr}")
-                    failures += 1
-                    continue
-                got = np.load(os.path.join(out_dir, "y.npy"))
-                ratio = float(np.abs(got - want).max() / max(1e-6, float(np.abs(want).max())))
-                ok = got.shape == want.shape and ratio <= TOLERANCE
-                failures += not ok
-                print(f"{'PASS' if ok else 'FAIL'} {name:24s} {flags[-1]:12s} shape {got.shape} ratio {ratio:.2e}")
+            path, results = run_tessel(tessel, model, feeds, tmp, name)
+            want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)
+            for mode, got in results.items():
+                failures += not check(f"{name} {mode}", got, want, TOLERANCE)
     print(f"{len(CASES) * 2 - failures} passed, {failures} failed")
     return 1 if failures else 0
 

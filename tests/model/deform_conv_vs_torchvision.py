@@ -5,15 +5,16 @@
 # must satisfy max|ours - torchvision| / max|torchvision| <= 1e-4.
 # Usage: deform_conv_vs_torchvision.py TESSEL_BIN
 import os
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
-import onnx
 import torch
 import torchvision
 from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peer_check import check, run_tessel  # noqa: E402
 
 TOLERANCE = 1e-4
 # name, C, M, kernel, stride, pad, dilation, group, offset_group, mask, bias
@@ -54,29 +55,14 @@ def main():
             graph = helper.make_graph([node], name, [helper.make_tensor_value_info(n, TensorProto.FLOAT, v.shape)
                                                      for n, v in feeds.items()],
                                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
-            path = os.path.join(tmp, name + ".onnx")
-            onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=9), path)
+            model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)], ir_version=9)
             want = torchvision.ops.deform_conv2d(
                 torch.tensor(x), torch.tensor(offset), torch.tensor(w),
                 torch.tensor(bias) if with_bias else None, stride=stride, padding=pad, dilation=dilation,
                 mask=torch.tensor(mask) if with_mask else None).numpy()
-            in_dir, out_dir = os.path.join(tmp, name + "_in"), os.path.join(tmp, name + "_out")
-            os.makedirs(in_dir)
-            os.makedirs(out_dir)
-            for key, value in feeds.items():
-                np.save(os.path.join(in_dir, key + ".npy"), value)
-            for flags in (["--reference"], ["--target", "llvm"]):
-                run = subprocess.run([tessel, "run", path, *flags, "--inputs", in_dir, "--out", out_dir],
-                                     capture_output=True, text=True)
-                if run.returncode != 0:
-                    print(f"FAIL {name} {flags[-1]}: exit {run.returncode}\n{run.stdout}{run.stderr}")
-                    failures += 1
-                    continue
-                got = np.load(os.path.join(out_dir, "y.npy"))
-                ratio = float(np.abs(got - want).max() / max(1e-6, float(np.abs(want).max())))
-                ok = got.shape == want.shape and ratio <= TOLERANCE
-                failures += not ok
-                print(f"{'PASS' if ok else 'FAIL'} {name:32s} {flags[-1]:12s} shape {got.shape} ratio {ratio:.2e}")
+            _, results = run_tessel(tessel, model, feeds, tmp, name)
+            for mode, got in results.items():
+                failures += not check(f"{name} {mode}", got, [want], TOLERANCE)
     print(f"{len(CASES) * 2 - failures} passed, {failures} failed")
     return 1 if failures else 0
 

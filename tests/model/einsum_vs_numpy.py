@@ -6,13 +6,14 @@
 # satisfy max|ours - numpy| / max|numpy| <= 1e-5.
 # Usage: einsum_vs_numpy.py TESSEL_BIN
 import os
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peer_check import check, run_tessel  # noqa: E402
 
 TOLERANCE = 1e-5
 CASES = [
@@ -45,27 +46,12 @@ def main():
                                       [helper.make_tensor_value_info(k, TensorProto.FLOAT, s)
                                        for k, s in zip(names, shapes)],
                                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
-            path = os.path.join(tmp, f"einsum{n}.onnx")
-            onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)], ir_version=7), path)
+            model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)], ir_version=7)
             feeds = [rng.standard_normal(s).astype(np.float32) for s in shapes]
             want = np.einsum(equation.replace(" ", ""), *[f.astype(np.float64) for f in feeds])
-            in_dir, out_dir = os.path.join(tmp, f"in{n}"), os.path.join(tmp, f"out{n}")
-            os.makedirs(in_dir)
-            os.makedirs(out_dir)
-            for k, f in zip(names, feeds):
-                np.save(os.path.join(in_dir, k + ".npy"), f)
-            for mode in (["--reference"], ["--target", "llvm"]):
-                run = subprocess.run([tessel, "run", path, *mode, "--inputs", in_dir, "--out", out_dir],
-                                     capture_output=True, text=True)
-                if run.returncode != 0:
-                    print(f"FAIL {equation} {mode[-1]}: exit {run.returncode}\n{run.stdout}{run.stderr}")
-                    failures += 1
-                    continue
-                got = np.load(os.path.join(out_dir, "y.npy"))
-                ratio = float(np.abs(got - want).max() / max(1e-6, float(np.abs(want).max())))
-                ok = got.shape == want.shape and ratio <= TOLERANCE
-                failures += not ok
-                print(f"{'PASS' if ok else 'FAIL'} {equation:24s} {mode[-1]:12s} shape {got.shape} ratio {ratio:.2e}")
+            _, results = run_tessel(tessel, model, dict(zip(names, feeds)), tmp, f"einsum{n}")
+            for mode, got in results.items():
+                failures += not check(f"{equation} {mode}", got, [want], TOLERANCE)
     print(f"{len(CASES) * 2 - failures} passed, {failures} failed")
     return 1 if failures else 0
 

@@ -4,16 +4,16 @@
 # 30% outside [-1, 1] so that every padding rule is exercised. Each runs on `tessel run
 # --reference` and `--target llvm`; every output must satisfy max|ours - ORT| / max|ORT| <= 1e-4.
 # Usage: grid_sample_vs_ort.py TESSEL_BIN
-import itertools
 import os
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
-import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peer_check import check, run_tessel  # noqa: E402
 
 TOLERANCE = 1e-4
 CASES = [(2, mode, padding, align) for mode in ("nearest", "linear", "cubic")
@@ -36,29 +36,14 @@ def main():
                                       [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape),
                                        helper.make_tensor_value_info("grid", TensorProto.FLOAT, g_shape)],
                                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
-            path = os.path.join(tmp, f"gs{n}.onnx")
-            onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)], ir_version=9), path)
+            model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)], ir_version=9)
             feeds = {"x": rng.standard_normal(x_shape).astype(np.float32),
                      "grid": rng.uniform(-1.3, 1.3, g_shape).astype(np.float32)}
-            want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
-            in_dir, out_dir = os.path.join(tmp, f"in{n}"), os.path.join(tmp, f"out{n}")
-            os.makedirs(in_dir)
-            os.makedirs(out_dir)
-            for key, value in feeds.items():
-                np.save(os.path.join(in_dir, key + ".npy"), value)
-            name = f"{dims}-D {mode} {padding} align_corners={align}"
-            for flags in (["--reference"], ["--target", "llvm"]):
-                run = subprocess.run([tessel, "run", path, *flags, "--inputs", in_dir, "--out", out_dir],
-                                     capture_output=True, text=True)
-                if run.returncode != 0:
-                    print(f"FAIL {name} {flags[-1]}: exit {run.returncode}\n{run.stdout}{run.stderr}")
-                    failures += 1
-                    continue
-                got = np.load(os.path.join(out_dir, "y.npy"))
-                ratio = float(np.abs(got - want).max() / max(1e-6, float(np.abs(want).max())))
-                ok = got.shape == want.shape and ratio <= TOLERANCE
-                failures += not ok
-                print(f"{'PASS' if ok else 'FAIL'} {name:42s} {flags[-1]:12s} ratio {ratio:.2e}")
+            path, results = run_tessel(tessel, model, feeds, tmp, f"gs{n}")
+            want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)
+            for run_mode, got in results.items():
+                label = f"{dims}-D {mode} {padding} align_corners={align} {run_mode}"
+                failures += not check(label, got, want, TOLERANCE)
     print(f"{len(CASES) * 2 - failures} passed, {failures} failed")
     return 1 if failures else 0
 

@@ -4,14 +4,15 @@
 # --reference` and `--target llvm`; integer outputs must match exactly.
 # Usage: quantized_conv_vs_ort.py TESSEL_BIN
 import os
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
-import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peer_check import check, run_tessel  # noqa: E402
 
 X = [1, 4, 9, 9]
 
@@ -58,26 +59,12 @@ def main():
             node, inits, out_type = build(rng, w_type, attrs)
             graph = helper.make_graph([node], name, [helper.make_tensor_value_info("x", TensorProto.UINT8, X)],
                                       [helper.make_tensor_value_info("y", out_type, None)], inits)
-            path = os.path.join(tmp, name + ".onnx")
-            onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8), path)
+            model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
             feeds = {"x": rng.integers(0, 255, X).astype(np.uint8)}
-            want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
-            in_dir, out_dir = os.path.join(tmp, name + "_in"), os.path.join(tmp, name + "_out")
-            os.makedirs(in_dir)
-            os.makedirs(out_dir)
-            np.save(os.path.join(in_dir, "x.npy"), feeds["x"])
-            for flags in (["--reference"], ["--target", "llvm"]):
-                run = subprocess.run([tessel, "run", path, *flags, "--inputs", in_dir, "--out", out_dir],
-                                     capture_output=True, text=True)
-                if run.returncode != 0:
-                    print(f"FAIL {name} {flags[-1]}: exit {run.returncode}\n{run.stdout}{run.stderr}")
-                    failures += 1
-                    continue
-                got = np.load(os.path.join(out_dir, "y.npy"))
-                differ = int(np.count_nonzero(got != want)) if got.shape == want.shape else -1
-                failures += differ != 0
-                print(f"{'PASS' if differ == 0 else 'FAIL'} {name:34s} {flags[-1]:12s} shape {got.shape} "
-                      f"{differ} of {want.size} differ")
+            path, results = run_tessel(tessel, model, feeds, tmp, name)
+            want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)
+            for mode, got in results.items():
+                failures += not check(f"{name} {mode}", got, want)
     print(f"{len(CASES) * 2 - failures} passed, {failures} failed")
     return 1 if failures else 0
 

@@ -5,14 +5,15 @@
 # input. ORT refuses layout = 1 (batch first); ONNX's own batchwise cases cover it.
 # Usage: recurrent_vs_ort.py TESSEL_BIN
 import os
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
-import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peer_check import check, run_tessel  # noqa: E402
 
 T, B, I, H = 5, 3, 4, 6
 TOLERANCE = 1e-4
@@ -56,30 +57,14 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for name, op, direction, lens, attrs in CASES:
             model, outs, d = build(rng, name, op, direction, attrs)
-            path = os.path.join(tmp, name + ".onnx")
-            onnx.save(model, path)
             feeds = {"x": rng.standard_normal((T, B, I)).astype(np.float32), "lens": np.array(lens, np.int32),
                      "h0": rng.standard_normal((d, B, H)).astype(np.float32)}
             if op == "LSTM":
                 feeds["c0"] = rng.standard_normal((d, B, H)).astype(np.float32)
+            path, results = run_tessel(tessel, model, feeds, tmp, name)
             want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)
-            in_dir, out_dir = os.path.join(tmp, name + "_in"), os.path.join(tmp, name + "_out")
-            os.makedirs(in_dir)
-            os.makedirs(out_dir)
-            for key, value in feeds.items():
-                np.save(os.path.join(in_dir, key + ".npy"), value)
-            for mode in (["--reference"], ["--target", "llvm"]):
-                run = subprocess.run([tessel, "run", path, *mode, "--inputs", in_dir, "--out", out_dir],
-                                     capture_output=True, text=True)
-                if run.returncode != 0:
-                    print(f"FAIL {name} {mode[-1]}: exit {run.returncode}\n{run.stdout}{run.stderr}")
-                    failures += 1
-                    continue
-                ratio = max(float(np.abs(np.load(os.path.join(out_dir, o + ".npy")) - w).max()
-                                  / max(1e-6, float(np.abs(w).max()))) for o, w in zip(outs, want))
-                ok = ratio <= TOLERANCE
-                failures += not ok
-                print(f"{'PASS' if ok else 'FAIL'} {name:32s} {mode[-1]:12s} ratio {ratio:.2e}")
+            for mode, got in results.items():
+                failures += not check(f"{name} {mode}", got, want, TOLERANCE)
     print(f"{len(CASES) * 2 - failures} passed, {failures} failed")
     return 1 if failures else 0
 

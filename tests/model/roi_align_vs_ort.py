@@ -5,14 +5,15 @@
 # --reference` and `--target llvm`; every output must satisfy max|ours - ORT| / max|ORT| <= 1e-4.
 # Usage: roi_align_vs_ort.py TESSEL_BIN
 import os
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
-import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peer_check import check, run_tessel  # noqa: E402
 
 TOLERANCE = 1e-4
 CASES = [(mode, transform, ratio) for mode in ("avg", "max") for transform in ("half_pixel", "output_half_pixel")
@@ -35,29 +36,13 @@ def main():
                                        helper.make_tensor_value_info("rois", TensorProto.FLOAT, [5, 4]),
                                        helper.make_tensor_value_info("batch", TensorProto.INT64, [5])],
                                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
-            path = os.path.join(tmp, f"roi{n}.onnx")
-            onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)], ir_version=8), path)
+            model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)], ir_version=8)
             feeds = {"x": rng.standard_normal([2, 3, 14, 16]).astype(np.float32), "rois": ROIS,
                      "batch": np.array([0, 1, 1, 0, 1], np.int64)}
-            want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
-            in_dir, out_dir = os.path.join(tmp, f"in{n}"), os.path.join(tmp, f"out{n}")
-            os.makedirs(in_dir)
-            os.makedirs(out_dir)
-            for key, value in feeds.items():
-                np.save(os.path.join(in_dir, key + ".npy"), value)
-            name = f"{mode} {transform} ratio {ratio}"
-            for flags in (["--reference"], ["--target", "llvm"]):
-                run = subprocess.run([tessel, "run", path, *flags, "--inputs", in_dir, "--out", out_dir],
-                                     capture_output=True, text=True)
-                if run.returncode != 0:
-                    print(f"FAIL {name} {flags[-1]}: exit {run.returncode}\n{run.stdout}{run.stderr}")
-                    failures += 1
-                    continue
-                got = np.load(os.path.join(out_dir, "y.npy"))
-                ratio_err = float(np.abs(got - want).max() / max(1e-6, float(np.abs(want).max())))
-                ok = got.shape == want.shape and ratio_err <= TOLERANCE
-                failures += not ok
-                print(f"{'PASS' if ok else 'FAIL'} {name:34s} {flags[-1]:12s} ratio {ratio_err:.2e}")
+            path, results = run_tessel(tessel, model, feeds, tmp, f"roi{n}")
+            want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)
+            for run_mode, got in results.items():
+                failures += not check(f"{mode} {transform} ratio {ratio} {run_mode}", got, want, TOLERANCE)
     print(f"{len(CASES) * 2 - failures} passed, {failures} failed")
     return 1 if failures else 0
 

@@ -6,14 +6,15 @@
 # llvm`; every output must satisfy max|ours - peer| / max|peer| <= 1e-4.
 # Usage: spectral_vs_peers.py TESSEL_BIN
 import os
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
-import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peer_check import check, run_tessel  # noqa: E402
 
 TOLERANCE = 1e-4
 
@@ -37,22 +38,6 @@ DFTS = [
 ]
 
 
-def run_tessel(tessel, tmp, name, model, feeds):
-    path = os.path.join(tmp, name + ".onnx")
-    onnx.save(model, path)
-    in_dir, out_dir = os.path.join(tmp, name + "_in"), os.path.join(tmp, name + "_out")
-    os.makedirs(in_dir)
-    os.makedirs(out_dir)
-    for key, value in feeds.items():
-        np.save(os.path.join(in_dir, key + ".npy"), value)
-    results = {}
-    for flags in (["--reference"], ["--target", "llvm"]):
-        run = subprocess.run([tessel, "run", path, *flags, "--inputs", in_dir, "--out", out_dir],
-                             capture_output=True, text=True)
-        results[flags[-1]] = np.load(os.path.join(out_dir, "y.npy")) if run.returncode == 0 else run.stderr
-    return path, results
-
-
 def main():
     tessel = sys.argv[1]
     rng = np.random.default_rng(20261206)
@@ -69,7 +54,7 @@ def main():
             model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)], ir_version=9)
             x = rng.standard_normal(shape).astype(np.float32)
             want = oracle(as_complex(x.astype(np.float64)))
-            _, got = run_tessel(tessel, tmp, name, model, {"x": x})
+            _, got = run_tessel(tessel, model, {"x": x}, tmp, name)
             checks.append((name, want, got))
 
         for name, window in (("stft_hann", True), ("stft_no_window", False)):
@@ -86,7 +71,7 @@ def main():
                                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
             model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
             feeds = {"x": rng.standard_normal([2, 100, 1]).astype(np.float32)}
-            path, got = run_tessel(tessel, tmp, name, model, feeds)
+            path, got = run_tessel(tessel, model, feeds, tmp, name)
             want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
             checks.append((name, want, got))
 
@@ -96,21 +81,14 @@ def main():
         graph = helper.make_graph([node], "mel", [], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
                                   inits)
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
-        path, got = run_tessel(tessel, tmp, "mel", model, {})
+        path, got = run_tessel(tessel, model, {}, tmp, "mel")
         checks.append(("mel_40_bins", ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, {})[0],
                        got))
 
     failures = 0
     for name, want, got in checks:
         for mode, out in got.items():
-            if isinstance(out, str):
-                print(f"FAIL {name} {mode}: {out}")
-                failures += 1
-                continue
-            ratio = float(np.abs(out - want).max() / max(1e-6, float(np.abs(want).max())))
-            ok = out.shape == want.shape and ratio <= TOLERANCE
-            failures += not ok
-            print(f"{'PASS' if ok else 'FAIL'} {name:22s} {mode:12s} shape {out.shape} ratio {ratio:.2e}")
+            failures += not check(f"{name} {mode}", out, [want], TOLERANCE)
     print(f"{len(checks) * 2 - failures} passed, {failures} failed")
     return 1 if failures else 0
 
