@@ -2,8 +2,8 @@
 # Operators Tessel imports as compositions of other ops, against ONNX Runtime on inputs larger
 # than ONNX's own cases: LRN (windows of 3 to 7 channels, default and other alpha, beta, bias;
 # ORT refuses even windows), GlobalLpPool (p = 1, 2, 3), CenterCropPad (crop and pad on one
-# tensor), Det (batched 3x3, 5x5). Each runs on `tessel run --reference` and `--target llvm`;
-# every output must satisfy max|ours - ORT| / max|ORT| <= 1e-4.
+# tensor), Det (batched 3x3, 5x5), Col2Im (strides, pads, dilations). Each runs on `tessel run
+# --reference` and `--target llvm`; every output must satisfy max|ours - ORT| / max|ORT| <= 1e-4.
 # Usage: composites_vs_ort.py TESSEL_BIN
 import os
 import sys
@@ -28,6 +28,8 @@ CASES = [
     ("center_crop_pad", "CenterCropPad", {}, 18, [np.array([3, 9, 4, 8], np.int64)]),
     ("det_3x3_batched", "Det", {}, 13, [], [4, 2, 3, 3]),
     ("det_5x5", "Det", {}, 13, [], [5, 5]),
+    ("col2im_strides_pads_dilations", "Col2Im", {"strides": [2, 1], "pads": [1, 0, 1, 2], "dilations": [1, 2]},
+     18, [np.array([9, 10], np.int64), np.array([3, 2], np.int64)], [2, 12, 50]),
 ]
 
 

@@ -2,8 +2,9 @@
 // compositions of the data-movement graph ops: CenterCropPad (a Slice and a
 // Pad per axis), ReverseSequence (a GatherElements whose indices reverse each
 // batch's first sequence_lens steps), MaxUnpool (each value scattered to its
-// index into zeros) and TensorScatter (a KV-cache update written at each
-// batch's position, linear or circular). Indices computed at run time go
+// index into zeros), TensorScatter (a KV-cache update written at each
+// batch's position, linear or circular) and Col2Im (columns added into the
+// image with a scatter-add). Indices computed at run time go
 // through the gather's and scatter's own bounds checks.
 #include <algorithm>
 
@@ -169,9 +170,72 @@ void adapt_tensor_scatter(AdaptContext& c) {
   c.results = c.emit("ScatterElements", {cache, index, update}, one_attr("axis", axis));
 }
 
+// Col2Im: every column entry added into the image at the position its block
+// and kernel offset give; entries that land in the padding go to one extra
+// slot that is sliced off. The positions are constants, the sum one
+// ScatterElements with reduction add.
+void adapt_col2im(AdaptContext& c) {
+  Value* x = c.required_input(0, "input");
+  const Tensor* image = c.constant_input(1);
+  const Tensor* block = c.constant_input(2);
+  TESSEL_USER_CHECK(image && block && image->numel() == block->numel() && image->numel() >= 1, c.span())
+      << "image_shape and block_shape must be known while compiling, one size per spatial dimension each";
+  auto spatial = size_t(image->numel());
+  std::vector<int64_t> size = image->to_i64_vector(), kernel = block->to_i64_vector();
+  std::vector<int64_t> strides(spatial, 1), dilations(spatial, 1), pads(2 * spatial, 0);
+  if (const auto* v = c.attrs.find("strides")) strides = std::get<std::vector<int64_t>>(*v);
+  if (const auto* v = c.attrs.find("dilations")) dilations = std::get<std::vector<int64_t>>(*v);
+  if (const auto* v = c.attrs.find("pads")) pads = std::get<std::vector<int64_t>>(*v);
+  TESSEL_USER_CHECK(strides.size() == spatial && dilations.size() == spatial && pads.size() == 2 * spatial,
+                    c.span())
+      << "strides, dilations and pads must describe " << spatial << " spatial dimensions";
+  int64_t taps = 1, blocks = 1, pixels = 1;
+  std::vector<int64_t> counts(spatial);
+  for (size_t d = 0; d < spatial; ++d) {
+    counts[d] = (size[d] + pads[d] + pads[d + spatial] - dilations[d] * (kernel[d] - 1) - 1) / strides[d] + 1;
+    TESSEL_USER_CHECK(counts[d] >= 1, c.span()) << "the block does not fit the padded image";
+    taps *= kernel[d], blocks *= counts[d], pixels *= size[d];
+  }
+  TESSEL_USER_CHECK(
+      x->type.rank() == 3 && c.static_dim(x, 1, "input") % taps == 0 && c.static_dim(x, 2, "input") == blocks,
+      c.span())
+      << "input must be (N, C x " << taps << ", " << blocks << ") for these blocks";
+  int64_t n = c.static_dim(x, 0, "input"), channels = c.static_dim(x, 1, "input") / taps;
+  std::vector<int64_t> target;
+  for (int64_t k = 0; k < taps; ++k) {
+    for (int64_t l = 0; l < blocks; ++l) {
+      int64_t flat = 0, rest_k = k, rest_l = l, at = 0;
+      bool inside = true;
+      for (size_t d = spatial; d-- > 0;) {  // innermost dimension first
+        int64_t offset = rest_k % kernel[d], position = rest_l % counts[d];
+        rest_k /= kernel[d], rest_l /= counts[d];
+        at = position * strides[d] - pads[d] + offset * dilations[d];
+        inside = inside && at >= 0 && at < size[d];
+        int64_t stride = 1;
+        for (size_t e = d + 1; e < spatial; ++e) stride *= size[e];
+        flat += at * stride;
+      }
+      target.push_back(inside ? flat : pixels);
+    }
+  }
+  Value* index = c.emit("Expand", {c.constant(Tensor::from_i64(target, {1, 1, taps * blocks})),
+                                   c.i64_vector({n, channels, taps * blocks})})[0];
+  Value* updates = c.emit("Reshape", {x, c.i64_vector({n, channels, taps * blocks})})[0];
+  graph::Attrs scatter = one_attr("axis", int64_t(2));
+  scatter.set("reduction", std::string("add"));
+  Value* sums = c.emit("ScatterElements",
+                       {c.constant(Tensor(x->type.dtype, {n, channels, pixels + 1})), index, updates},
+                       std::move(scatter))[0];
+  Value* kept = c.emit("Slice", {sums, c.i64_vector({0}), c.i64_vector({pixels}), c.i64_vector({2})})[0];
+  std::vector<int64_t> shape{n, channels};
+  shape.insert(shape.end(), size.begin(), size.end());
+  c.results = c.emit("Reshape", {kept, c.i64_vector(shape)});
+}
+
 }  // namespace
 
 void register_reorder_adapters(AdapterTable& t) {
+  t["Col2Im"] = adapt_col2im;
   t["CenterCropPad"] = adapt_center_crop_pad;
   t["ReverseSequence"] = adapt_reverse_sequence;
   t["MaxUnpool"] = adapt_max_unpool;
