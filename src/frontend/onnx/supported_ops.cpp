@@ -21,14 +21,29 @@ namespace {
 // Operators newer than the ONNX library Tessel builds against, with the opset
 // that introduced them; the importer follows their current definition.
 const std::map<std::string, int>& newer_operators() {
+  // clang-format off: one operator per line
   static const std::map<std::string, int> ops = {
-      {"AffineGrid", 20},          {"Attention", 23},     {"BitwiseAnd", 18},
-      {"BitwiseNot", 18},          {"BitwiseOr", 18},     {"BitwiseXor", 18},
-      {"CausalConvWithState", 27}, {"CenterCropPad", 18}, {"CumProd", 26},
-      {"DeformConv", 19},          {"Gelu", 20},          {"LinearAttention", 27},
-      {"GroupNormalization", 18},  {"Mish", 18},          {"RMSNormalization", 23},
-      {"RotaryEmbedding", 23},     {"Swish", 24},         {"TensorScatter", 24},
+      {"AffineGrid", 20},
+      {"Attention", 23},
+      {"BitwiseAnd", 18},
+      {"BitwiseNot", 18},
+      {"BitwiseOr", 18},
+      {"BitwiseXor", 18},
+      {"CausalConvWithState", 27},
+      {"CenterCropPad", 18},
+      {"Col2Im", 18},
+      {"CumProd", 26},
+      {"DeformConv", 19},
+      {"Gelu", 20},
+      {"GroupNormalization", 18},
+      {"LinearAttention", 27},
+      {"Mish", 18},
+      {"RMSNormalization", 23},
+      {"RotaryEmbedding", 23},
+      {"Swish", 24},
+      {"TensorScatter", 24},
   };
+  // clang-format on
   return ops;
 }
 
