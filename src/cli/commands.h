@@ -212,13 +212,14 @@ inline constexpr const char* kTargetHelp =
 Parses and checks a target spec once, as compile, run and check do, and prints
 what every stage reads of it: kind, CPU, features, vector width, the FMAs
 one core overlaps (measured once per machine, kept in
-~/.cache/tessel/machine.json), cores and caches (llvm);
+~/.cache/tessel/machine.json), cores, caches and the parallel threshold (llvm);
 architecture, threads per block, shared memory and registers (cuda). Exit
 code 2, with the reason, for a target this build or this machine cannot
 serve: an unknown CPU or feature, a feature this CPU lacks, or cuda without
 NVRTC.
   SPEC   "llvm" (the default: this CPU), "llvm -mcpu=znver3 -mattr=+avx2,-avx512f",
-         "llvm -mcpu=sapphirerapids -fmas-in-flight=8", "cuda", "cuda -arch=sm_80"
+         "llvm -mcpu=sapphirerapids -fmas-in-flight=8", "llvm -parallel-cycles=1024", "cuda",
+         "cuda -arch=sm_80"
 )";
 
 inline constexpr const char* kFusionReportHelp =

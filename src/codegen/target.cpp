@@ -252,10 +252,10 @@ std::string describe(const Target& t) {
      << (t.cpu.fmas_in_flight > 0 ? std::to_string(t.cpu.fmas_in_flight) : std::string("unknown"))
      << " (vector FMAs one core overlaps)\n"
      << "cores " << (t.cpu.cores > 0 ? std::to_string(t.cpu.cores) : std::string("unknown")) << "\n"
-     << "parallel loops for kernels of "
-     << (t.cpu.min_parallel_cycles > 0 ? std::to_string(t.cpu.min_parallel_cycles)
-                                       : std::string("the default"))
-     << " cycles and more (estimated on one core)\n"
+     << "parallel threshold "
+     << (t.cpu.min_parallel_cycles > 0 ? std::to_string(t.cpu.min_parallel_cycles) + " cycles"
+                                       : std::string("the default schedule's"))
+     << " (a kernel estimated shorter on one core runs on one thread)\n"
      << "caches L1d " << kib(t.cpu.l1d_bytes) << ", L2 " << kib(t.cpu.l2_bytes) << ", L3 "
      << kib(t.cpu.l3_bytes) << "\n"
      << "features " << enabled << " enabled:";

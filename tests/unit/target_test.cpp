@@ -100,7 +100,7 @@ TEST(Target, TheParallelThresholdIsAnAttributeOfTheCpu) {
   EXPECT_EQ(parse_target("llvm").cpu.min_parallel_cycles, 0);
   codegen::Target cheap = parse_target("llvm -mcpu=x86-64-v3 -parallel-cycles=4096");
   EXPECT_EQ(cheap.cpu.min_parallel_cycles, 4096);
-  EXPECT_NE(codegen::describe(cheap).find("parallel loops for kernels of 4096 cycles"), std::string::npos);
+  EXPECT_NE(codegen::describe(cheap).find("parallel threshold 4096 cycles"), std::string::npos);
   EXPECT_EQ(driver::log_target(cheap), "llvm -mcpu=x86-64-v3 -vector-bits=256 -parallel-cycles=4096");
   expect_user_error("llvm -parallel-cycles=0", "-parallel-cycles takes a count of cycles");
   expect_user_error("llvm -parallel-cycles=-5", "got '-5'");
