@@ -129,8 +129,8 @@ void conv_kernel(const graph::Node& node, const std::vector<const Tensor*>& in, 
 }  // namespace
 
 void register_conv_kernels(KernelRegistry& r) {
-  r.add("Conv", conv_kernel);
-  r.add("ConvTranspose", conv_kernel);
+  r.add("Conv", through_f32(conv_kernel));
+  r.add("ConvTranspose", through_f32(conv_kernel));
 }
 
 }  // namespace tessel::reference::kernels
