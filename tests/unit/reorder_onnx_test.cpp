@@ -121,5 +121,31 @@ TEST(ReorderOps, TensorScatterWritesEachBatchAtItsPosition) {
   }
 }
 
+// A stride or dilation of 0 would divide by zero while sizing the output.
+TEST(ReorderOps, ZeroStridesAndDilationsAreRefusedByName) {
+  ModelBuilder col(18);
+  col.input("x", {1, 4, 4});
+  col.int64_initializer("image", {2}, {3, 3});
+  col.int64_initializer("block", {2}, {2, 2});
+  onnx::NodeProto* n = col.node("Col2Im", {"x", "image", "block"}, {"y"}, "col");
+  ModelBuilder::set_ints(n, "strides", {0, 1});
+  col.output("y");
+  ModelBuilder deform(19);
+  deform.input("x", {1, 1, 4, 4});
+  deform.input("offset", {1, 8, 3, 3});
+  deform.float_initializer("w", {1, 1, 2, 2}, {1, 1, 1, 1});
+  n = deform.node("DeformConv", {"x", "w", "offset"}, {"y"}, "dcn");
+  ModelBuilder::set_ints(n, "dilations", {1, 0});
+  deform.output("y");
+  for (ModelBuilder* b : {&col, &deform}) {
+    try {
+      b->import();
+      ADD_FAILURE() << "no error";
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find("must be positive"), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tessel::onnx_test

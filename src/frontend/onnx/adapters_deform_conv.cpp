@@ -38,6 +38,10 @@ DeformShape deform_shape(const AdaptContext& c, const Value* x, const Value* w) 
   s.dilations = ints_or(c, "dilations", {1, 1});
   TESSEL_USER_CHECK(s.strides.size() == 2 && s.pads.size() == 4 && s.dilations.size() == 2, c.span())
       << "strides, pads and dilations must describe 2 spatial dimensions";
+  TESSEL_USER_CHECK(s.strides[0] >= 1 && s.strides[1] >= 1 && s.dilations[0] >= 1 && s.dilations[1] >= 1 &&
+                        s.kh >= 1 && s.kw >= 1,
+                    c.span())
+      << "strides, dilations and the kernel size must be positive";
   TESSEL_USER_CHECK(s.group >= 1 && s.channels % s.group == 0 && s.out_channels % s.group == 0 &&
                         c.static_dim(w, 1, "W") == s.channels / s.group,
                     c.span())

@@ -57,11 +57,12 @@ struct Sampler {
   double border_min() const { return align ? 0.0 : -0.5; }
   double border_max(int64_t d) const { return align ? double(d - 1) : double(d) - 0.5; }
 
-  // The unnormalized coordinate, inside the borders as the padding says.
+  // The grid value in [-1, 1] as a position along a dimension of d pixels.
   Value* coordinate(Value* g, int64_t d) {
     return align ? mul(mul(add(g, k(1)), k(0.5)), k(double(d - 1)))
                  : mul(sub(mul(add(g, k(1)), k(double(d))), k(1)), k(0.5));
   }
+  // The position moved inside the borders as the padding mode says.
   Value* inside_borders(Value* x, int64_t d) {
     double lo = border_min(), hi = border_max(d);
     if (padding == Padding::kReflection) return reflect(x, lo, hi);

@@ -105,15 +105,19 @@ std::vector<int64_t> unpooled_shape(const AdaptContext& c, const Value* x) {
       c.span())
       << "kernel_shape, strides and pads must give " << spatial << " spatial dimensions";
   std::vector<int64_t> shape{c.static_dim(x, 0, "X"), c.static_dim(x, 1, "X")};
-  for (int d = 0; d < spatial; ++d)
+  for (int d = 0; d < spatial; ++d) {
     shape.push_back((c.static_dim(x, d + 2, "X") - 1) * strides[size_t(d)] - pads[size_t(d)] -
                     pads[size_t(d + spatial)] + kernel[size_t(d)]);
+    TESSEL_USER_CHECK(shape.back() >= 1, c.span())
+        << "kernel_shape, strides and pads give an unpooled size of " << shape.back() << " at dimension "
+        << d + 2;
+  }
   return shape;
 }
 
 // Each value scattered into zeros of the unpooled shape at its flat index (as
 // MaxPool's Indices give it); an output_shape larger than that pads zeros at
-// the end of each dimension, as ONNX's reference does.
+// the end of each dimension, as ONNX's cases expect.
 void adapt_max_unpool(AdaptContext& c) {
   Value* x = c.required_input(0, "X");
   Value* indices = c.required_input(1, "I");
@@ -192,6 +196,8 @@ void adapt_col2im(AdaptContext& c) {
   int64_t taps = 1, blocks = 1, pixels = 1;
   std::vector<int64_t> counts(spatial);
   for (size_t d = 0; d < spatial; ++d) {
+    TESSEL_USER_CHECK(size[d] >= 1 && kernel[d] >= 1 && strides[d] >= 1 && dilations[d] >= 1, c.span())
+        << "image and block sizes, strides and dilations must be positive";
     counts[d] = (size[d] + pads[d] + pads[d + spatial] - dilations[d] * (kernel[d] - 1) - 1) / strides[d] + 1;
     TESSEL_USER_CHECK(counts[d] >= 1, c.span()) << "the block does not fit the padded image";
     taps *= kernel[d], blocks *= counts[d], pixels *= size[d];
