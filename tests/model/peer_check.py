@@ -13,16 +13,13 @@ def run_tessel(tessel, model, feeds, tmp, name):
     """Saves `model` and `feeds` under `tmp` and runs both modes. Returns the model's path and, per
     mode ("--reference", "llvm"), its outputs by name, or the error text when the run failed."""
     path = os.path.join(tmp, name + ".onnx")
-    if isinstance(model, onnx.ModelProto):
-        onnx.save(model, path)
-    else:
-        path = model
+    onnx.save(model, path)
     in_dir, out_dir = os.path.join(tmp, name + "_in"), os.path.join(tmp, name + "_out")
     os.makedirs(in_dir, exist_ok=True)
     os.makedirs(out_dir, exist_ok=True)
     for key, value in feeds.items():
         np.save(os.path.join(in_dir, key + ".npy"), value)
-    outputs = [o.name for o in onnx.load(path).graph.output]
+    outputs = [o.name for o in model.graph.output]
     results = {}
     for flags in MODES:
         run = subprocess.run([tessel, "run", path, *flags, "--inputs", in_dir, "--out", out_dir],

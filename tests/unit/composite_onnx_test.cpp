@@ -25,16 +25,6 @@ void expect_both(graph::Graph& g, const std::vector<Tensor>& inputs, const std::
   EXPECT_EQ(jit.run(inputs)[0].to_f64_vector(), want) << "LLVM";
 }
 
-// The import of `b` fails with a message containing `want`.
-void expect_import_error(ModelBuilder& b, const std::string& want) {
-  try {
-    b.import();
-    ADD_FAILURE() << "imported";
-  } catch (const UserError& e) {
-    EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
-  }
-}
-
 TEST(CompositeOps, OneHotWithAConstantDepth) {
   for (int64_t axis : {-1, 0}) {
     ModelBuilder b(11);

@@ -2,6 +2,7 @@
 // static or symbolic dimensions, nodes with attributes, initializers.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
 #include <string>
@@ -30,6 +31,13 @@ struct ModelBuilder {
     op->set_version(opset);
     g = model.mutable_graph();
     g->set_name("t");
+  }
+  // g points into model: a copy points into its own (builders are returned by value).
+  ModelBuilder(const ModelBuilder& o) : model(o.model), g(model.mutable_graph()) {}
+  ModelBuilder& operator=(const ModelBuilder& o) {
+    model = o.model;
+    g = model.mutable_graph();
+    return *this;
   }
   void input(const std::string& name, std::vector<std::variant<int64_t, std::string>> dims,
              int type = onnx::TensorProto::FLOAT) {
@@ -109,5 +117,15 @@ struct ModelBuilder {
     for (int64_t i : v) a->add_ints(i);
   }
 };
+
+// The import of `b` fails with a user error whose message contains `want`.
+inline void expect_import_error(ModelBuilder& b, const std::string& want) {
+  try {
+    b.import();
+    ADD_FAILURE() << "imported";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+  }
+}
 
 }  // namespace tessel::onnx_test

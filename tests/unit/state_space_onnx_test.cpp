@@ -120,15 +120,6 @@ TEST(StateSpaceOps, ACausalConvCarriesItsStateBetweenCalls) {
   EXPECT_EQ(whole[1].to_f64_vector(), (std::vector<double>{4, 5, 0, -1}));
 }
 
-void expect_import_error(ModelBuilder& b, const std::string& message) {
-  try {
-    b.import();
-    ADD_FAILURE() << "no error";
-  } catch (const UserError& e) {
-    EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
-  }
-}
-
 TEST(StateSpaceOps, MistakesAreRefusedByName) {
   {
     ModelBuilder b(27);

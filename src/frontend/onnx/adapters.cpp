@@ -73,6 +73,14 @@ int64_t AdaptContext::int_attr(const char* attr, int64_t fallback) const {
   return *i;
 }
 
+std::vector<int64_t> AdaptContext::ints_attr(const char* attr, std::vector<int64_t> fallback) const {
+  const graph::AttrValue* v = attrs.find(attr);
+  if (!v) return fallback;
+  const auto* ints = std::get_if<std::vector<int64_t>>(v);
+  TESSEL_USER_CHECK(ints != nullptr, span()) << "attribute '" << attr << "' must be a list of ints";
+  return *ints;
+}
+
 double AdaptContext::float_attr(const char* attr, double fallback) const {
   const graph::AttrValue* v = attrs.find(attr);
   if (!v) return fallback;
@@ -99,6 +107,20 @@ DType AdaptContext::float_type_attr(const char* attr, DType fallback) const {
 
 graph::Value* AdaptContext::i64_vector(const std::vector<int64_t>& values) {
   return constant(Tensor::from_i64(values, {int64_t(values.size())}));
+}
+
+graph::Value* AdaptContext::positions_along(int64_t rank, int64_t axis, int64_t n) {
+  Dims shape(size_t(rank), 1);
+  shape[size_t(axis)] = n;
+  Tensor t(DType::kI64, shape);
+  for (int64_t i = 0; i < n; ++i) t.set_i64(i, i);
+  return constant(std::move(t));
+}
+
+int64_t AdaptContext::normalized_axis(int64_t axis, int64_t rank, const char* what) const {
+  TESSEL_USER_CHECK(axis >= -rank && axis < rank, span())
+      << what << " " << axis << " is out of range for rank " << rank;
+  return axis < 0 ? axis + rank : axis;
 }
 
 graph::Value* AdaptContext::cast(graph::Value* v, DType to) {

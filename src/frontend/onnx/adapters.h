@@ -61,11 +61,17 @@ struct AdaptContext {
   graph::Value* input_or_null(size_t i) const { return i < inputs.size() ? inputs[i] : nullptr; }
   graph::Value* required_input(size_t i, const char* what) const;  // a user error naming it when omitted
   int64_t int_attr(const char* attr, int64_t fallback) const;
+  std::vector<int64_t> ints_attr(const char* attr, std::vector<int64_t> fallback) const;
   double float_attr(const char* attr, double fallback) const;
   std::string string_attr(const char* attr, const std::string& fallback) const;
   // An attribute holding an ONNX float type number (stash_type, softmax_precision).
   DType float_type_attr(const char* attr, DType fallback) const;
   graph::Value* i64_vector(const std::vector<int64_t>& values);  // a constant [n] int64 tensor
+  // 0, 1, ..., n - 1 along `axis` of a rank-`rank` int64 constant, extent 1 elsewhere.
+  graph::Value* positions_along(int64_t rank, int64_t axis, int64_t n);
+  // `axis` (negative counts from the back) of a rank-`rank` value, checked;
+  // `what` names it in the error.
+  int64_t normalized_axis(int64_t axis, int64_t rank, const char* what = "axis") const;
   graph::Value* cast(graph::Value* v, DType to);                 // v itself when it has dtype `to`
   graph::Value* scalar(DType t, double v);                       // a constant [] tensor
   graph::Value* transpose(graph::Value* v, std::vector<int64_t> perm);

@@ -30,15 +30,6 @@ int64_t static_axis(const AdaptContext& c, const graph::Value* x, int64_t axis, 
   return axis;
 }
 
-// 0, 1, ..., n - 1 along `axis` of a rank-`rank` i64 tensor, extent 1 elsewhere.
-graph::Value* positions_along(AdaptContext& c, int64_t rank, int64_t axis, int64_t n) {
-  Dims shape(size_t(rank), 1);
-  shape[size_t(axis)] = n;
-  Tensor t(DType::kI64, shape);
-  for (int64_t i = 0; i < n; ++i) t.set_i64(i, i);
-  return c.constant(std::move(t));
-}
-
 graph::Attrs attrs_with(std::initializer_list<std::pair<const char*, graph::AttrValue>> list) {
   graph::Attrs a;
   for (const auto& [k, v] : list) a.set(k, v);
@@ -60,7 +51,7 @@ void adapt_hardmax(AdaptContext& c) {
   int64_t extent = 0;
   axis = static_axis(c, in, axis, &extent);
   graph::Value* at = c.emit("ArgMax", {in}, attrs_with({{"axis", axis}, {"keepdims", int64_t(1)}}))[0];
-  graph::Value* hit = c.emit("Equal", {at, positions_along(c, in->type.rank(), axis, extent)})[0];
+  graph::Value* hit = c.emit("Equal", {at, c.positions_along(in->type.rank(), axis, extent)})[0];
   graph::Value* y = c.cast(hit, x->type.dtype);
   if (coerced) y = c.emit("Reshape", {y, c.emit("Shape", {x})[0]})[0];
   c.results = std::vector<graph::Value*>{y};
@@ -88,7 +79,7 @@ void adapt_one_hot(AdaptContext& c) {
   graph::Value* wrapped = c.emit("Add", {index, c.constant(Tensor::from_i64({n}, {}))})[0];
   index = c.emit("Where", {c.emit("Less", {index, zero})[0], wrapped, index})[0];
   index = c.emit("Unsqueeze", {index, c.constant(Tensor::from_i64({axis}, {1}))})[0];
-  graph::Value* hit = c.emit("Equal", {index, positions_along(c, rank, axis, n)})[0];
+  graph::Value* hit = c.emit("Equal", {index, c.positions_along(rank, axis, n)})[0];
   graph::Value* off = c.emit("Gather", {values, zero})[0];
   graph::Value* on = c.emit("Gather", {values, c.constant(Tensor::from_i64({1}, {}))})[0];
   c.results = c.emit("Where", {hit, on, off});

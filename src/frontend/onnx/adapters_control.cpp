@@ -14,21 +14,11 @@ namespace {
 
 using graph::Value;
 
-// ax (negative from the back) of a rank-r value, checked.
-int64_t normalized_axis(const AdaptContext& c, int64_t axis, int64_t rank, const char* what) {
-  TESSEL_USER_CHECK(axis >= -rank && axis < rank, c.span())
-      << what << " " << axis << " is out of range for rank " << rank;
-  return axis < 0 ? axis + rank : axis;
-}
-
+// Attribute `attr`: `count` ints, zeros when absent.
 std::vector<int64_t> ints_attr(const AdaptContext& c, const char* attr, size_t count) {
-  std::vector<int64_t> out(count, 0);
-  if (const auto* v = c.attrs.find(attr)) {
-    const auto& given = std::get<std::vector<int64_t>>(*v);
-    TESSEL_USER_CHECK(given.size() == count, c.span())
-        << "'" << attr << "' has " << given.size() << " entries for " << count << " values";
-    out = given;
-  }
+  std::vector<int64_t> out = c.ints_attr(attr, std::vector<int64_t>(count, 0));
+  TESSEL_USER_CHECK(out.size() == count, c.span())
+      << "'" << attr << "' has " << out.size() << " entries for " << count << " values";
   return out;
 }
 
@@ -70,7 +60,7 @@ void adapt_scan(AdaptContext& c) {
     Value* x = c.required_input(states + size_t(k), "scan input");
     TESSEL_USER_CHECK(x->type.rank_known, c.span()) << "scan input " << k << " needs a known rank";
     int64_t rank = x->type.rank();
-    int64_t axis = normalized_axis(c, in_axes[size_t(k)], rank, "scan_input_axes entry");
+    int64_t axis = c.normalized_axis(in_axes[size_t(k)], rank, "scan_input_axes entry");
     if (axis != 0) x = c.transpose(x, move_axis(rank, axis, 0));
     int64_t n = c.static_dim(x, 0, "a scan input");
     TESSEL_USER_CHECK(length < 0 || n == length, c.span())
@@ -101,7 +91,7 @@ void adapt_scan(AdaptContext& c) {
   std::vector<Value*> results = add_scan(c, body, inputs, std::move(attrs));
   for (size_t k = 0; k < scan_outputs; ++k) {
     Value*& y = results[states + k];
-    int64_t axis = normalized_axis(c, out_axes[k], y->type.rank(), "scan_output_axes entry");
+    int64_t axis = c.normalized_axis(out_axes[k], y->type.rank(), "scan_output_axes entry");
     if (axis != 0) y = c.transpose(y, move_axis(y->type.rank(), 0, axis));
   }
   c.results = results;

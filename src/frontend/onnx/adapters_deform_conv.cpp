@@ -21,11 +21,6 @@ struct DeformShape {
   int64_t positions() const { return out_h * out_w; }
 };
 
-std::vector<int64_t> ints_or(const AdaptContext& c, const char* attr, std::vector<int64_t> fallback) {
-  if (const auto* v = c.attrs.find(attr)) return std::get<std::vector<int64_t>>(*v);
-  return fallback;
-}
-
 DeformShape deform_shape(const AdaptContext& c, const Value* x, const Value* w) {
   TESSEL_USER_CHECK(x->type.rank() == 4 && w->type.rank() == 4, c.span())
       << "DeformConv takes 2-D inputs: X (N, C, H, W) and W (M, C / group, kH, kW)";
@@ -34,8 +29,8 @@ DeformShape deform_shape(const AdaptContext& c, const Value* x, const Value* w) 
   s.height = c.static_dim(x, 2, "X"), s.width = c.static_dim(x, 3, "X");
   s.out_channels = c.static_dim(w, 0, "W"), s.kh = c.static_dim(w, 2, "W"), s.kw = c.static_dim(w, 3, "W");
   s.group = c.int_attr("group", 1), s.offset_group = c.int_attr("offset_group", 1);
-  s.strides = ints_or(c, "strides", {1, 1}), s.pads = ints_or(c, "pads", {0, 0, 0, 0});
-  s.dilations = ints_or(c, "dilations", {1, 1});
+  s.strides = c.ints_attr("strides", {1, 1}), s.pads = c.ints_attr("pads", {0, 0, 0, 0});
+  s.dilations = c.ints_attr("dilations", {1, 1});
   TESSEL_USER_CHECK(s.strides.size() == 2 && s.pads.size() == 4 && s.dilations.size() == 2, c.span())
       << "strides, pads and dilations must describe 2 spatial dimensions";
   TESSEL_USER_CHECK(s.strides[0] >= 1 && s.strides[1] >= 1 && s.dilations[0] >= 1 && s.dilations[1] >= 1 &&

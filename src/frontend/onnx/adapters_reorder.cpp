@@ -16,20 +16,6 @@ namespace {
 
 using graph::Value;
 
-int64_t normalized_axis(const AdaptContext& c, int64_t axis, int rank) {
-  TESSEL_USER_CHECK(axis >= -rank && axis < rank, c.span())
-      << "axis " << axis << " is out of range for rank " << rank;
-  return axis < 0 ? axis + rank : axis;
-}
-
-// A [n] int64 constant 0..n-1 shaped to lie along `axis` of a rank-`rank` tensor.
-Value* iota_along(AdaptContext& c, int64_t n, int64_t axis, int rank) {
-  std::vector<int64_t> values(static_cast<size_t>(n)), shape(static_cast<size_t>(rank), 1);
-  for (int64_t i = 0; i < n; ++i) values[size_t(i)] = i;
-  shape[size_t(axis)] = n;
-  return c.constant(Tensor::from_i64(values, shape));
-}
-
 // v [n] reshaped to lie along `axis` of a rank-`rank` tensor.
 Value* along(AdaptContext& c, Value* v, int64_t axis, int rank) {
   std::vector<int64_t> shape(static_cast<size_t>(rank), 1);
@@ -43,15 +29,14 @@ void adapt_center_crop_pad(AdaptContext& c) {
   const Tensor* shape = c.constant_input(1);
   TESSEL_USER_CHECK(shape, c.span()) << "shape must be known while compiling (it decides the output's shape)";
   int rank = x->type.rank();
-  std::vector<int64_t> axes;
-  if (const auto* given = c.attrs.find("axes")) axes = std::get<std::vector<int64_t>>(*given);
+  std::vector<int64_t> axes = c.ints_attr("axes", {});
   if (axes.empty())
     for (int64_t a = 0; a < rank; ++a) axes.push_back(a);
   TESSEL_USER_CHECK(int64_t(axes.size()) == shape->numel(), c.span())
       << "shape has " << shape->numel() << " sizes for " << axes.size() << " axes";
   std::vector<int64_t> starts, ends, slice_axes, pads(size_t(2 * rank), 0);
   for (size_t i = 0; i < axes.size(); ++i) {
-    int64_t axis = normalized_axis(c, axes[i], rank), want = shape->get_i64(int64_t(i));
+    int64_t axis = c.normalized_axis(axes[i], rank), want = shape->get_i64(int64_t(i));
     int64_t have = c.static_dim(x, axis, "input_data");
     TESSEL_USER_CHECK(want >= 0, c.span()) << "shape " << want << " is negative";
     if (want < have) {  // cropped: the extra split with the smaller part before
@@ -76,12 +61,12 @@ void adapt_reverse_sequence(AdaptContext& c) {
   Value* lens = c.required_input(1, "sequence_lens");
   int rank = x->type.rank();
   TESSEL_USER_CHECK(rank >= 2, c.span()) << "input must have rank 2 or more";
-  int64_t time = normalized_axis(c, c.int_attr("time_axis", 0), rank);
-  int64_t batch = normalized_axis(c, c.int_attr("batch_axis", 1), rank);
+  int64_t time = c.normalized_axis(c.int_attr("time_axis", 0), rank);
+  int64_t batch = c.normalized_axis(c.int_attr("batch_axis", 1), rank);
   TESSEL_USER_CHECK(time <= 1 && batch <= 1 && time != batch, c.span())
       << "time_axis and batch_axis must be 0 and 1, one each";
   // Step t of a batch of length n reads step n - 1 - t while t < n, else t.
-  Value* t = iota_along(c, c.static_dim(x, time, "input"), time, rank);
+  Value* t = c.positions_along(rank, time, c.static_dim(x, time, "input"));
   Value* n = along(c, lens, batch, rank);
   Value* reversed = c.emit("Sub", {c.emit("Sub", {n, c.scalar(DType::kI64, 1)})[0], t})[0];
   Value* index = c.emit("Where", {c.emit("Less", {t, n})[0], reversed, t})[0];
@@ -94,12 +79,10 @@ void adapt_reverse_sequence(AdaptContext& c) {
 // The unpooled shape: (in - 1) x stride - pads + kernel per spatial dimension.
 std::vector<int64_t> unpooled_shape(const AdaptContext& c, const Value* x) {
   int spatial = x->type.rank() - 2;
-  const auto* kernel_attr = c.attrs.find("kernel_shape");
-  TESSEL_USER_CHECK(kernel_attr, c.span()) << "MaxUnpool needs the 'kernel_shape' attribute";
-  std::vector<int64_t> kernel = std::get<std::vector<int64_t>>(*kernel_attr);
-  std::vector<int64_t> strides(size_t(spatial), 1), pads(size_t(2 * spatial), 0);
-  if (const auto* s = c.attrs.find("strides")) strides = std::get<std::vector<int64_t>>(*s);
-  if (const auto* p = c.attrs.find("pads")) pads = std::get<std::vector<int64_t>>(*p);
+  TESSEL_USER_CHECK(c.attrs.has("kernel_shape"), c.span()) << "MaxUnpool needs the 'kernel_shape' attribute";
+  std::vector<int64_t> kernel = c.ints_attr("kernel_shape", {});
+  std::vector<int64_t> strides = c.ints_attr("strides", std::vector<int64_t>(size_t(spatial), 1));
+  std::vector<int64_t> pads = c.ints_attr("pads", std::vector<int64_t>(size_t(2 * spatial), 0));
   TESSEL_USER_CHECK(
       int(kernel.size()) == spatial && int(strides.size()) == spatial && int(pads.size()) == 2 * spatial,
       c.span())
@@ -157,14 +140,14 @@ void adapt_tensor_scatter(AdaptContext& c) {
   int rank = cache->type.rank();
   TESSEL_USER_CHECK(rank >= 2 && update->type.rank() == rank, c.span())
       << "past_cache and update must have one rank, 2 or more";
-  int64_t axis = normalized_axis(c, c.int_attr("axis", -2), rank);
+  int64_t axis = c.normalized_axis(c.int_attr("axis", -2), rank);
   TESSEL_USER_CHECK(axis != 0, c.span()) << "axis must not be the batch axis 0";
   std::string mode = c.string_attr("mode", "linear");
   TESSEL_USER_CHECK(mode == "linear" || mode == "circular", c.span())
       << "mode must be 'linear' or 'circular', got '" << mode << "'";
   // Element l of the update goes to position write_indices[b] + l of the cache
   // (modulo its length when circular); past the end is an index out of range.
-  Value* index = iota_along(c, c.static_dim(update, axis, "update"), axis, rank);
+  Value* index = c.positions_along(rank, axis, c.static_dim(update, axis, "update"));
   if (positions) index = c.emit("Add", {index, along(c, positions, 0, rank)})[0];
   if (mode == "circular")
     index = c.emit("Mod", {index, c.scalar(DType::kI64, double(c.static_dim(cache, axis, "past_cache")))})[0];
@@ -186,10 +169,9 @@ void adapt_col2im(AdaptContext& c) {
       << "image_shape and block_shape must be known while compiling, one size per spatial dimension each";
   auto spatial = size_t(image->numel());
   std::vector<int64_t> size = image->to_i64_vector(), kernel = block->to_i64_vector();
-  std::vector<int64_t> strides(spatial, 1), dilations(spatial, 1), pads(2 * spatial, 0);
-  if (const auto* v = c.attrs.find("strides")) strides = std::get<std::vector<int64_t>>(*v);
-  if (const auto* v = c.attrs.find("dilations")) dilations = std::get<std::vector<int64_t>>(*v);
-  if (const auto* v = c.attrs.find("pads")) pads = std::get<std::vector<int64_t>>(*v);
+  std::vector<int64_t> strides = c.ints_attr("strides", std::vector<int64_t>(spatial, 1));
+  std::vector<int64_t> dilations = c.ints_attr("dilations", std::vector<int64_t>(spatial, 1));
+  std::vector<int64_t> pads = c.ints_attr("pads", std::vector<int64_t>(2 * spatial, 0));
   TESSEL_USER_CHECK(strides.size() == spatial && dilations.size() == spatial && pads.size() == 2 * spatial,
                     c.span())
       << "strides, dilations and pads must describe " << spatial << " spatial dimensions";
