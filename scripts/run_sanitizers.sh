@@ -22,9 +22,21 @@ ninja -C "$BUILD" tessel tessel_unit_tests
 # The Python tests load their model library into a Python that has no ASan
 # runtime; they test the Python package, not the compiler, and run in the
 # main build. A failing test runs once more: LeakSanitizer's exit-time
-# tracer has crashed ("Tracer caught signal 11") after a test that passed,
-# while another process loaded the machine; a real leak or error fails again.
-ctest --test-dir "$BUILD" -L unit -E '^python_' --output-on-failure -j2 --repeat until-pass:2
+# tracer can crash ("Tracer caught signal 11", a known LSan fault, not a leak
+# report) after a test that passed; on some machines it does so every time
+# in a process that loaded NVRTC. When that crash is the only kind of failure,
+# the failed tests run again with the leak check off (ASan and UBSan still
+# on), and the run says so; a leak LSan reports, or any other error, fails.
+LOG="$BUILD/sanitizer_ctest.log"
+if ! ctest --test-dir "$BUILD" -L unit -E '^python_' --output-on-failure -j2 --repeat until-pass:2 2>&1 | tee "$LOG"; then
+  if grep -q "Tracer caught signal" "$LOG" && ! grep -q "LeakSanitizer: detected memory leaks" "$LOG"; then
+    echo "== LeakSanitizer's tracer crashed; the failed tests again without the leak check:"
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+      ctest --test-dir "$BUILD" --rerun-failed --output-on-failure -j2
+  else
+    exit 1
+  fi
+fi
 
 for target in llvm tir; do
   echo "== conformance under the sanitizers: --target $target --fusion default"
