@@ -14,17 +14,6 @@ Expr intrinsic(Intrinsic op, const Expr& x) {
   return call(op, {x});
 }
 
-// Round half to even (std::nearbyint), spelled with floor so that it does not
-// depend on how a backend rounds halves: f = floor(x), d = x - f; d > 0.5
-// rounds up, d == 0.5 rounds to the even one of f and f + 1.
-Expr round_half_even(const Expr& x, DType ct) {
-  Expr f = call(Intrinsic::k_floor, {x});
-  Expr d = x - f;
-  Expr half = fconst(ct, 0.5), one = fconst(ct, 1.0);
-  Expr to_even = f + call(Intrinsic::k_fabs, {call(Intrinsic::k_fmod, {f, fconst(ct, 2.0)})});
-  return select(gt(d, half), f + one, select(eq(d, half), to_even, f));
-}
-
 Expr sign_of(const Expr& x, DType ct) {
   Expr zero = const_of(ct, 0), one = const_of(ct, 1);
   if (!is_float(ct)) {
@@ -82,7 +71,7 @@ void register_math(LoweringRegistry& r) {
   add_unary(r, "Reciprocal", 1,
             [](const Expr& x, DType ct, const graph::Attrs&) { return div(fconst(ct, 1.0), x); });
   add_unary(r, "Round", 4,
-            [](const Expr& x, DType ct, const graph::Attrs&) { return round_half_even(x, ct); });
+            [](const Expr& x, DType, const graph::Attrs&) { return intrinsic(Intrinsic::k_round, x); });
   add_unary(r, "Neg", 1, [](const Expr& x, DType ct, const graph::Attrs&) { return negate(x, ct); });
   add_unary(r, "Abs", 2, [](const Expr& x, DType ct, const graph::Attrs&) { return absolute(x, ct); });
   add_unary(r, "Sign", 4, [](const Expr& x, DType ct, const graph::Attrs&) { return sign_of(x, ct); });
