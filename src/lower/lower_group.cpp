@@ -67,6 +67,23 @@ std::vector<std::string> output_names(const std::vector<const Value*>& values,
   return names;
 }
 
+// A constant of one element (a scale, a zero point, a clip bound) as an
+// immediate: the simplifier and LLVM then see its value (a clamp to constant
+// bounds, a division by a constant) instead of a load from a parameter.
+std::optional<TensorExpr> scalar_constant(const Value& v) {
+  if (!v.constant || v.constant->numel() != 1 || !v.storage.empty()) return std::nullopt;
+  DType t = v.type.dtype;
+  bool plain_int = is_integer(t) && !is_small(t) && t != DType::kU64;
+  if (!(t == DType::kF32 || t == DType::kF64 || plain_int)) return std::nullopt;
+  tir::Expr value =
+      is_integer(t) ? tir::int_imm(v.constant->get_i64(0), t) : tir::float_imm(v.constant->get_f64(0), t);
+  TensorExpr e;
+  e.shape = v.constant->shape();
+  e.dtype = t;
+  e.at = [value](const std::vector<tir::Expr>&) { return value; };
+  return e;
+}
+
 void check_lowered(const Node& n, size_t i, const TensorExpr& t) {
   const graph::TensorType& type = n.outputs[i]->type;
   std::vector<int64_t> want = static_shape(type, n.span());
@@ -121,6 +138,11 @@ LoweredGroup lower_group_with_bindings(const graph::Graph& g, const NodeGroup& g
   std::vector<tir::Buffer> input_buffers;
   for (size_t i = 0; i < boundary.inputs.size(); ++i) {
     const Value* v = boundary.inputs[i];
+    if (std::optional<TensorExpr> s = scalar_constant(*v)) {
+      env[v] = *s;
+      input_buffers.emplace_back();  // no parameter
+      continue;
+    }
     env[v] = ctx.input(in_names[i], v->type.dtype, static_shape(v->type, boundary.first_user.at(v)->span()),
                        v->storage);
     input_buffers.push_back(env[v].buffer);
