@@ -12,17 +12,18 @@ namespace tessel::sched::cpu_rules {
 
 namespace {
 
-// The innermost loop vectorized; a short row that is not whole vectors (an
-// epilogue's row of 14 or 28 under a per-channel loop) as masked vectors, not
-// narrower vectors and scalars. A longer row keeps its unmasked vectors: a
-// masked tail masks every vector of the loop.
+// The innermost loop vectorized; a row that is not whole vectors (an
+// epilogue's row of 14, 28 or 56 under a per-channel loop) as masked
+// vectors, not a remainder in narrower vectors and scalars: an epilogue's
+// body can be long (a quantize and dequantize, an activation's polynomial),
+// and its scalar remainder then cost more than masking every vector.
 void vectorize_row(Schedule& sch, const std::string& name, int64_t lanes) {
   std::vector<LoopRV> loops = sch.get_loops(sch.get_block(name));
   if (loops.empty()) return;
   int64_t extent = extent_of(sch, loops.back());
   if (extent <= 1) return;
   sch.vectorize(loops.back());
-  if (extent % lanes != 0 && extent < 2 * lanes) sch.annotate(loops.back(), tir::kMaskedTail, 1);
+  if (extent % lanes != 0) sch.annotate(loops.back(), tir::kMaskedTail, 1);
 }
 
 bool reads_any(const tir::PrimFunc& func, const std::string& name,
