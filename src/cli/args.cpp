@@ -20,7 +20,7 @@ constexpr std::string_view kValued[] = {
     "-mattr",       "--inputs",      "--out",          "--seed",       "--repeat",          "--threads",
     "--list",       "--timeout",     "--node",         "--tolerance",  "--input-shape",     "--log",
     "--trials",     "--per-round",   "--search",       "--cost-model", "--save-cost-model", "--events",
-    "--tuning-log", "--cache-flush", "--sample-knobs", "--layouts",    "--channels-last"};
+    "--tuning-log", "--cache-flush", "--sample-knobs", "--layouts",    "--channels-last",   "--qdq"};
 
 bool takes_value(const std::string& token) {
   for (std::string_view name : kValued)

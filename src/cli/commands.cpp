@@ -45,6 +45,11 @@ driver::PipelineOptions pipeline_options(Args& args) {
     auto [name, dims] = driver::parse_input_shape(spec);
     o.import.input_shapes[name] = dims;
   }
+  if (auto qdq = args.value("--qdq")) {
+    TESSEL_USER_CHECK(*qdq == "float" || *qdq == "integer", Span{})
+        << "--qdq " << *qdq << ": expected float or integer";
+    o.import.fold_qdq = *qdq == "integer";
+  }
   o.stages = stage_options(args);
   return o;
 }

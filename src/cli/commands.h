@@ -99,7 +99,7 @@ inline constexpr const char* kCompileHelp =
     R"(usage: tessel compile MODEL.onnx -o OUT.so [--target "llvm [-mcpu=CPU] [-mattr=+f,-g] [-fmas-in-flight=N]"]
                       [--fusion none|injective|simple|default|aggressive|tuned] [--schedule default|none] [--input-shape NAME=DxD ...]
                       [--channels-last none|depthwise|all] [--tuning-log FILE] [--print-tir] [--print-llvm]
-                      [--print-cuda]
+                      [--print-cuda] [--qdq float|integer]
 
 Compiles the model for a CPU through LLVM into a self-contained shared
 library: its kernels, execution plan (static memory plan) and weights, with
@@ -128,6 +128,14 @@ the C ABI of include/tessel/runtime.h. Load it from C (link it), from Python
                   shorter than a vector), all (every such region, any rows)
                   or none; the model's inputs and outputs keep their layout
                   (also for run and check)
+  --qdq Q         how a QDQ model's Conv and MatMul run between their
+                  DequantizeLinear and QuantizeLinear: float (default: as
+                  written, on dequantized values) or integer (folded into
+                  QLinearConv / QLinearMatMul: int32 products with int32
+                  sums, as ONNX Runtime folds them; slower than float here
+                  until the integer kernels use 8- and 16-bit dot products);
+                  outputs agree within one quantization step (also for run
+                  and check)
   --tuning-log F  the fastest schedule `tessel tune` measured for each task
                   (also for run and check); other kernels keep the defaults
   --print-tir     print each kernel's tensor IR as scheduled and flattened

@@ -9,9 +9,10 @@ import onnx
 MODES = (["--reference"], ["--target", "llvm"])
 
 
-def run_tessel(tessel, model, feeds, tmp, name):
-    """Saves `model` and `feeds` under `tmp` and runs both modes. Returns the model's path and, per
-    mode ("--reference", "llvm"), its outputs by name, or the error text when the run failed."""
+def run_tessel(tessel, model, feeds, tmp, name, flags_of_both=()):
+    """Saves `model` and `feeds` under `tmp` and runs both modes, each with `flags_of_both` too.
+    Returns the model's path and, per mode ("--reference", "llvm"), its outputs by name, or the
+    error text when the run failed."""
     path = os.path.join(tmp, name + ".onnx")
     onnx.save(model, path)
     in_dir, out_dir = os.path.join(tmp, name + "_in"), os.path.join(tmp, name + "_out")
@@ -22,7 +23,7 @@ def run_tessel(tessel, model, feeds, tmp, name):
     outputs = [o.name for o in model.graph.output]
     results = {}
     for flags in MODES:
-        run = subprocess.run([tessel, "run", path, *flags, "--inputs", in_dir, "--out", out_dir],
+        run = subprocess.run([tessel, "run", path, *flags, *flags_of_both, "--inputs", in_dir, "--out", out_dir],
                              capture_output=True, text=True)
         if run.returncode != 0:
             results[flags[-1]] = f"exit {run.returncode}\n{run.stdout}{run.stderr}"

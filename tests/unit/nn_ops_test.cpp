@@ -97,8 +97,9 @@ TEST(NnConv, UserErrors) {
       {"'pads' has 2 values, expected 4"});
   Tensor small = filled(DType::kF32, {1, 4, 2, 2}, 1);
   expect_user_error([&] { OneNode("Conv", {&small, &w1}); }, {"larger than the padded input"});
-  Tensor xi = filled(DType::kI32, {1, 4, 5, 5}, 1), wi = filled(DType::kI32, {2, 4, 3, 3}, 1);
-  expect_user_error([&] { OneNode("Conv", {&xi, &wi}); }, {"node_under_test", "float input"});
+  // int32 is the integer products' (ConvInteger's, QLinearConv's); other integers are refused.
+  Tensor xi = filled(DType::kI64, {1, 4, 5, 5}, 1), wi = filled(DType::kI64, {2, 4, 3, 3}, 1);
+  expect_user_error([&] { OneNode("Conv", {&xi, &wi}); }, {"node_under_test", "float or int32 input"});
 }
 
 TEST(NnConv, Flops) {

@@ -86,6 +86,20 @@ struct ModelBuilder {
     for (int64_t d : dims) t->add_dims(d);
     for (float v : values) t->add_float_data(v);
   }
+  // A float, or an integer type stored as ONNX stores them (int32_data for 8- to 32-bit types).
+  void typed_initializer(const std::string& name, int type, const std::vector<int64_t>& dims,
+                         const std::vector<double>& values) {
+    auto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(type);
+    for (int64_t d : dims) t->add_dims(d);
+    for (double v : values) {
+      if (type == onnx::TensorProto::FLOAT)
+        t->add_float_data(float(v));
+      else
+        t->add_int32_data(int32_t(v));
+    }
+  }
   static void set_float(onnx::NodeProto* n, const std::string& name, float v) {
     auto* a = n->add_attribute();
     a->set_name(name);

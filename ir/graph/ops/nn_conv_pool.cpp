@@ -36,8 +36,9 @@ int check_conv_operands(InferContext& ctx, const Dim& bias_channels) {
   check_same_dtype(ctx, {0, 1, 2});
   const TensorType& x = ctx.input(0);
   const TensorType& w = ctx.input(1);
-  TESSEL_USER_CHECK(is_float(x.dtype), ctx.span())
-      << ctx.node().op << " needs a float input, got " << dtype_name(x.dtype);
+  // int32: the integer convolutions ConvInteger and QLinearConv import to.
+  TESSEL_USER_CHECK(is_float(x.dtype) || x.dtype == DType::kI32, ctx.span())
+      << ctx.node().op << " needs a float or int32 input, got " << dtype_name(x.dtype);
   TESSEL_USER_CHECK(ctx.attrs().get_int("group") >= 1, ctx.span()) << "attribute 'group' must be positive";
   int rank = x.rank_known ? x.rank() : (w.rank_known ? w.rank() : 0);
   if (rank == 0) return 0;

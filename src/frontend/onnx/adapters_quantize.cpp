@@ -1,14 +1,15 @@
 // The quantization ops as graph ops: QuantizeLinear and DequantizeLinear
 // (per tensor, per axis, blocked), DynamicQuantizeLinear, and the integer
-// products MatMulInteger and QLinearMatMul, whose matrix product runs on int32
-// operands with int32 accumulation (the zero points subtracted first), then is
-// requantized, and ConvInteger and QLinearConv, whose convolution runs in f64
-// (exact for 8-bit operands). Rounding is half to even and saturation clips to the target
-// type, as ONNX's reference does.
+// products MatMulInteger, QLinearMatMul, ConvInteger and QLinearConv, whose
+// exact int32 matrix product or convolution (integer_products.h) is then
+// requantized.
+// Rounding is half to even and saturation clips to the target type, as ONNX's
+// reference does.
 #include <cmath>
 #include <limits>
 
 #include "src/frontend/onnx/adapters.h"
+#include "src/frontend/onnx/integer_products.h"
 #include "src/frontend/onnx/tensor_proto.h"
 
 namespace tessel::onnx_frontend {
@@ -123,26 +124,6 @@ void adapt_dynamic_quantize(AdaptContext& c) {
   c.results = std::vector<graph::Value*>{y, scale, zero_point};
 }
 
-// An operand of an integer product as int32 with its zero point subtracted;
-// a per-row zero point of A ([M]) lines up with A's rows.
-graph::Value* centred(AdaptContext& c, graph::Value* v, graph::Value* zero_point, bool per_row) {
-  graph::Value* wide = c.cast(v, DType::kI32);
-  if (!zero_point) return wide;
-  graph::Value* z = c.cast(zero_point, DType::kI32);
-  bool vector = z->type.rank_known && z->type.rank() == 1 &&
-                !(z->type.dims[0].is_known() && z->type.dims[0].value == 1);
-  if (per_row && vector) z = c.emit("Unsqueeze", {z, c.i64_vector({-1})})[0];
-  return c.emit("Sub", {wide, z})[0];
-}
-
-graph::Value* integer_matmul(AdaptContext& c, graph::Value* a, graph::Value* a_zero, graph::Value* b,
-                             graph::Value* b_zero) {
-  for (graph::Value* v : {a, b})
-    TESSEL_USER_CHECK(v->type.dtype == DType::kI8 || v->type.dtype == DType::kU8, c.span())
-        << "the operands must be int8 or uint8, got " << v->type.str();
-  return c.emit("MatMul", {centred(c, a, a_zero, true), centred(c, b, b_zero, false)})[0];
-}
-
 void adapt_matmul_integer(AdaptContext& c) {
   c.results = std::vector<graph::Value*>{integer_matmul(c, c.required_input(0, "A"), c.input_or_null(2),
                                                         c.required_input(1, "B"), c.input_or_null(3))};
@@ -162,33 +143,6 @@ void adapt_qlinear_matmul(AdaptContext& c) {
   c.results = std::vector<graph::Value*>{saturate(c, y, y_zero, y_zero->type.dtype, DType::kF64)};
 }
 
-// A zero point or scale per output channel ([M]) laid along axis `axis` of a
-// rank-`rank` tensor; a scalar (or [1]) as is.
-graph::Value* per_channel(AdaptContext& c, graph::Value* v, int64_t axis, int64_t rank) {
-  if (!v || !v->type.rank_known || v->type.rank() == 0 ||
-      (v->type.dims[0].is_known() && v->type.dims[0].value == 1))
-    return v;
-  std::vector<int64_t> shape(size_t(rank), 1);
-  shape[size_t(axis)] = -1;
-  return c.emit("Reshape", {v, c.i64_vector(shape)})[0];
-}
-
-// A Conv of 8-bit operands with their zero points subtracted, computed in
-// f64: every product and sum of them is an integer f64 holds exactly, as
-// int32 accumulation would give it.
-graph::Value* integer_conv(AdaptContext& c, graph::Value* x, graph::Value* x_zero, graph::Value* w,
-                           graph::Value* w_zero) {
-  for (graph::Value* v : {x, w})
-    TESSEL_USER_CHECK(v->type.dtype == DType::kI8 || v->type.dtype == DType::kU8, c.span())
-        << "the operands must be int8 or uint8, got " << v->type.str();
-  TESSEL_USER_CHECK(w->type.rank_known, c.span()) << "the weight needs a known rank";
-  graph::Value* xs = c.cast(x, DType::kF64);
-  if (x_zero) xs = c.emit("Sub", {xs, c.cast(x_zero, DType::kF64)})[0];
-  graph::Value* ws = c.cast(w, DType::kF64);
-  if (w_zero) ws = c.emit("Sub", {ws, per_channel(c, c.cast(w_zero, DType::kF64), 0, w->type.rank())})[0];
-  return c.emit("Conv", {xs, ws}, c.attrs)[0];
-}
-
 void adapt_conv_integer(AdaptContext& c) {
   graph::Value* acc = integer_conv(c, c.required_input(0, "x"), c.input_or_null(2), c.required_input(1, "w"),
                                    c.input_or_null(3));
@@ -203,13 +157,13 @@ void adapt_qlinear_conv(AdaptContext& c) {
                                    c.required_input(5, "w_zero_point"));
   int64_t rank = acc->type.rank();
   if (graph::Value* bias = c.input_or_null(8))
-    acc = c.emit("Add", {acc, per_channel(c, c.cast(bias, DType::kF64), 1, rank)})[0];
+    acc = c.emit("Add", {acc, per_channel(c, c.cast(bias, DType::kI32), 1, rank)})[0];
   graph::Value* x_scale = c.cast(c.required_input(1, "x_scale"), DType::kF32);
   graph::Value* w_scale = per_channel(c, c.cast(c.required_input(4, "w_scale"), DType::kF32), 1, rank);
   graph::Value* y_scale = c.cast(c.required_input(6, "y_scale"), DType::kF32);
   graph::Value* y_zero = c.required_input(7, "y_zero_point");
   graph::Value* ratio = c.emit("Div", {c.emit("Mul", {x_scale, w_scale})[0], y_scale})[0];
-  graph::Value* y = c.emit("Mul", {acc, c.cast(ratio, DType::kF64)})[0];
+  graph::Value* y = c.emit("Mul", {c.cast(acc, DType::kF64), c.cast(ratio, DType::kF64)})[0];
   c.results = std::vector<graph::Value*>{saturate(c, y, y_zero, y_zero->type.dtype, DType::kF64)};
 }
 

@@ -17,6 +17,7 @@
 #include "src/frontend/onnx/adapters.h"
 #include "src/frontend/onnx/attributes.h"
 #include "src/frontend/onnx/importer_internal.h"
+#include "src/frontend/onnx/qdq_fold.h"
 #include "src/frontend/onnx/tensor_proto.h"
 #include "src/passes/fold_constants.h"
 
@@ -191,7 +192,13 @@ void infer_and_fold(graph::Node& node, bool fold) {
 graph::Graph import_model_proto(const onnx::ModelProto& model, const std::string& model_dir,
                                 const ImportOptions& options) {
   check_model(model);
-  return import_main_graph(model.graph(), default_opset(model), model_dir, options);
+  int opset = default_opset(model);
+  if (options.fold_qdq && has_quantize_linear(model.graph())) {
+    onnx::GraphProto folded = model.graph();
+    fold_qdq(folded, opset, model_dir);
+    return import_main_graph(folded, opset, model_dir, options);
+  }
+  return import_main_graph(model.graph(), opset, model_dir, options);
 }
 
 graph::Graph import_model_bytes(const std::string& bytes, const std::string& model_dir,

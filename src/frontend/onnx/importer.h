@@ -30,6 +30,12 @@ struct ImportOptions {
   // read a constant where the model feeds a graph input (Resize's scales,
   // OneHot's depth) specialises on that value; nothing else reads them.
   std::vector<Tensor> input_values;
+  // Rewrites the Conv and MatMul of a QDQ model between DequantizeLinear and
+  // QuantizeLinear as integer products (qdq_fold.h, `--qdq integer`); off,
+  // they run as the model writes them, on dequantized floats. Off by
+  // default: the int32 products run slower than the float ones on CPUs
+  // until they use the 8- and 16-bit dot-product instructions.
+  bool fold_qdq = false;
 };
 
 // Every failure is a UserError whose message starts with the file path.

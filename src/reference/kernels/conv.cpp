@@ -3,6 +3,7 @@
 // accumulators; per input channel and kernel tap, one scalar weight times a
 // contiguous input row added to a contiguous accumulator row.
 #include <algorithm>
+#include <type_traits>
 
 #include "src/reference/kernels/nn_kernels.h"
 
@@ -84,6 +85,17 @@ void conv_transpose_plane(const Window3& w, const T* x, const T* kernel, Acc* ac
       }
 }
 
+// An int32 sum (integer-valued, exact in the double accumulator) wraps as
+// int32 accumulation does.
+template <typename T>
+T from_acc(Acc v) {
+  if constexpr (std::is_integral_v<T>) {
+    return T(int64_t(v));
+  } else {
+    return T(v);
+  }
+}
+
 // Conv: W is [M, C / group, k...]. ConvTranspose: W is [C, M / group, k...].
 template <typename T>
 void run_conv(const ConvShape& p, bool transpose, const T* x, const T* w, const T* bias, T* y) {
@@ -104,7 +116,7 @@ void run_conv(const ConvShape& p, bool transpose, const T* x, const T* w, const 
         }
       }
       T* yp = y + (n * p.out_channels + oc) * win.out_plane();
-      for (int64_t i = 0; i < win.out_plane(); ++i) yp[i] = T(acc[size_t(i)]);
+      for (int64_t i = 0; i < win.out_plane(); ++i) yp[i] = from_acc<T>(acc[size_t(i)]);
     }
 }
 
@@ -119,11 +131,14 @@ void conv_kernel(const graph::Node& node, const std::vector<const Tensor*>& in, 
                 : graph::ops::window_geometry(node.attrs, spatial_dims(x), kernel, false, node.span());
   ConvShape p{x.shape()[0], x.shape()[1], out[0].shape()[1], node.attrs.get_int("group"),
               to_window3(g, node)};
-  dispatch_float(x.dtype(), node, [&](auto tag) {
+  auto run = [&](auto tag) {
     using T = decltype(tag);
     const T* bias = in.size() > 2 && in[2] ? in[2]->data<T>() : nullptr;
     run_conv<T>(p, transpose, x.data<T>(), w.data<T>(), bias, out[0].data<T>());
-  });
+  };
+  // int32: the integer convolutions of ConvInteger and QLinearConv.
+  if (x.dtype() == DType::kI32) return run(int32_t{});
+  dispatch_float(x.dtype(), node, run);
 }
 
 }  // namespace
