@@ -3,7 +3,7 @@
 // become constants, computed in double as ONNX's reference does and stored
 // in the requested type; AffineGrid's grid of sampling positions is a
 // constant too, transformed by theta with one MatMul. Range keeps its op;
-// its adapter checks Range-27's stash_type.
+// its adapter reads known input values and checks Range-27's stash_type.
 #include <cmath>
 #include <numbers>
 
@@ -81,10 +81,15 @@ void adapt_affine_grid(AdaptContext& c) {
   c.results = c.emit("Reshape", {grid, c.i64_vector(shape)});
 }
 
-// Range-27 computes float16 and bfloat16 ranges in stash_type (float unless
-// named), as the lowering does: other stash types are refused rather than
-// computed otherwise. The attribute has no effect on other types.
+// Range's length is a function of its inputs' values: over graph inputs
+// whose values are known (run and check of an ONNX model, the conformance
+// cases) it specialises on them, as Resize does on its scales; otherwise its
+// length is unknown and compiling it is refused. Range-27 computes float16
+// and bfloat16 ranges in stash_type (float unless named), as the lowering
+// does: other stash types are refused rather than computed otherwise. The
+// attribute has no effect on other types.
 void adapt_range(AdaptContext& c) {
+  for (size_t i = 0; i < 3; ++i) c.constant_input(i);
   if (!c.attrs.has("stash_type")) return;
   DType stash = c.float_type_attr("stash_type", DType::kF32);
   graph::Value* start = c.required_input(0, "start");
