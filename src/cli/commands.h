@@ -131,11 +131,11 @@ the C ABI of include/tessel/runtime.h. Load it from C (link it), from Python
   --qdq Q         how a QDQ model's Conv and MatMul run between their
                   DequantizeLinear and QuantizeLinear: float (default: as
                   written, on dequantized values) or integer (folded into
-                  QLinearConv / QLinearMatMul: int32 products with int32
-                  sums, as ONNX Runtime folds them; slower than float here
-                  until the integer kernels use 8- and 16-bit dot products);
-                  outputs agree within one quantization step (also for run
-                  and check)
+                  QLinearConv / QLinearMatMul, exact integer sums, as ONNX
+                  Runtime folds them; slower than float here until the
+                  integer kernels use the CPU's 8-bit dot products); the two
+                  agree within a quantization step or two (also for run and
+                  check)
   --tuning-log F  the fastest schedule `tessel tune` measured for each task
                   (also for run and check); other kernels keep the defaults
   --print-tir     print each kernel's tensor IR as scheduled and flattened

@@ -33,8 +33,8 @@ struct ImportOptions {
   // Rewrites the Conv and MatMul of a QDQ model between DequantizeLinear and
   // QuantizeLinear as integer products (qdq_fold.h, `--qdq integer`); off,
   // they run as the model writes them, on dequantized floats. Off by
-  // default: the int32 products run slower than the float ones on CPUs
-  // until they use the 8- and 16-bit dot-product instructions.
+  // default: the integer products run slower than the float ones until they
+  // use the CPU's 8-bit dot-product instructions.
   bool fold_qdq = false;
 };
 

@@ -5,14 +5,18 @@
 //
 // The sums are computed in f32 lanes where that is exact: a product of two
 // centred 8-bit values is an integer below 2^16 in magnitude, and f32 holds
-// every integer up to 2^24, so a sum of at most 2^24 / (|a| max * |b| max)
-// products (the bounds from the dtypes, or from the values of a constant
-// operand and zero point) is exact at every step, whatever the order. A
+// every integer up to 2^24, so a sum is exact at every step while every
+// partial sum stays under 2^24: at most 2^24 / (|a| max * |b| max) products
+// (bounds from the dtypes or constant values), or, with constant weights,
+// as long as |a| max times each output's sum of |weights| stays under it. A
 // longer reduction is split into such chunks (input channels of a Conv, K of
-// a MatMul), each converted to int32 and added in int32. The float products
-// run on the vectorized, register-tiled float kernels; an int32 product
-// (what a grouped Conv whose groups are each too long falls back to) runs at
-// the integer multiply's lower rate.
+// a MatMul), each converted to int32 and added in int32. The bound holds for
+// every subset of the products, so any order or split of the reduction a
+// schedule picks stays exact; a kernel that transformed its operands first
+// (Winograd, FFT) would not. The float products run on the vectorized,
+// register-tiled float kernels; an int32 product (what a grouped Conv whose
+// groups are each too long falls back to) runs at the integer multiply's
+// lower rate.
 #pragma once
 
 #include "src/frontend/onnx/adapters.h"

@@ -132,7 +132,8 @@ int QdqFolder::only_reader(const std::string& value) const {
 std::optional<Dequantize> QdqFolder::dequantize_of(const std::string& value) const {
   const onnx::NodeProto* n = producer(value);
   if (!n || !is_default_domain(n->domain()) || n->op_type() != "DequantizeLinear") return std::nullopt;
-  if (n->input_size() < 2 || int_attr(*n, "block_size", 0) != 0) return std::nullopt;
+  if (n->input_size() < 2 || int_attr(*n, "block_size", 0) != 0 || has_attr(*n, "output_dtype"))
+    return std::nullopt;
   Dequantize d;
   d.quantized = n->input(0);
   d.scale = n->input(1);
