@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "src/driver/compile_model.h"
+#include "src/passes/dead_code.h"
 #include "src/reference/executor.h"
 #include "tests/unit/onnx_model_builder.h"
 
@@ -234,6 +235,28 @@ TEST(ControlFlowOps, AScanBodyWithTooFewOutputsIsRefused) {
   b.output("s");
   b.output("t");
   expect_import_error(b, "'scan' (Scan): its body returns 1 values for 2 states and 2 outputs");
+}
+
+// M = m + 1 from a graph input m: with m's value given (run and check of an
+// ONNX model, the conformance cases) the trip count is worked out while
+// importing and the loop compiles for it; without it the Loop is refused.
+TEST(ControlFlowOps, ATripCountComputedFromAKnownInputSpecialisesTheLoop) {
+  ModelBuilder b = loop_model(false);
+  b.input("m", {}, onnx::TensorProto::INT64);
+  b.int64_initializer("one", {}, {1});
+  b.node("Add", {"m", "one"}, {"m_plus_one"}, "plus_one");
+  auto* nodes = b.g->mutable_node();
+  for (int i = nodes->size() - 1; i > 0; --i) nodes->SwapElements(i, i - 1);  // before the Loop
+  b.g->mutable_node(1)->mutable_input(0)->assign("m_plus_one");
+  expect_import_error(b, "'loop' (Loop): needs a trip count M known while compiling");
+  onnx_frontend::ImportOptions options;
+  Tensor x = f32({1, 2}, {2}), y0 = f32({0, 1}, {2}), m = Tensor::from_i64({2}, {});
+  options.input_values = {x, y0, m};
+  graph::Graph g = b.import(options);
+  passes::eliminate_dead_code(g);  // m + 1, now read by nothing (the pipeline's next stage)
+  EXPECT_TRUE(has_op(g, "Scan"));
+  // Three iterations, as with a constant M of 3.
+  expect_both(g, {x, y0, m}, {{6, 13}, {1, 3, 3, 7, 6, 13}});
 }
 
 TEST(ControlFlowOps, RefusalsNameTheNode) {

@@ -3,6 +3,7 @@
 
 #include "ir/graph/op_registry.h"
 #include "src/frontend/onnx/tensor_proto.h"
+#include "src/reference/executor.h"
 
 namespace tessel::onnx_frontend {
 
@@ -48,14 +49,46 @@ std::vector<graph::Value*> AdaptContext::emit(const std::string& helper_op,
   return n->outputs;
 }
 
+namespace {
+
+// v's value where constants and the known graph inputs determine it through
+// at most kDepth small nodes, evaluated by the reference executor (the
+// importer has already inferred their types).
+std::optional<Tensor> known_value(const graph::Value* v,
+                                  const std::unordered_map<const graph::Value*, Tensor>& known, int depth) {
+  constexpr int kDepth = 16;
+  constexpr int64_t kLargest = 1 << 16;  // elements of a value worth evaluating here
+  if (v->is_constant()) return *v->constant;
+  if (auto it = known.find(v); it != known.end()) return it->second;
+  const graph::Node* n = v->producer;
+  std::optional<int64_t> elements = v->type.numel();
+  if (!n || depth >= kDepth || !elements || *elements > kLargest) return std::nullopt;
+  std::vector<Tensor> held;
+  held.reserve(n->inputs.size());
+  for (const graph::Value* in : n->inputs) {
+    if (!in) {
+      held.emplace_back();
+      continue;
+    }
+    std::optional<Tensor> value = known_value(in, known, depth + 1);
+    if (!value) return std::nullopt;
+    held.push_back(std::move(*value));
+  }
+  std::vector<const Tensor*> args;
+  for (size_t k = 0; k < n->inputs.size(); ++k) args.push_back(n->inputs[k] ? &held[k] : nullptr);
+  return std::move(reference::evaluate_node(*n, args)[size_t(v->producer_output)]);
+}
+
+}  // namespace
+
 const Tensor* AdaptContext::constant_input(size_t i) {
   graph::Value* v = input_or_null(i);
   if (v == nullptr) return nullptr;
   if (v->is_constant()) return &*v->constant;
   if (known_inputs == nullptr) return nullptr;
-  auto it = known_inputs->find(v);
-  if (it == known_inputs->end()) return nullptr;
-  inputs[i] = constant(it->second);
+  std::optional<Tensor> value = known_value(v, *known_inputs, 0);
+  if (!value) return nullptr;
+  inputs[i] = constant(std::move(*value));
   return &*inputs[i]->constant;
 }
 

@@ -43,8 +43,10 @@ struct AdaptContext {
   std::function<std::vector<graph::Value*>(const std::string& attr, const std::vector<graph::Value*>& inputs)>
       inline_subgraph = nullptr;
 
-  // Input i's value when it is a constant or a graph input of known value (then
-  // the node reads it as a constant from here on); null otherwise.
+  // Input i's value when it is a constant, a graph input of known value, or
+  // computed from those alone by a few small nodes (a Loop's trip count
+  // worked out from the inputs); then the node reads it as a constant from
+  // here on. Null otherwise.
   const Tensor* constant_input(size_t i);
 
   Span span() const { return Span{name, op}; }
