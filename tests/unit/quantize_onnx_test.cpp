@@ -4,6 +4,8 @@
 // executor and compiled through LLVM, against values worked out by hand.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "src/driver/compile_model.h"
 #include "src/reference/executor.h"
 #include "tests/unit/onnx_model_builder.h"
@@ -141,6 +143,30 @@ TEST(QuantizeOps, MatMulIntegerSumsPast2To24StayExact) {
     for (int64_t o = 0; o < 2; ++o) b_values[size_t(k * 2 + o)] = s.w[size_t(o * 1200 + k)];
   expect_both(g, {values(DType::kU8, {1, 1200}, s.x), values(DType::kI8, {1200, 2}, b_values)},
               {s.expected(0), s.expected(1)});
+}
+
+}  // namespace
+}  // namespace tessel::onnx_test
+
+namespace tessel::onnx_test {
+namespace {
+
+// A float clamped into int32's range converts through int32 in the compiled
+// kernels (lower/ops/elementwise_support.cpp): the same values as through
+// int64, wrapped to int8, and 0 for a NaN that passes the clamp.
+TEST(QuantizeOps, AClampedFloatCastToInt8WrapsAndMapsNaNToZero) {
+  ModelBuilder b(13);
+  b.input("x", {6});
+  b.typed_initializer("lo", onnx::TensorProto::FLOAT, {}, {-1000});
+  b.typed_initializer("hi", onnx::TensorProto::FLOAT, {}, {1000});
+  b.node("Clip", {"x", "lo", "hi"}, {"c"}, "clip");
+  ModelBuilder::set_int(b.node("Cast", {"c"}, {"y"}, "cast"), "to", onnx::TensorProto::INT8);
+  b.output("y");
+  graph::Graph g = b.import();
+  double nan = std::numeric_limits<double>::quiet_NaN();
+  // 300 wraps to 44, -1000 to 24, 1000 (from 1e30) to -24; -0.5 truncates to 0.
+  expect_both(g, {values(DType::kF32, {6}, {nan, 300.7, -2000, 127.9, -0.5, 1e30})},
+              {0, 44, 24, 127, 0, -24});
 }
 
 }  // namespace

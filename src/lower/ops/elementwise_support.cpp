@@ -1,6 +1,7 @@
 // The index and scalar helpers of the elementwise, movement and shape compute
 // definitions (declared in elem_lowerings.h).
 #include <algorithm>
+#include <limits>
 
 #include "ir/core/diagnostics.h"
 #include "ir/graph/op_registry.h"
@@ -248,10 +249,46 @@ Expr std_max(Expr a, Expr b) {
   return select(cond, std::move(b), std::move(a));
 }
 
+namespace {
+
+struct FloatBounds {
+  double lo, hi;
+};
+
+// Bounds of a float expression made of constants and the min/max selects of
+// std_min and std_max (a Clip, a QuantizeLinear's saturation); unbounded
+// for anything else. A NaN operand can still come through either select.
+FloatBounds float_bounds(const Expr& e) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  if (const auto* c = e.as<tir::FloatImmNode>()) return {c->value, c->value};
+  const auto* s = e.as<tir::SelectNode>();
+  const auto* less = s ? s->cond.as<tir::LTNode>() : nullptr;
+  if (!less) return {-kInf, kInf};
+  bool min = s->true_value.same_as(less->a) && s->false_value.same_as(less->b);
+  bool max = s->true_value.same_as(less->b) && s->false_value.same_as(less->a);
+  if (!min && !max) return {-kInf, kInf};
+  FloatBounds a = float_bounds(less->a), b = float_bounds(less->b);
+  if (min) return {std::min(a.lo, b.lo), std::min(a.hi, b.hi)};
+  return {std::max(a.lo, b.lo), std::max(a.hi, b.hi)};
+}
+
+}  // namespace
+
 Expr float_to_int(const Expr& value, DType to) {
   constexpr double kLimit = 9223372036854775808.0;  // 2^63
   Expr v = cast(compute_dtype(value->dtype), value);
   DType t = v->dtype;
+  // A value clamped into int32's range converts through int32 (one vector
+  // instruction where int64 takes several): the same result, as truncation
+  // then wrapping to `to` agree there; a NaN gives what INT64_MIN wraps to
+  // in 32 bits or fewer, 0.
+  FloatBounds bounds = float_bounds(v);
+  bool narrow = is_integer(to) && !is_small(to) && dtype_size(to) <= 4;
+  if (narrow && bounds.lo >= -2147483648.0 && bounds.hi < 2147483648.0) {
+    Expr ordered = eq(v, v);
+    Expr i = select(ordered, cast(DType::kI32, select(ordered, v, fconst(t, 0.0))), int_imm(0, DType::kI32));
+    return cast(to, i);
+  }
   // Every f32 in [-2^63, 2^63) is an f64 there too, so the bounds are exact.
   Expr in_range = ge(v, fconst(t, -kLimit)) && lt(v, fconst(t, kLimit));
   Expr safe = select(in_range, v, fconst(t, 0.0));
