@@ -93,7 +93,11 @@ void adapt_lp_normalization(AdaptContext& c) {
   graph::Value* axes = c.constant(Tensor::from_i64({axis}, {1}));
   graph::Value* norm =
       c.emit(p == 1 ? "ReduceL1" : "ReduceL2", {x, axes}, attrs_with({{"keepdims", int64_t(1)}}))[0];
-  c.results = c.emit("Div", {x, norm});
+  // A zero vector stays zero (ONNX's reference and ONNX Runtime), not 0 / 0.
+  graph::Value* zero = c.scalar(x->type.dtype, 0.0);
+  graph::Value* is_zero = c.emit("Equal", {norm, zero})[0];
+  graph::Value* divisor = c.emit("Where", {is_zero, c.scalar(x->type.dtype, 1.0), norm})[0];
+  c.results = c.emit("Div", {x, divisor});
 }
 
 // (sum over the window of |x|^p)^(1/p): an AveragePool that counts padding
