@@ -1,6 +1,7 @@
 // Opset adapters of the nn ops: Softmax/LogSoftmax before opset 13 (coerce to
-// 2-D), BatchNormalization's `spatial` (opset 7) and its training outputs,
-// GroupNormalization-18's per-group scale and bias.
+// 2-D), BatchNormalization's `spatial` (opset 7) and training mode (the
+// batch's statistics, the running ones updated), GroupNormalization-18's
+// per-group scale and bias.
 #include "src/frontend/onnx/adapters.h"
 
 #include "ir/graph/op_registry.h"
@@ -57,12 +58,53 @@ void adapt_batch_norm_per_activation(AdaptContext& c) {
   (*c.results)[0] = y;
 }
 
-// Only the inference form is supported: outputs beyond Y (running or saved
-// statistics, produced in training only) must be absent or unnamed.
+// [C] laid along axis 1 of a rank-`rank` tensor.
+graph::Value* along_channels(AdaptContext& c, graph::Value* v, int64_t rank) {
+  std::vector<int64_t> shape(size_t(rank), 1);
+  shape[1] = -1;
+  return c.emit("Reshape", {v, c.i64_vector(shape)})[0];
+}
+
+// training_mode=1 (opset 14 on): Y normalised by the batch's own mean and
+// (population) variance over every axis but the channels', and the running
+// statistics moved towards them: input * momentum + batch * (1 - momentum).
+void adapt_batch_norm_training(AdaptContext& c) {
+  graph::Value* x = c.required_input(0, "X");
+  TESSEL_USER_CHECK(x->type.rank_known && x->type.rank() >= 2, c.span())
+      << "training mode needs an input of known rank, N x C x ...";
+  int64_t rank = x->type.rank();
+  std::vector<int64_t> axes{0};
+  for (int64_t a = 2; a < rank; ++a) axes.push_back(a);
+  DType t = x->type.dtype;
+  graph::Attrs drop_axes = one_attr("keepdims", int64_t(0));
+  graph::Value* mean = c.emit("ReduceMean", {x, c.i64_vector(axes)}, drop_axes)[0];
+  graph::Value* centred = c.emit("Sub", {x, along_channels(c, mean, rank)})[0];
+  graph::Value* var =
+      c.emit("ReduceMean", {c.emit("Mul", {centred, centred})[0], c.i64_vector(axes)}, drop_axes)[0];
+  const graph::AttrValue* e = c.attrs.find("epsilon");
+  graph::Value* eps = c.scalar(t, e ? std::get<double>(*e) : 1e-5);
+  graph::Value* inv_std = c.emit("Reciprocal", {c.emit("Sqrt", {c.emit("Add", {var, eps})[0]})[0]})[0];
+  graph::Value* gain = c.emit("Mul", {c.cast(c.required_input(1, "scale"), t), inv_std})[0];
+  graph::Value* y = c.emit("Add", {c.emit("Mul", {centred, along_channels(c, gain, rank)})[0],
+                                   along_channels(c, c.cast(c.required_input(2, "B"), t), rank)})[0];
+  const graph::AttrValue* m = c.attrs.find("momentum");
+  double momentum = m ? std::get<double>(*m) : 0.9;
+  auto running = [&](size_t input, graph::Value* batch) {
+    graph::Value* old = c.required_input(input, input == 3 ? "input_mean" : "input_var");
+    graph::Value* kept = c.emit("Mul", {old, c.scalar(old->type.dtype, momentum)})[0];
+    graph::Value* moved =
+        c.emit("Mul", {c.cast(batch, old->type.dtype), c.scalar(old->type.dtype, 1 - momentum)})[0];
+    return c.emit("Add", {kept, moved})[0];
+  };
+  c.results = std::vector<graph::Value*>{y, running(3, mean), running(4, var)};
+  c.results->resize(c.output_names.size());
+}
+
+// Inference form (training_mode 0): outputs beyond Y (opset 9's saved
+// statistics) must be absent or unnamed.
 void adapt_batch_norm(AdaptContext& c) {
   const graph::AttrValue* training = c.attrs.find("training_mode");
-  TESSEL_USER_CHECK(!training || std::get<int64_t>(*training) == 0, c.span())
-      << "training_mode=1 is not supported: Tessel runs BatchNormalization in inference form only";
+  if (training && std::get<int64_t>(*training) != 0) return adapt_batch_norm_training(c);
   for (size_t i = 1; i < c.output_names.size(); ++i)
     TESSEL_USER_CHECK(c.output_names[i].empty(), c.span())
         << "output " << i << " ('" << c.output_names[i] << "') holds training statistics; only the "
