@@ -262,4 +262,34 @@ TEST(CompositeOps, TopKWithTiesAndNaN) {
 }
 
 }  // namespace
+// Channel 0 holds {1, 1, 3, 3} over the batch and the spatial axis: mean 2,
+// variance 1, so Y = (x - 2) * 2 + 1; the running statistics move halfway
+// (momentum 0.5) from 0 and 1 towards 2 and 1.
+TEST(CompositeOps, BatchNormalizationInTrainingModeUsesTheBatchStatistics) {
+  ModelBuilder b(15);
+  b.input("x", {2, 1, 2});
+  b.float_initializer("scale", {1}, {2});
+  b.float_initializer("bias", {1}, {1});
+  b.float_initializer("mean", {1}, {0});
+  b.float_initializer("var", {1}, {1});
+  onnx::NodeProto* n = b.node("BatchNormalization", {"x", "scale", "bias", "mean", "var"},
+                              {"y", "running_mean", "running_var"}, "bn");
+  ModelBuilder::set_int(n, "training_mode", 1);
+  ModelBuilder::set_float(n, "epsilon", 0);
+  ModelBuilder::set_float(n, "momentum", 0.5);
+  for (const char* o : {"y", "running_mean", "running_var"}) b.output(o);
+  graph::Graph g = b.import();
+  Tensor x(DType::kF32, {2, 1, 2});
+  std::vector<double> xs{1, 3, 1, 3};
+  for (size_t i = 0; i < xs.size(); ++i) x.set_f64(int64_t(i), xs[i]);
+  std::vector<std::vector<double>> want{{-1, 3, -1, 3}, {1}, {1}};
+  std::vector<Tensor> ref = reference::Executor(g).run({x});
+  driver::JitModel jit(driver::compile_graph(g, {}));
+  std::vector<Tensor> compiled = jit.run({x});
+  for (size_t k = 0; k < want.size(); ++k) {
+    EXPECT_EQ(ref[k].to_f64_vector(), want[k]) << "reference output " << k;
+    EXPECT_EQ(compiled[k].to_f64_vector(), want[k]) << "compiled output " << k;
+  }
+}
+
 }  // namespace tessel::onnx_test
