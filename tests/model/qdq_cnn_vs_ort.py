@@ -1,18 +1,18 @@
 #!/usr/bin/env python3
 # QDQ-quantized CNNs against ONNX Runtime. The exported ResNet-18 and MobileNetV2 (ReLU6 as Clip)
-# are quantized here in the
-# format ONNX Runtime's quantizer writes (QuantFormat.QDQ: uint8 activations calibrated by
-# min/max, int8 symmetric per-channel weights, int32 biases with scale x_scale * w_scale, a
-# QuantizeLinear / DequantizeLinear pair after every float activation; Relu kept between a Conv
-# and its QuantizeLinear). With `--qdq integer` Tessel folds each DequantizeLinear -> Conv [-> Relu]
-# -> QuantizeLinear into an integer convolution, as ONNX Runtime does; with `--qdq float` (the
-# default) the model runs as written. The float ops between them (Add, MaxPool, GlobalAveragePool,
-# Gemm) run on dequantized values in both. The quantized output must be ONNX Runtime's within one
-# quantization step with `--qdq integer` (a value near a rounding tie may land on either side, as
-# it does between ONNX Runtime's own folded and unfolded runs, printed for comparison) and within two
-# as written, on `tessel run --reference` and `--target llvm`. MobileNetV2 is cut after its third
-# block: with random weights its quantized logits are chaotic (ONNX Runtime's two runs of the whole
-# model differ by several steps), while its first blocks test depthwise convs and ReLU6 folded.
+# are quantized here in the format ONNX Runtime's quantizer writes (QuantFormat.QDQ: uint8
+# activations calibrated by min/max, int8 symmetric per-channel weights, int32 biases with scale
+# x_scale * w_scale, a QuantizeLinear / DequantizeLinear pair after every float activation; a Relu
+# or Clip kept between a Conv and its QuantizeLinear). With `--qdq integer` Tessel folds each
+# DequantizeLinear -> Conv [-> Relu or Clip] -> QuantizeLinear into an integer convolution, as ONNX
+# Runtime does; with `--qdq float` (the default) the model runs as written. The float ops between
+# them (Add, MaxPool, GlobalAveragePool, Gemm) run on dequantized values in both. The quantized
+# output must be ONNX Runtime's within one quantization step with `--qdq integer` (a value near a
+# rounding tie may land on either side, as it does between ONNX Runtime's own folded and unfolded
+# runs, printed for comparison) and within two as written, on `tessel run --reference` and
+# `--target llvm`. MobileNetV2 is cut after its third block: with random weights its quantized
+# logits are chaotic (ONNX Runtime's two runs of the whole model differ by several steps), while its
+# first blocks test depthwise convs and ReLU6 folded.
 # Usage: qdq_cnn_vs_ort.py TESSEL_BIN
 import os
 import sys

@@ -1,7 +1,9 @@
 // The quantization ops imported as graph ops (adapters_quantize.cpp), on what
 // ONNX's cases leave thin: rounding halves to even and saturation at both
-// ends, a per-row zero point of MatMulInteger's A. Each runs on the reference
-// executor and compiled through LLVM, against values worked out by hand.
+// ends, a per-row zero point of MatMulInteger's A, integer sums too long for
+// one f32 sum (integer_products.h), a clamped float cast to int8. Each runs
+// on the reference executor and compiled through LLVM, against values worked
+// out by hand.
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -61,12 +63,6 @@ TEST(QuantizeOps, MatMulIntegerWithAPerRowZeroPoint) {
   expect_both(g, {values(DType::kU8, {2, 2}, {1, 3, 255, 0}), values(DType::kU8, {2, 2}, {1, 2, 3, 250})},
               {6, 500, 55 - 600, 110 - 50000});
 }
-
-}  // namespace
-}  // namespace tessel::onnx_test
-
-namespace tessel::onnx_test {
-namespace {
 
 // Sums of 8-bit products past 2^24, where one f32 sum would round: the
 // integer products split their reductions into exact chunks (the dtype's
@@ -144,12 +140,6 @@ TEST(QuantizeOps, MatMulIntegerSumsPast2To24StayExact) {
   expect_both(g, {values(DType::kU8, {1, 1200}, s.x), values(DType::kI8, {1200, 2}, b_values)},
               {s.expected(0), s.expected(1)});
 }
-
-}  // namespace
-}  // namespace tessel::onnx_test
-
-namespace tessel::onnx_test {
-namespace {
 
 // A float clamped into int32's range converts through int32 in the compiled
 // kernels (lower/ops/elementwise_support.cpp): the same values as through
