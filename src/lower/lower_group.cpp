@@ -84,6 +84,19 @@ std::optional<TensorExpr> scalar_constant(const Value& v) {
   return e;
 }
 
+// A node whose inputs have static shapes but whose output does not (a Range
+// or NonZero over values known only at run time): why it cannot compile,
+// rather than the advice to bind input shapes, which would not help.
+void check_output_shapes_known(const Node& n) {
+  for (const Value* in : n.inputs)
+    if (in && !(in->type.rank_known && in->type.is_static())) return;
+  for (const Value* out : n.outputs)
+    TESSEL_USER_CHECK(out->type.rank_known && out->type.is_static(), n.span())
+        << "its output '" << out->name << "' is " << out->type.str()
+        << ": its shape depends on the values of its inputs, known only at run time, and compiled kernels "
+           "need static shapes: make those inputs constants of the model";
+}
+
 void check_lowered(const Node& n, size_t i, const TensorExpr& t) {
   const graph::TensorType& type = n.outputs[i]->type;
   std::vector<int64_t> want = static_shape(type, n.span());
@@ -155,6 +168,7 @@ LoweredGroup lower_group_with_bindings(const graph::Graph& g, const NodeGroup& g
       if (v) ++reads[v];
   std::unordered_set<const Value*> epilogues;  // an anchor's result, through elementwise ops
   for (const Node* n : group.nodes) {
+    check_output_shapes_known(*n);
     std::vector<TensorExpr> inputs;
     for (const Value* v : n->inputs) {
       if (v && epilogues.count(v) && is_stage(*n) && !env.at(v).buffer.defined())

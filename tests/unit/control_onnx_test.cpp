@@ -237,9 +237,10 @@ TEST(ControlFlowOps, AScanBodyWithTooFewOutputsIsRefused) {
   expect_import_error(b, "'scan' (Scan): its body returns 1 values for 2 states and 2 outputs");
 }
 
-// M = m + 1 from a graph input m: with m's value given (run and check of an
-// ONNX model, the conformance cases) the trip count is worked out while
-// importing and the loop compiles for it; without it the Loop is refused.
+// M = m + 1 from a graph input m: with m's value given
+// (ImportOptions::input_values, as the conformance runner gives them) the
+// trip count is worked out while importing and the loop compiles for it;
+// without it the Loop is refused.
 TEST(ControlFlowOps, ATripCountComputedFromAKnownInputSpecialisesTheLoop) {
   ModelBuilder b = loop_model(false);
   b.input("m", {}, onnx::TensorProto::INT64);
@@ -264,6 +265,26 @@ TEST(ControlFlowOps, RefusalsNameTheNode) {
   b.g->mutable_node(0)->mutable_input(0)->assign("m");
   b.input("m", {}, onnx::TensorProto::INT64);
   expect_import_error(b, "'loop' (Loop): needs a trip count M known while compiling");
+}
+
+// A Range over graph inputs imports (the reference runs it), but its length
+// is a value known only at run time: compiling says so, not "bind shapes".
+TEST(ControlFlowOps, ARangeOverRunTimeValuesIsRefusedWithTheReason) {
+  ModelBuilder b(11);
+  for (const char* name : {"start", "limit", "delta"}) b.input(name, {});
+  b.node("Range", {"start", "limit", "delta"}, {"r"}, "range");
+  b.output("r");
+  graph::Graph g = b.import();
+  try {
+    driver::compile_graph(g, {});
+    ADD_FAILURE() << "compiled";
+  } catch (const UserError& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("'range' (Range): its output 'r' is f32[?]: its shape depends on the "
+                                   "values of its inputs"),
+        std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

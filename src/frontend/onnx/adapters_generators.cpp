@@ -82,9 +82,9 @@ void adapt_affine_grid(AdaptContext& c) {
 }
 
 // Range's length is a function of its inputs' values: over graph inputs
-// whose values are known (run and check of an ONNX model, the conformance
-// cases) it specialises on them, as Resize does on its scales; otherwise its
-// length is unknown and compiling it is refused. Range-27 computes float16
+// whose values are known (ImportOptions::input_values, as the conformance
+// runner gives them) it specialises on them, as Resize does on its scales;
+// otherwise its length is unknown and compiling it is refused. Range-27 computes float16
 // and bfloat16 ranges in stash_type (float unless named), as the lowering
 // does: other stash types are refused rather than computed otherwise. The
 // attribute has no effect on other types.

@@ -25,8 +25,9 @@ struct ImportOptions {
   std::map<std::string, Dims> input_shapes;
   // Evaluates nodes whose inputs are all constant while importing.
   bool fold_constants = true;
-  // The values the graph inputs will have, in graph-input order (as `tessel
-  // run` and the conformance cases give them), where known. An op that must
+  // The values the graph inputs will have, in graph-input order, where known
+  // (the conformance runner gives them: ONNX's cases feed Resize's scales,
+  // OneHot's depth or a Range's bounds as inputs). An op that must
   // read a constant where the model feeds a graph input (Resize's scales,
   // OneHot's depth) specialises on that value; nothing else reads them.
   std::vector<Tensor> input_values;
