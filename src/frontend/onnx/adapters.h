@@ -95,6 +95,12 @@ using AdapterTable = std::map<std::string, Adapter>;
 // The table of every adapter, keyed by ONNX op_type.
 const AdapterTable& adapters();
 
+// The ai.onnx.ml operators, keyed by op_type; each adapter sets `results`.
+inline constexpr const char* kMlDomain = "ai.onnx.ml";
+const AdapterTable& ml_adapters();
+// The first ai.onnx.ml opset of an operator ml_adapters() holds; 0 for others.
+int ml_op_since(const std::string& op);
+
 void register_elementwise_adapters(AdapterTable& t);
 void register_nn_adapters(AdapterTable& t);
 void register_reduce_adapters(AdapterTable& t);

@@ -24,8 +24,7 @@ void adapt_softmax(AdaptContext& c) {
   if (c.opset >= 13) return;
   const graph::AttrValue* v = c.attrs.find("axis");
   int64_t axis = v ? std::get<int64_t>(*v) : 1;
-  graph::Value* x = c.inputs.at(0);
-  TESSEL_USER_CHECK(x != nullptr, c.span()) << "missing required input 0";
+  graph::Value* x = c.required_input(0, "input");
   const graph::TensorType& t = x->type;
   if (t.rank_known) {
     TESSEL_USER_CHECK(axis >= -t.rank() && axis < std::max(t.rank(), 1), c.span())
@@ -48,12 +47,13 @@ void adapt_softmax(AdaptContext& c) {
 void adapt_batch_norm_per_activation(AdaptContext& c) {
   const graph::AttrValue* e = c.attrs.find("epsilon");
   double eps = e ? std::get<double>(*e) : 1e-5;
-  graph::Value* x = c.inputs.at(0);
-  graph::Value* eps_v = c.constant(Tensor::scalar_f64(c.inputs.at(4)->type.dtype, eps));
-  graph::Value* std_v = c.emit("Sqrt", {c.emit("Add", {c.inputs[4], eps_v})[0]})[0];
-  graph::Value* gain = c.emit("Div", {c.inputs[1], std_v})[0];
-  graph::Value* centred = c.emit("Sub", {x, c.inputs[3]})[0];
-  graph::Value* y = c.emit("Add", {c.emit("Mul", {centred, gain})[0], c.inputs[2]})[0];
+  graph::Value* x = c.required_input(0, "X");
+  graph::Value* var = c.required_input(4, "var");
+  graph::Value* eps_v = c.constant(Tensor::scalar_f64(var->type.dtype, eps));
+  graph::Value* std_v = c.emit("Sqrt", {c.emit("Add", {var, eps_v})[0]})[0];
+  graph::Value* gain = c.emit("Div", {c.required_input(1, "scale"), std_v})[0];
+  graph::Value* centred = c.emit("Sub", {x, c.required_input(3, "mean")})[0];
+  graph::Value* y = c.emit("Add", {c.emit("Mul", {centred, gain})[0], c.required_input(2, "B")})[0];
   c.results = std::vector<graph::Value*>(c.output_names.size(), nullptr);
   (*c.results)[0] = y;
 }
@@ -135,7 +135,7 @@ Tensor per_channel(const Tensor& per_group, int64_t channels, const Span& span) 
 // GroupNormalization-18 takes scale and bias per group; 21 per channel.
 void adapt_group_norm(AdaptContext& c) {
   if (c.opset >= 21) return;
-  graph::Value* x = c.inputs.at(0);
+  graph::Value* x = c.required_input(0, "X");
   bool known_c = x && x->type.rank_known && x->type.rank() >= 2 && x->type.dims[1].is_known();
   for (size_t i = 1; i <= 2; ++i) {
     graph::Value* v = i < c.inputs.size() ? c.inputs[i] : nullptr;

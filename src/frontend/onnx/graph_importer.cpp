@@ -179,7 +179,8 @@ void GraphImporter::import_node(const onnx::NodeProto& n, int index) {
   TESSEL_USER_CHECK(n.output_size() > 0, (Span{name, n.op_type()})) << "expects at least 1 output, got 0";
   for (const std::string& in : n.input()) ctx.inputs.push_back(in.empty() ? nullptr : lookup(in, name));
   for (const std::string& out : n.output()) ctx.output_names.push_back(out);
-  if (auto it = adapters().find(n.op_type()); it != adapters().end()) it->second(ctx);
+  const AdapterTable& table = is_default_domain(n.domain()) ? adapters() : ml_adapters();
+  if (auto it = table.find(n.op_type()); it != table.end()) it->second(ctx);
   std::vector<graph::Value*> results;
   if (ctx.results) {
     results = *ctx.results;
@@ -189,7 +190,10 @@ void GraphImporter::import_node(const onnx::NodeProto& n, int index) {
     results = node->outputs;
   }
   charge_folding(results);
-  TESSEL_ICHECK(results.size() == size_t(n.output_size())) << "adapter of " << n.op_type() << " lost outputs";
+  // ONNX's schema bounds the outputs up to the library's opset; past it, a
+  // node may name more outputs than the op has.
+  TESSEL_USER_CHECK(results.size() == size_t(n.output_size()), (Span{name, n.op_type()}))
+      << "expects " << results.size() << " outputs, got " << n.output_size();
   // A value an adapter made (named "<node>/...") takes the ONNX output's name, which
   // `tessel run` and the model's outputs go by; values that existed before keep theirs.
   std::string made_here = name + "/";

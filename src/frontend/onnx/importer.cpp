@@ -28,7 +28,40 @@ namespace fs = std::filesystem;
 bool is_default_domain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
 
 bool is_supported(const onnx::NodeProto& n) {
+  if (n.domain() == kMlDomain) return ml_adapters().count(n.op_type()) > 0;
   return is_default_domain(n.domain()) && imports_op(n.op_type());
+}
+
+// The opset the model imports of `domain` ("" the default one); -1 when none.
+int imported_opset(const onnx::ModelProto& m, const std::string& domain) {
+  int version = -1;
+  for (const auto& o : m.opset_import())
+    if (domain.empty() ? is_default_domain(o.domain()) : o.domain() == domain) version = int(o.version());
+  return version;
+}
+
+bool uses_default_domain(const onnx::GraphProto& g) {
+  for (const onnx::NodeProto& n : g.node()) {
+    if (is_default_domain(n.domain())) return true;
+    for (const onnx::AttributeProto& a : n.attribute())
+      if (a.has_g() && uses_default_domain(a.g())) return true;
+  }
+  return false;
+}
+
+// Each ai.onnx.ml node exists at the ai.onnx.ml opset the model imports.
+void check_ml_opset(const onnx::GraphProto& g, int ml_opset) {
+  for (const onnx::NodeProto& n : g.node()) {
+    for (const onnx::AttributeProto& a : n.attribute())
+      if (a.has_g()) check_ml_opset(a.g(), ml_opset);
+    if (n.domain() != kMlDomain) continue;
+    Span span{n.name(), n.op_type()};
+    TESSEL_USER_CHECK(ml_opset >= 0, span)
+        << "the model uses domain " << kMlDomain << " but does not import it";
+    TESSEL_USER_CHECK(ml_opset >= ml_op_since(n.op_type()), span)
+        << "op " << n.op_type() << " does not exist at " << kMlDomain << " opset " << ml_opset
+        << " (it was added in opset " << ml_op_since(n.op_type()) << ")";
+  }
 }
 
 bool imports_op(const std::string& op) {
@@ -36,9 +69,10 @@ bool imports_op(const std::string& op) {
 }
 
 int default_opset(const onnx::ModelProto& m) {
-  int opset = -1;
-  for (const auto& o : m.opset_import())
-    if (is_default_domain(o.domain())) opset = int(o.version());
+  int opset = imported_opset(m, "");
+  // A model of ai.onnx.ml operators alone: their compositions are graph ops,
+  // which no opset-dependent adapter of the default domain sees.
+  if (opset < 0 && imported_opset(m, kMlDomain) >= 0 && !uses_default_domain(m.graph())) return kMaxOpset;
   TESSEL_USER_CHECK(opset >= 0, Span{}) << "the model imports no opset of the default ONNX domain";
   TESSEL_USER_CHECK(opset >= kMinOpset && opset <= kMaxOpset, Span{})
       << "opset " << opset << " is not supported (supported: " << kMinOpset << " to " << kMaxOpset << ")";
@@ -66,7 +100,7 @@ void check_model(const onnx::ModelProto& m) {
       << " to " << kMaxIrVersion << ")";
   std::map<std::string, std::vector<std::string>> unsupported;
   collect_unsupported(m.graph(), unsupported);
-  if (unsupported.empty()) return;
+  if (unsupported.empty()) return check_ml_opset(m.graph(), imported_opset(m, kMlDomain));
   std::ostringstream os;
   os << "unsupported ops:";
   for (const auto& [op, nodes] : unsupported) {
@@ -117,8 +151,9 @@ void check_onnx_attr_types(const onnx::OpSchema& s, graph::Attrs& attrs, const S
 // Checks a node against ONNX's own schema of its op at the model's opset
 // before any adapter sees it, so that adapters may rely on input and output
 // counts and on attribute types. The ONNX library knows opsets up to its
-// release; beyond that a newer version may take other inputs or attributes,
-// so only the types of the attributes it knows are checked.
+// release; beyond that a newer version may take more inputs or attributes,
+// so only the types of the attributes it knows and the fewest inputs are
+// checked.
 // Subgraph attributes are not converted (the adapter imports them).
 bool has_subgraph(const onnx::NodeProto& n, const std::string& attr) {
   return std::any_of(n.attribute().begin(), n.attribute().end(),
@@ -137,7 +172,11 @@ void check_onnx_schema(const onnx::NodeProto& n, int opset, graph::Attrs& attrs,
   }
   if (s->Deprecated()) return;
   check_onnx_attr_types(*s, attrs, span);
-  if (opset > newest) return;
+  if (opset > newest) {
+    TESSEL_USER_CHECK(n.input_size() >= s->min_input(), span)
+        << "expects at least " << s->min_input() << " inputs, got " << n.input_size();
+    return;
+  }
   for (const auto& [name, spec] : s->attributes())
     TESSEL_USER_CHECK(!spec.required || attrs.has(name) || has_subgraph(n, name), span)
         << "missing required attribute '" << name << "'";

@@ -152,6 +152,14 @@ std::string ops_markdown() {
     for (size_t i = 0; i < names.size(); ++i) os << (i ? ", " : " ") << names[i];
     os << "\n";
   }
+  os << "\nOf the " << kMlDomain << " domain (each a composition of graph ops; the domain's other operators "
+     << "are refused):";
+  bool first = true;
+  for (const auto& [op, adapter] : ml_adapters()) {
+    os << (first ? " " : ", ") << op << " (opset " << ml_op_since(op) << " on)";
+    first = false;
+  }
+  os << "\n";
   return os.str();
 }
 
