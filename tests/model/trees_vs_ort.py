@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Decision-tree ensembles (ai.onnx.ml) against ONNX Runtime: random forests of TreeEnsembleRegressor
-# (ml opset 3) and TreeEnsemble (ml opset 5) with every branch mode, set membership, missing values
+# and TreeEnsembleClassifier (ml opset 3) and TreeEnsemble (ml opset 5) with every branch mode, set membership, missing values
 # that take the true branch, every aggregate function, post transforms, base values and several
 # votes per leaf, plus Binarizer and ArrayFeatureExtractor. Features and thresholds are small whole
 # numbers with NaN among the features, so that samples land exactly on thresholds and set members. Each model runs
@@ -72,6 +72,20 @@ def legacy_regressor(rng, trees, targets, aggregate, post):
                             base_values=[float(v) for v in rng.normal(size=targets)], **attrs)
 
 
+def legacy_classifier(rng, trees, labels, post, binary):
+    """A TreeEnsembleClassifier: a binary model's leaves vote for class id 0 alone (a single
+    score, as boosted trees are written); otherwise every leaf votes for every class, as a random
+    forest's do (ONNX Runtime leaves a class that no reached leaf votes for out of the arg max)."""
+    regressor = legacy_regressor(rng, trees, 1 if binary else len(labels), "SUM", "NONE")
+    attrs = {a.name: helper.get_attribute_value(a) for a in regressor.attribute}
+    votes = {("class_" + k[len("target_"):] if k.startswith("target_") else k): v for k, v in attrs.items()
+             if k.startswith("nodes_") or k.startswith("target_")}
+    return helper.make_node("TreeEnsembleClassifier", ["x"], ["label", "y"], domain="ai.onnx.ml",
+                            classlabels_int64s=labels, post_transform=post,
+                            base_values=[float(v) for v in rng.normal(size=1 if binary else len(labels))],
+                            **votes)
+
+
 def tree_ensemble(rng, trees, targets, aggregate, post):
     nodes = {k: [] for k in ("featureids", "modes", "splits", "truenodeids", "trueleafs", "falsenodeids",
                              "falseleafs", "missing_value_tracks_true")}
@@ -114,7 +128,10 @@ def tree_ensemble(rng, trees, targets, aggregate, post):
 
 def model_of(node, x_shape, ml_opset, extra_inputs=()):
     inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape), *extra_inputs]
-    graph = helper.make_graph([node], node.op_type, inputs, [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    outputs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)]
+    if node.op_type == "TreeEnsembleClassifier":
+        outputs.insert(0, helper.make_tensor_value_info("label", TensorProto.INT64, None))
+    graph = helper.make_graph([node], node.op_type, inputs, outputs)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("ai.onnx.ml", ml_opset)], ir_version=8)
 
 
@@ -136,6 +153,10 @@ def cases(rng):
         # gives 0 where no tree votes; ONNX starts from the type's largest or lowest value).
         targets = 1 if aggregate >= 2 else 3
         yield f"TreeEnsemble aggregate {aggregate}", 5, tree_ensemble(rng, 4, targets, aggregate, 0)
+    for post in ("NONE", "SOFTMAX", "LOGISTIC"):
+        yield f"TreeEnsembleClassifier 3 classes {post}", 3, legacy_classifier(rng, 5, [10, 20, 30], post, False)
+    for post in ("NONE", "LOGISTIC"):
+        yield f"TreeEnsembleClassifier binary {post}", 3, legacy_classifier(rng, 5, [0, 1], post, True)
     yield "TreeEnsembleRegressor 60 trees", 3, legacy_regressor(rng, 60, 1, "SUM", "NONE")
     yield "TreeEnsemble 60 trees", 5, tree_ensemble(rng, 60, 2, 1, 0)
 

@@ -136,6 +136,66 @@ TEST(MlOps, TreeEnsembleRegressorAddsVotesAndBaseValues) {
   expect_both(b, {f32({-1, 0, kNaN}, {3, 1})}, {2, -0.75, 3, 0.25, 3, 0.25});
 }
 
+// One tree, x0 <= 0 ? node 1 : node 2, both leaves; `votes` per leaf as
+// (class id, weight) lists.
+onnx::NodeProto* one_tree_classifier(ModelBuilder& b, const std::vector<int64_t>& labels,
+                                     const std::vector<std::vector<std::pair<int64_t, float>>>& votes) {
+  b.input("x", {2, 1});
+  onnx::NodeProto* n = b.node("TreeEnsembleClassifier", {"x"}, {"label", "scores"}, "ml");
+  n->set_domain("ai.onnx.ml");
+  ModelBuilder::set_ints(n, "nodes_treeids", {0, 0, 0});
+  ModelBuilder::set_ints(n, "nodes_nodeids", {0, 1, 2});
+  ModelBuilder::set_ints(n, "nodes_featureids", {0, 0, 0});
+  ModelBuilder::set_strings(n, "nodes_modes", {"BRANCH_LEQ", "LEAF", "LEAF"});
+  set_floats(n, "nodes_values", {0, 0, 0});
+  ModelBuilder::set_ints(n, "nodes_truenodeids", {1, 0, 0});
+  ModelBuilder::set_ints(n, "nodes_falsenodeids", {2, 0, 0});
+  std::vector<int64_t> trees, nodes, ids;
+  std::vector<float> weights;
+  for (size_t leaf = 0; leaf < votes.size(); ++leaf)
+    for (const auto& [id, weight] : votes[leaf]) {
+      trees.push_back(0), nodes.push_back(int64_t(leaf) + 1), ids.push_back(id), weights.push_back(weight);
+    }
+  ModelBuilder::set_ints(n, "class_treeids", trees);
+  ModelBuilder::set_ints(n, "class_nodeids", nodes);
+  ModelBuilder::set_ints(n, "class_ids", ids);
+  set_floats(n, "class_weights", weights);
+  ModelBuilder::set_ints(n, "classlabels_int64s", labels);
+  b.output("label");
+  b.output("scores");
+  return n;
+}
+
+void expect_labels_and_scores(ModelBuilder& b, const std::vector<double>& labels,
+                              const std::vector<double>& scores) {
+  Tensor x = f32({-1, 1}, {2, 1});
+  graph::Graph ref = b.import();
+  std::vector<Tensor> want = reference::Executor(ref).run({x});
+  graph::Graph g = b.import();
+  std::vector<Tensor> got = driver::JitModel(driver::compile_graph(g, {})).run({x});
+  for (const auto& out : {want, got}) {
+    EXPECT_EQ(out[0].dtype(), DType::kI64);
+    EXPECT_EQ(out[0].to_f64_vector(), labels);
+    EXPECT_EQ(out[1].to_f64_vector(), scores);
+  }
+}
+
+// Three classes: each leaf scores every class; the label is the largest's.
+TEST(MlOps, TreeEnsembleClassifierLabelsTheLargestScore) {
+  ModelBuilder b = ml_builder(3);
+  one_tree_classifier(b, {7, 8, 9},
+                      {{{0, 0.25f}, {1, 0.5f}, {2, 0.25f}}, {{0, 0.625f}, {1, 0.125f}, {2, 0.25f}}});
+  expect_labels_and_scores(b, {8, 7}, {0.25, 0.5, 0.25, 0.625, 0.125, 0.25});
+}
+
+// A binary model's single score s (class id 0 alone, plus the one base
+// value) becomes [-s, s]: class 1 where s > 0, as ONNX Runtime reads it.
+TEST(MlOps, TreeEnsembleClassifierSplitsABinaryScore) {
+  ModelBuilder b = ml_builder(3);
+  set_floats(one_tree_classifier(b, {0, 1}, {{{0, -1.5f}}, {{0, 2.0f}}}), "base_values", {0.5});
+  expect_labels_and_scores(b, {0, 1}, {1, -1, -2.5, 2.5});
+}
+
 TEST(MlOps, BinarizerIsOneAboveTheThreshold) {
   ModelBuilder b = ml_builder(1);
   b.input("x", {4});

@@ -1,46 +1,20 @@
 // The ai.onnx.ml operators the importer takes, each a composition of graph
 // ops: Binarizer, ArrayFeatureExtractor and the tree ensembles (TreeEnsemble
-// of ml opset 5, TreeEnsembleRegressor of opsets 1 and 3).
+// of ml opset 5; TreeEnsembleRegressor and TreeEnsembleClassifier of opsets
+// 1 and 3 in adapters_ml_legacy.cpp).
 #include <cmath>
 #include <map>
 #include <set>
 
 #include "src/frontend/onnx/adapters.h"
+#include "src/frontend/onnx/ml_attrs.h"
 #include "src/frontend/onnx/ml_tree_ensemble.h"
 
 namespace tessel::onnx_frontend {
 
-namespace {
-
-using graph::Value;
-
-void expect_one_output(const AdaptContext& c) {
-  TESSEL_USER_CHECK(c.output_names.size() == 1, c.span())
-      << "expects 1 output, got " << c.output_names.size();
-}
-
-void adapt_binarizer(AdaptContext& c) {
-  expect_one_output(c);
-  Value* x = c.required_input(0, "X");
-  DType t = x->type.dtype;
-  // An integer input is compared in f64 so that a fractional threshold keeps its meaning.
-  DType compared = is_float(t) ? t : DType::kF64;
-  Value* above =
-      c.emit("Greater", {c.cast(x, compared), c.scalar(compared, c.float_attr("threshold", 0.0))})[0];
-  c.results = c.emit("Where", {above, c.scalar(t, 1.0), c.scalar(t, 0.0)});
-}
-
-// Y's indices pick along X's last axis; a 1-D X reads as one row.
-void adapt_array_feature_extractor(AdaptContext& c) {
-  expect_one_output(c);
-  Value* x = c.required_input(0, "X");
-  Value* y = c.required_input(1, "Y");
-  TESSEL_USER_CHECK(y->type.dtype == DType::kI64, c.span()) << "Y must be int64, got " << y->type.str();
-  TESSEL_USER_CHECK(x->type.rank_known && x->type.rank() >= 1, c.span())
-      << "X must have a known rank of at least 1, got " << x->type.str();
-  if (x->type.rank() == 1) x = c.emit("Unsqueeze", {x, c.i64_vector({0})})[0];
-  Value* indices = c.emit("Reshape", {y, c.i64_vector({-1})})[0];
-  c.results = c.emit("Gather", {x, indices}, one_attr("axis", int64_t(-1)));
+void expect_outputs(const AdaptContext& c, size_t count) {
+  TESSEL_USER_CHECK(c.output_names.size() == count, c.span())
+      << "expects " << count << " output" << (count == 1 ? "" : "s") << ", got " << c.output_names.size();
 }
 
 std::vector<double> tensor_attr_values(const AdaptContext& c, const char* attr, bool required) {
@@ -52,7 +26,7 @@ std::vector<double> tensor_attr_values(const AdaptContext& c, const char* attr, 
   return t->to_f64_vector();
 }
 
-std::vector<double> floats_attr(const AdaptContext& c, const char* attr) {
+static std::vector<double> floats_attr(const AdaptContext& c, const char* attr) {
   const graph::AttrValue* v = c.attrs.find(attr);
   if (!v) return {};
   if (const auto* f = std::get_if<std::vector<double>>(v)) return *f;
@@ -91,8 +65,8 @@ void expect_index(const AdaptContext& c, const char* what, int64_t i, size_t siz
       << what << " " << i << " is out of range [0, " << size << ")";
 }
 
-Value* features_input(AdaptContext& c, int64_t& features) {
-  Value* x = c.required_input(0, "X");
+graph::Value* features_input(AdaptContext& c, int64_t& features) {
+  graph::Value* x = c.required_input(0, "X");
   TESSEL_USER_CHECK(x->type.rank_known && x->type.rank() == 2, c.span())
       << "X must be [N, features], got " << x->type.str();
   features = c.static_dim(x, 1, "the number of features");
@@ -108,6 +82,34 @@ void expect_transform(const AdaptContext& c, TreeModel& m, int64_t aggregate, in
   m.post = TreePostTransform(post);
 }
 
+namespace {
+
+using graph::Value;
+
+void adapt_binarizer(AdaptContext& c) {
+  expect_outputs(c, 1);
+  Value* x = c.required_input(0, "X");
+  DType t = x->type.dtype;
+  // An integer input is compared in f64 so that a fractional threshold keeps its meaning.
+  DType compared = is_float(t) ? t : DType::kF64;
+  Value* above =
+      c.emit("Greater", {c.cast(x, compared), c.scalar(compared, c.float_attr("threshold", 0.0))})[0];
+  c.results = c.emit("Where", {above, c.scalar(t, 1.0), c.scalar(t, 0.0)});
+}
+
+// Y's indices pick along X's last axis; a 1-D X reads as one row.
+void adapt_array_feature_extractor(AdaptContext& c) {
+  expect_outputs(c, 1);
+  Value* x = c.required_input(0, "X");
+  Value* y = c.required_input(1, "Y");
+  TESSEL_USER_CHECK(y->type.dtype == DType::kI64, c.span()) << "Y must be int64, got " << y->type.str();
+  TESSEL_USER_CHECK(x->type.rank_known && x->type.rank() >= 1, c.span())
+      << "X must have a known rank of at least 1, got " << x->type.str();
+  if (x->type.rank() == 1) x = c.emit("Unsqueeze", {x, c.i64_vector({0})})[0];
+  Value* indices = c.emit("Reshape", {y, c.i64_vector({-1})})[0];
+  c.results = c.emit("Gather", {x, indices}, one_attr("axis", int64_t(-1)));
+}
+
 // The NaN-separated sets of membership_values, one per kMember split in order.
 void assign_members(const AdaptContext& c, TreeModel& m, const std::vector<double>& values) {
   size_t next = 0;
@@ -121,7 +123,7 @@ void assign_members(const AdaptContext& c, TreeModel& m, const std::vector<doubl
 }
 
 void adapt_tree_ensemble(AdaptContext& c) {
-  expect_one_output(c);
+  expect_outputs(c, 1);
   int64_t features = 0;
   Value* x = features_input(c, features);
   TESSEL_USER_CHECK(is_float(x->type.dtype), c.span()) << "X must be a float tensor, got " << x->type.str();
@@ -182,107 +184,6 @@ void adapt_tree_ensemble(AdaptContext& c) {
   c.results = std::vector<Value*>{compose_tree_ensemble(c, x, m, x->type.dtype)};
 }
 
-SplitMode legacy_mode(const AdaptContext& c, const std::string& mode) {
-  static const std::map<std::string, SplitMode> modes = {
-      {"BRANCH_LEQ", SplitMode::kLeq}, {"BRANCH_LT", SplitMode::kLt}, {"BRANCH_GTE", SplitMode::kGte},
-      {"BRANCH_GT", SplitMode::kGt},   {"BRANCH_EQ", SplitMode::kEq}, {"BRANCH_NEQ", SplitMode::kNeq}};
-  auto it = modes.find(mode);
-  TESSEL_USER_CHECK(it != modes.end(), c.span())
-      << "nodes_modes entry '" << mode << "' is not a branch mode or LEAF";
-  return it->second;
-}
-
-int64_t legacy_enum(const AdaptContext& c, const char* attr, const std::string& fallback,
-                    const std::vector<std::string>& names) {
-  std::string v = c.string_attr(attr, fallback);
-  for (size_t i = 0; i < names.size(); ++i)
-    if (names[i] == v) return int64_t(i);
-  TESSEL_USER_ERROR(c.span()) << attr << " '" << v << "' is not supported";
-}
-
-// TreeEnsembleRegressor-1/3: nodes named by (tree id, node id), each tree's
-// root its node 0, leaves the nodes of mode LEAF, votes by (tree id, node id).
-void adapt_tree_regressor(AdaptContext& c) {
-  expect_one_output(c);
-  int64_t features = 0;
-  Value* x = features_input(c, features);
-  std::vector<int64_t> tree_ids = required_ints(c, "nodes_treeids"),
-                       node_ids = required_ints(c, "nodes_nodeids");
-  size_t n = tree_ids.size();
-  std::vector<int64_t> feature_ids = required_ints(c, "nodes_featureids");
-  std::vector<int64_t> true_ids = required_ints(c, "nodes_truenodeids"),
-                       false_ids = required_ints(c, "nodes_falsenodeids");
-  std::vector<std::string> modes = required_strings(c, "nodes_modes");
-  std::vector<double> thresholds = floats_or_tensor(c, "nodes_values", "nodes_values_as_tensor");
-  std::vector<int64_t> missing = c.ints_attr("nodes_missing_value_tracks_true", std::vector<int64_t>(n, 0));
-  for (auto [attr, size] : {std::pair{"nodes_nodeids", node_ids.size()},
-                            {"nodes_featureids", feature_ids.size()},
-                            {"nodes_truenodeids", true_ids.size()},
-                            {"nodes_falsenodeids", false_ids.size()},
-                            {"nodes_modes", modes.size()},
-                            {"nodes_values", thresholds.size()},
-                            {"nodes_missing_value_tracks_true", missing.size()}})
-    expect_length(c, attr, size, n);
-  TreeModel m;
-  m.targets = c.int_attr("n_targets", 1);
-  TESSEL_USER_CHECK(m.targets > 0, c.span()) << "n_targets must be positive, got " << m.targets;
-  expect_transform(c, m, legacy_enum(c, "aggregate_function", "SUM", {"AVERAGE", "SUM", "MIN", "MAX"}),
-                   legacy_enum(c, "post_transform", "NONE", {"NONE", "SOFTMAX", "LOGISTIC"}));
-  m.base_values = floats_or_tensor(c, "base_values", "base_values_as_tensor");
-  TESSEL_USER_CHECK(m.base_values.empty() || int64_t(m.base_values.size()) == m.targets, c.span())
-      << "base_values has " << m.base_values.size() << " entries for " << m.targets << " targets";
-  std::map<std::pair<int64_t, int64_t>, int64_t> index;  // (tree id, node id) -> position
-  std::map<int64_t, int64_t> tree_number;                // tree id -> tree, in order of appearance
-  std::vector<int64_t> split_of(n, -1);
-  for (size_t i = 0; i < n; ++i) {
-    TESSEL_USER_CHECK(index.emplace(std::pair{tree_ids[i], node_ids[i]}, int64_t(i)).second, c.span())
-        << "tree " << tree_ids[i] << " has two nodes " << node_ids[i];
-    tree_number.emplace(tree_ids[i], int64_t(tree_number.size()));
-    if (modes[i] == "LEAF") continue;
-    expect_index(c, "nodes_featureids entry", feature_ids[i], size_t(features));
-    split_of[i] = int64_t(m.splits.size());
-    m.splits.push_back({feature_ids[i], legacy_mode(c, modes[i]), thresholds[i], {}, missing[i] != 0});
-  }
-  std::vector<int64_t> vote_trees = required_ints(c, "target_treeids"),
-                       vote_nodes = required_ints(c, "target_nodeids");
-  std::vector<int64_t> vote_targets = required_ints(c, "target_ids");
-  std::vector<double> vote_weights = floats_or_tensor(c, "target_weights", "target_weights_as_tensor");
-  for (auto [attr, size] : {std::pair{"target_nodeids", vote_nodes.size()},
-                            {"target_ids", vote_targets.size()},
-                            {"target_weights", vote_weights.size()}})
-    TESSEL_USER_CHECK(size == vote_trees.size(), c.span())
-        << "attribute '" << attr << "' has " << size << " entries, target_treeids " << vote_trees.size();
-  std::vector<std::vector<TreeVote>> votes(n);
-  for (size_t v = 0; v < vote_trees.size(); ++v) {
-    auto it = index.find({vote_trees[v], vote_nodes[v]});
-    TESSEL_USER_CHECK(it != index.end(), c.span())
-        << "a vote names node " << vote_nodes[v] << " of tree " << vote_trees[v] << ", which does not exist";
-    expect_index(c, "target_ids entry", vote_targets[v], size_t(m.targets));
-    votes[size_t(it->second)].push_back({vote_targets[v], vote_weights[v]});
-  }
-  auto node_at = [&](int64_t tree, int64_t id) {
-    auto it = index.find({tree, id});
-    TESSEL_USER_CHECK(it != index.end(), c.span()) << "tree " << tree << " has no node " << id;
-    return std::pair{it->second, modes[size_t(it->second)] == "LEAF"};
-  };
-  TreeWalker w;
-  w.max_depth = int64_t(n);
-  w.child = [&](int64_t node, bool branch) {
-    return node_at(tree_ids[size_t(node)], branch ? true_ids[size_t(node)] : false_ids[size_t(node)]);
-  };
-  w.split_of = [&](int64_t node) { return split_of[size_t(node)]; };
-  w.votes = [&](int64_t leaf) { return votes[size_t(leaf)]; };
-  std::vector<int64_t> in_order(tree_number.size());
-  for (const auto& [id, number] : tree_number) in_order[size_t(number)] = id;
-  for (int64_t id : in_order) {
-    auto [root, leaf] = node_at(id, 0);
-    w.walk(c, m.trees++, root, leaf, m);
-  }
-  // The comparisons run in x's type when it is f64, else in f32; the output is f32.
-  DType computed = x->type.dtype == DType::kF64 ? DType::kF64 : DType::kF32;
-  c.results = std::vector<Value*>{c.cast(compose_tree_ensemble(c, x, m, computed), DType::kF32)};
-}
-
 }  // namespace
 
 const AdapterTable& ml_adapters() {
@@ -291,15 +192,18 @@ const AdapterTable& ml_adapters() {
     t["Binarizer"] = adapt_binarizer;
     t["ArrayFeatureExtractor"] = adapt_array_feature_extractor;
     t["TreeEnsemble"] = adapt_tree_ensemble;
-    t["TreeEnsembleRegressor"] = adapt_tree_regressor;
+    register_ml_legacy_tree_adapters(t);
     return t;
   }();
   return table;
 }
 
 int ml_op_since(const std::string& op) {
-  static const std::map<std::string, int> since = {
-      {"ArrayFeatureExtractor", 1}, {"Binarizer", 1}, {"TreeEnsemble", 5}, {"TreeEnsembleRegressor", 1}};
+  static const std::map<std::string, int> since = {{"ArrayFeatureExtractor", 1},
+                                                   {"Binarizer", 1},
+                                                   {"TreeEnsemble", 5},
+                                                   {"TreeEnsembleClassifier", 1},
+                                                   {"TreeEnsembleRegressor", 1}};
   auto it = since.find(op);
   return it == since.end() ? 0 : it->second;
 }
