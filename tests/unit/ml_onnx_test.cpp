@@ -196,6 +196,40 @@ TEST(MlOps, TreeEnsembleClassifierSplitsABinaryScore) {
   expect_labels_and_scores(b, {0, 1}, {1, -1, -2.5, 2.5});
 }
 
+// A chain deeper than the path-matrix product takes, so walked: node i
+// (0..4) is x0 <= i ? leaf i : node i + 1, the last node's false branch leaf
+// 5; leaf k votes k. Node 2 sends a missing x0 to its true branch.
+TEST(MlOps, ADeepTreeIsWalkedToItsLeaf) {
+  ModelBuilder b = ml_builder(3);
+  b.input("x", {5, 1});
+  onnx::NodeProto* n = ml_node(b, "TreeEnsembleRegressor", {"x"});
+  std::vector<int64_t> ids, truths, falses, missing, zeros(11, 0), votes;
+  std::vector<std::string> modes;
+  std::vector<float> values, weights;
+  for (int64_t i = 0; i < 5; ++i) {
+    ids.push_back(i), truths.push_back(10 + i), falses.push_back(i < 4 ? i + 1 : 15);
+    modes.push_back("BRANCH_LEQ"), values.push_back(float(i)), missing.push_back(i == 2);
+  }
+  for (int64_t k = 0; k < 6; ++k) {
+    ids.push_back(10 + k), truths.push_back(0), falses.push_back(0), modes.push_back("LEAF");
+    values.push_back(0), missing.push_back(0), votes.push_back(10 + k), weights.push_back(float(k));
+  }
+  ModelBuilder::set_ints(n, "nodes_treeids", zeros);
+  ModelBuilder::set_ints(n, "nodes_nodeids", ids);
+  ModelBuilder::set_ints(n, "nodes_featureids", zeros);
+  ModelBuilder::set_strings(n, "nodes_modes", modes);
+  set_floats(n, "nodes_values", values);
+  ModelBuilder::set_ints(n, "nodes_truenodeids", truths);
+  ModelBuilder::set_ints(n, "nodes_falsenodeids", falses);
+  ModelBuilder::set_ints(n, "nodes_missing_value_tracks_true", missing);
+  ModelBuilder::set_ints(n, "target_treeids", std::vector<int64_t>(6, 0));
+  ModelBuilder::set_ints(n, "target_nodeids", votes);
+  ModelBuilder::set_ints(n, "target_ids", std::vector<int64_t>(6, 0));
+  set_floats(n, "target_weights", weights);
+  b.output("y");
+  expect_both(b, {f32({2.5, 9, -1, kNaN, 4}, {5, 1})}, {3, 5, 0, 2, 4});
+}
+
 TEST(MlOps, BinarizerIsOneAboveTheThreshold) {
   ModelBuilder b = ml_builder(1);
   b.input("x", {4});

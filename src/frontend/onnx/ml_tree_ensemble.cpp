@@ -16,8 +16,12 @@ using graph::Value;
 // this composition builds would not fit in memory.
 constexpr int64_t kMaxPathCells = int64_t(1) << 26;
 constexpr size_t kMaxLeaves = size_t(1) << 22;
+// The deepest trees the path-matrix product runs; deeper ones are walked.
+constexpr size_t kDeepestMultipliedTree = 3;
 
-Value* compare(AdaptContext& c, SplitMode mode, Value* x, Value* threshold) {
+}  // namespace
+
+Value* compare_split(AdaptContext& c, SplitMode mode, Value* x, Value* threshold) {
   switch (mode) {
     case SplitMode::kLeq: return c.emit("LessOrEqual", {x, threshold})[0];
     case SplitMode::kLt: return c.emit("Less", {x, threshold})[0];
@@ -30,6 +34,8 @@ Value* compare(AdaptContext& c, SplitMode mode, Value* x, Value* threshold) {
   TESSEL_ICHECK(false) << "set membership is not a comparison";
   return nullptr;
 }
+
+namespace {
 
 Value* bool_mask(AdaptContext& c, const std::vector<bool>& bits) {
   Tensor t(DType::kBool, {int64_t(bits.size())});
@@ -57,7 +63,7 @@ Value* threshold_outcomes(AdaptContext& c, Value* x, const TreeModel& m, const s
     std::vector<bool> has(splits.size());
     for (size_t i = 0; i < splits.size(); ++i) has[i] = m.splits[size_t(splits[i])].mode == mode;
     if (std::none_of(has.begin(), has.end(), [](bool b) { return b; })) continue;
-    Value* cmp = compare(c, mode, xs, threshold);
+    Value* cmp = compare_split(c, mode, xs, threshold);
     outcome = outcome ? c.emit("Where", {bool_mask(c, has), cmp, outcome})[0] : cmp;
   }
   return outcome;
@@ -183,6 +189,17 @@ Value* aggregate(AdaptContext& c, Value* hit, const TreeModel& m, const PathTabl
                 one_attr("keepdims", int64_t(0)))[0];
 }
 
+// Deep trees are walked: the path-matrix product grows with splits x leaves
+// per tree (4^depth for a full tree), the walk with the depth alone. Set
+// membership is compared by the product only.
+bool walks_the_trees(const TreeModel& m) {
+  size_t depth = 0;
+  for (const TreeLeaf& leaf : m.leaves) depth = std::max(depth, leaf.steps.size());
+  bool sets = std::any_of(m.splits.begin(), m.splits.end(),
+                          [](const TreeSplit& s) { return s.mode == SplitMode::kMember; });
+  return depth > kDeepestMultipliedTree && !sets;
+}
+
 }  // namespace
 
 void TreeWalker::walk(AdaptContext& c, int64_t tree, int64_t root, bool root_is_leaf, TreeModel& m) const {
@@ -220,10 +237,15 @@ Value* compose_tree_ensemble(AdaptContext& c, Value* x, const TreeModel& m, DTyp
   Value* xc = c.cast(x, compute);
   TreeModel model = m;
   if (model.splits.empty()) model.splits.push_back({});  // a column for trees that are one leaf
-  std::vector<int64_t> order;
-  Value* outcome = split_outcomes(c, xc, model, order);
-  PathTables tables = path_tables(c, model, order);
-  Value* y = aggregate(c, reached_leaves(c, outcome, model, tables), model, tables, compute);
+  Value* y = nullptr;
+  if (walks_the_trees(model)) {
+    y = traverse_tree_ensemble(c, xc, model, compute);
+  } else {
+    std::vector<int64_t> order;
+    Value* outcome = split_outcomes(c, xc, model, order);
+    PathTables tables = path_tables(c, model, order);
+    y = aggregate(c, reached_leaves(c, outcome, model, tables), model, tables, compute);
+  }
   if (!m.base_values.empty()) {
     Tensor base(compute, {m.targets});
     for (int64_t t = 0; t < m.targets; ++t) base.set_f64(t, m.base_values[size_t(t)]);

@@ -1,9 +1,10 @@
-// Decision-tree ensembles (ai.onnx.ml TreeEnsemble, TreeEnsembleRegressor) as
-// tensor ops, the way Hummingbird's GEMM strategy runs them: every split
-// compared at once, then each tree's leaf found by a batched matrix product
-// of the split outcomes with a +1/-1 path matrix, then the leaves' votes
-// summed by another product. No per-sample control flow, so the compiled
-// model is the graph IR's ordinary kernels.
+// Decision-tree ensembles (ai.onnx.ml TreeEnsemble, TreeEnsembleRegressor,
+// TreeEnsembleClassifier) as tensor ops, with Hummingbird's two strategies:
+// shallow trees by matrix products (every split compared at once, each
+// tree's leaf found by a batched product of the split outcomes with a +1/-1
+// path matrix, the leaves' votes summed by another product), deep ones by a
+// walk of gathers, one level per step. No per-sample control flow, so the
+// compiled model is the graph IR's ordinary kernels.
 #pragma once
 
 #include <cstdint>
@@ -62,7 +63,14 @@ struct TreeWalker {
 };
 
 // Y [N, targets] of type `out` from x [N, features]; computed in f64 when
-// `out` is f64, in f32 otherwise.
+// `out` is f64, in f32 otherwise. Shallow trees (and set membership) run as
+// path-matrix products, deeper ones as a walk (traverse_tree_ensemble).
 graph::Value* compose_tree_ensemble(AdaptContext& c, graph::Value* x, const TreeModel& m, DType out);
+
+// The walk: [N, targets] aggregated (no base values, no post transform) in
+// `dtype`, x already of that type; no set-membership splits.
+graph::Value* traverse_tree_ensemble(AdaptContext& c, graph::Value* x, const TreeModel& m, DType dtype);
+// A split's comparison of x with its threshold (not kMember).
+graph::Value* compare_split(AdaptContext& c, SplitMode mode, graph::Value* x, graph::Value* threshold);
 
 }  // namespace tessel::onnx_frontend
