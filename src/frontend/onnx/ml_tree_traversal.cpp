@@ -17,6 +17,9 @@ namespace {
 
 using graph::Value;
 
+// The most cells of the table of every node's votes (nodes x targets).
+constexpr int64_t kMaxVoteCells = int64_t(1) << 26;
+
 // The trees as node tables: one row per split node or leaf, trees' roots first.
 struct NodeTables {
   std::vector<int64_t> feature, true_child, false_child, mode;
@@ -117,6 +120,9 @@ Value* traverse_tree_ensemble(AdaptContext& c, Value* x, const TreeModel& m, DTy
           is_min ? double(std::numeric_limits<float>::max()) : double(std::numeric_limits<float>::lowest());
   }
   int64_t rows = int64_t(t.leaf.size());
+  TESSEL_USER_CHECK(rows * m.targets <= kMaxVoteCells, c.span())
+      << "the ensemble is too large to run as tensors: " << rows << " nodes voting for " << m.targets
+      << " targets";
   Tensor votes(dtype, {rows, m.targets});
   std::vector<bool> voted(size_t(rows * m.targets), false);
   for (int64_t r = 0; r < rows; ++r)
