@@ -97,7 +97,9 @@ void adapt_binarizer(AdaptContext& c) {
   c.results = c.emit("Where", {above, c.scalar(t, 1.0), c.scalar(t, 0.0)});
 }
 
-// Y's indices pick along X's last axis; a 1-D X reads as one row.
+// Y's indices pick along X's last axis; a 1-D X reads as one row. An index
+// outside [0, features) stops the run (Gather's check): a negative one, which
+// Gather would count from the back, is moved past the end first.
 void adapt_array_feature_extractor(AdaptContext& c) {
   expect_outputs(c, 1);
   Value* x = c.required_input(0, "X");
@@ -107,6 +109,9 @@ void adapt_array_feature_extractor(AdaptContext& c) {
       << "X must have a known rank of at least 1, got " << x->type.str();
   if (x->type.rank() == 1) x = c.emit("Unsqueeze", {x, c.i64_vector({0})})[0];
   Value* indices = c.emit("Reshape", {y, c.i64_vector({-1})})[0];
+  Value* features = c.emit("Gather", {c.emit("Shape", {x})[0], c.constant(Tensor::from_i64({-1}, {}))})[0];
+  Value* negative = c.emit("Less", {indices, c.constant(Tensor::from_i64({0}, {}))})[0];
+  indices = c.emit("Where", {negative, features, indices})[0];
   c.results = c.emit("Gather", {x, indices}, one_attr("axis", int64_t(-1)));
 }
 
