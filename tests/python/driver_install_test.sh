@@ -44,7 +44,10 @@ def fails(fn, message):
     raise AssertionError("no error: " + message)
 shape = {"image": (1, 1, 28, 28)}
 tuned = tessel.tune(model, log=tmp + "/tiny.jsonl", trials=12, threads=1, input_shapes=shape)
-assert tuned["trials"] == 12 and not tuned["interrupted"] and len(tuned["tasks"]) == 9, tuned  # 3: other layouts
+# The model's 6 tasks and those only the convs' other layouts have (how many depends on the vector width).
+alternatives = [t["alternative_only"] for t in tuned["tasks"]].count(True)
+assert tuned["trials"] == 12 and not tuned["interrupted"] and alternatives >= 1, tuned
+assert len(tuned["tasks"]) == 6 + alternatives, tuned
 assert len(tuned["layouts"]) == 2 and all(len(l["measured"]) >= 2 for l in tuned["layouts"]), tuned["layouts"]
 assert all(t["default_ms"] > 0 and t["applied_ms"] <= t["default_ms"] for t in tuned["tasks"]), tuned["tasks"]
 more = tessel.tune(model, log=tmp + "/tiny.jsonl", trials=16, threads=1, input_shapes=shape, resume=True)
