@@ -21,6 +21,15 @@ constexpr size_t kDeepestMultipliedTree = 3;
 
 }  // namespace
 
+double aggregate_start(const TreeModel& m, DType dtype) {
+  bool f32 = dtype == DType::kF32;
+  if (m.aggregate == TreeAggregate::kMin)
+    return f32 ? double(std::numeric_limits<float>::max()) : std::numeric_limits<double>::max();
+  if (m.aggregate == TreeAggregate::kMax)
+    return f32 ? double(std::numeric_limits<float>::lowest()) : std::numeric_limits<double>::lowest();
+  return 0;
+}
+
 Value* compare_split(AdaptContext& c, SplitMode mode, Value* x, Value* threshold) {
   switch (mode) {
     case SplitMode::kLeq: return c.emit("LessOrEqual", {x, threshold})[0];
@@ -179,9 +188,7 @@ Value* aggregate(AdaptContext& c, Value* hit, const TreeModel& m, const PathTabl
     }
   if (!extreme) return c.emit("MatMul", {c.cast(hit, dtype), c.constant(std::move(weights))})[0];
   bool is_min = m.aggregate == TreeAggregate::kMin;
-  double start = is_min ? std::numeric_limits<double>::max() : std::numeric_limits<double>::lowest();
-  if (dtype == DType::kF32)
-    start = is_min ? double(std::numeric_limits<float>::max()) : double(std::numeric_limits<float>::lowest());
+  double start = aggregate_start(m, dtype);
   Value* pick =
       c.emit("And", {c.emit("Unsqueeze", {hit, c.i64_vector({2})})[0], c.constant(std::move(voted))})[0];
   Value* values = c.emit("Where", {pick, c.constant(std::move(weights)), c.scalar(dtype, start)})[0];

@@ -70,6 +70,9 @@ graph::Value* compose_tree_ensemble(AdaptContext& c, graph::Value* x, const Tree
 // The walk: [N, targets] aggregated (no base values, no post transform) in
 // `dtype`, x already of that type; no set-membership splits.
 graph::Value* traverse_tree_ensemble(AdaptContext& c, graph::Value* x, const TreeModel& m, DType dtype);
+// What a target no reached leaf votes for aggregates to: the type's largest
+// value for MIN, its lowest for MAX, 0 for SUM and AVERAGE.
+double aggregate_start(const TreeModel& m, DType dtype);
 // A split's comparison of x with its threshold (not kMember).
 graph::Value* compare_split(AdaptContext& c, SplitMode mode, graph::Value* x, graph::Value* threshold);
 

@@ -6,7 +6,6 @@
 // aggregated. The work per sample is trees x depth gathers instead of the
 // path-matrix product's trees x splits x leaves multiply-adds.
 #include <algorithm>
-#include <limits>
 #include <map>
 
 #include "src/frontend/onnx/ml_tree_ensemble.h"
@@ -112,13 +111,8 @@ Value* traverse_tree_ensemble(AdaptContext& c, Value* x, const TreeModel& m, DTy
   for (int64_t d = 0; d < std::max<int64_t>(t.depth, 1); ++d) at = step(c, x, at, t, dtype, modes);
   bool extreme = m.aggregate == TreeAggregate::kMin || m.aggregate == TreeAggregate::kMax;
   bool is_min = m.aggregate == TreeAggregate::kMin;
-  double start = 0, scale = m.aggregate == TreeAggregate::kAverage ? 1.0 / double(m.trees) : 1.0;
-  if (extreme) {
-    start = is_min ? std::numeric_limits<double>::max() : std::numeric_limits<double>::lowest();
-    if (dtype == DType::kF32)
-      start =
-          is_min ? double(std::numeric_limits<float>::max()) : double(std::numeric_limits<float>::lowest());
-  }
+  double start = aggregate_start(m, dtype),
+         scale = m.aggregate == TreeAggregate::kAverage ? 1.0 / double(m.trees) : 1.0;
   int64_t rows = int64_t(t.leaf.size());
   TESSEL_USER_CHECK(rows * m.targets <= kMaxVoteCells, c.span())
       << "the ensemble is too large to run as tensors: " << rows << " nodes voting for " << m.targets
@@ -133,7 +127,7 @@ Value* traverse_tree_ensemble(AdaptContext& c, Value* x, const TreeModel& m, DTy
       voted[size_t(cell)] = true;
     }
   for (int64_t cell = 0; cell < rows * m.targets; ++cell)
-    if (!voted[size_t(cell)]) votes.set_f64(cell, extreme ? start : 0);
+    if (!voted[size_t(cell)]) votes.set_f64(cell, start);
   Value* reached = c.emit("Gather", {c.constant(std::move(votes)), at})[0];  // [N, trees, targets]
   const char* reduce = !extreme ? "ReduceSum" : is_min ? "ReduceMin" : "ReduceMax";
   return c.emit(reduce, {reached, c.i64_vector({1})}, one_attr("keepdims", int64_t(0)))[0];
