@@ -123,8 +123,20 @@ static int run_model(tessel_model* m) {
     int run = tessel_context_run(ctx, in, n_in, out, n_out);
     if (run) status = report("tessel_context_run", run);
   }
-  for (int32_t j = 0; !status && j < n_out; ++j)
-    print_values(infos[n_in + j].name, out[j].data, out[j].dtype, elements(&infos[n_in + j]));
+  int64_t run_shape[64];
+  for (int32_t j = 0; !status && j < n_out; ++j) {
+    tessel_tensor_info shown = infos[n_in + j];
+    if (tessel_model_output_dynamic_axis(m, j) >= 0) { /* the run sized it within the bound */
+      int got = shown.rank <= 64 ? tessel_context_output_shape(ctx, j, run_shape) : TESSEL_ERR_INVALID_ARGUMENT;
+      if (got) {
+        status = report("tessel_context_output_shape", got);
+        break;
+      }
+      shown.shape = run_shape;
+      print_info("run sized output", j, &shown);
+    }
+    print_values(shown.name, out[j].data, out[j].dtype, elements(&shown));
+  }
   if (!status) printf("arena bytes: %lld\n", (long long)tessel_model_arena_bytes(m));
   tessel_context_destroy(ctx);
   for (int32_t i = 0; in && i < n_in; ++i) free(in[i].data);

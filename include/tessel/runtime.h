@@ -27,8 +27,9 @@ extern "C" {
 #endif
 
 /* Bumped when a function or struct below changes incompatibly, or a function
- * readers require is added (2: tessel_model_device; 3: tessel_context_run_device). */
-#define TESSEL_ABI_VERSION 3
+ * readers require is added (2: tessel_model_device; 3: tessel_context_run_device;
+ * 4: tessel_model_output_dynamic_axis, tessel_context_output_shape). */
+#define TESSEL_ABI_VERSION 4
 
 /* Element types; the values are part of the ABI (and of the plan format). */
 typedef enum tessel_dtype {
@@ -125,6 +126,17 @@ int32_t tessel_model_num_kernels(const tessel_model* model);
 int tessel_model_kernel_info(const tessel_model* model, int32_t index, tessel_kernel_info* info);
 /* Peak bytes of the scratch arena one context allocates (the static memory plan). */
 int64_t tessel_model_arena_bytes(const tessel_model* model);
+/* Outputs whose extent the data decides (NonZero, Compress,
+ * NonMaxSuppression): the axis of output `index` that a run sizes, -1 for an
+ * output of fixed shape, -2 for a NULL model or an index out of range.
+ * tessel_model_output_info gives that axis's upper bound: the caller passes an
+ * output of that shape, and a run writes the output dense at its extent in the
+ * front of the buffer; tessel_context_output_shape then gives the shape. */
+int32_t tessel_model_output_dynamic_axis(const tessel_model* model, int32_t index);
+/* Output `index`'s shape as of the context's last successful run (rank: as
+ * tessel_model_output_info's); fails for a data-dependent output before a
+ * successful run. */
+int tessel_context_output_shape(const tessel_context* context, int32_t index, int64_t* shape);
 /* What the model's kernels run on: "cpu", or "cuda: " and the GPU's name
  * ("cuda: NVIDIA H200 (sm_90)", "cuda: the CUDA emulator on this CPU").
  * Valid while the model is loaded; NULL (with tessel_last_error) for a NULL model. */

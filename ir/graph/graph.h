@@ -51,9 +51,21 @@ struct Node {
   bool has_input(size_t i) const { return i < inputs.size() && inputs[i] != nullptr; }
 };
 
+// An output whose extent along `axis` only a run decides (NonZero, Compress,
+// NonMaxSuppression): the kernels compute it at its upper bound, of which the
+// first `size` entries along the axis are the data and the rest padding. The
+// sizes are scalar int64 values, the graph's trailing outputs (the k-th entry's
+// is outputs()[num_user_outputs() + k]); whoever hands the outputs to a user
+// cuts each output to its size (data_dependent.h).
+struct DataDependentDim {
+  size_t output = 0;
+  int axis = 0;
+};
+
 class Graph {
  public:
   std::string name;
+  std::vector<DataDependentDim> data_dependent_dims;
 
   Value* add_input(std::string name, TensorType type);
   Value* add_constant(std::string name, Tensor value);
@@ -72,6 +84,8 @@ class Graph {
 
   const std::vector<Value*>& inputs() const { return inputs_; }
   const std::vector<Value*>& outputs() const { return outputs_; }
+  // The outputs a user sees: all but the sizes of data-dependent extents.
+  size_t num_user_outputs() const { return outputs_.size() - data_dependent_dims.size(); }
   std::vector<Node*> nodes() const;
   std::vector<Value*> values() const;
   std::vector<Value*> constants() const;

@@ -61,7 +61,13 @@ std::string print_graph(const Graph& g) {
   for (const Node* n : g.nodes()) print_node(os, *n, "");
   os << "  return ";
   for (size_t i = 0; i < g.outputs().size(); ++i) os << (i ? ", " : "") << value_ref(g.outputs()[i]);
-  os << "\n}\n";
+  os << "\n";
+  for (size_t k = 0; k < g.data_dependent_dims.size(); ++k) {
+    const DataDependentDim& d = g.data_dependent_dims[k];
+    os << "  data-dependent " << value_ref(g.outputs().at(d.output)) << " axis " << d.axis << " size "
+       << value_ref(g.outputs().at(g.num_user_outputs() + k)) << "\n";
+  }
+  os << "}\n";
   return os.str();
 }
 

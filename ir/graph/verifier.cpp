@@ -46,6 +46,27 @@ void check_storage(const Value& v, bool interface) {
   }
 }
 
+// Each entry names a user output (at most once) and one of its axes; its size
+// is a trailing scalar int64 output.
+void verify_data_dependent_dims(const Graph& g) {
+  TESSEL_ICHECK(g.data_dependent_dims.size() <= g.outputs().size())
+      << g.data_dependent_dims.size() << " data-dependent extents but " << g.outputs().size() << " outputs";
+  std::unordered_set<size_t> seen;
+  for (size_t k = 0; k < g.data_dependent_dims.size(); ++k) {
+    const DataDependentDim& d = g.data_dependent_dims[k];
+    TESSEL_ICHECK(d.output < g.num_user_outputs() && seen.insert(d.output).second)
+        << "data-dependent extent " << k << " names output " << d.output << " (of " << g.num_user_outputs()
+        << " user outputs, each once)";
+    const TensorType& t = g.outputs()[d.output]->type;
+    TESSEL_ICHECK(t.rank_known && d.axis >= 0 && d.axis < t.rank())
+        << "data-dependent axis " << d.axis << " of output %" << g.outputs()[d.output]->name << ": "
+        << t.str();
+    const TensorType& size = g.outputs()[g.num_user_outputs() + k]->type;
+    TESSEL_ICHECK(size.dtype == DType::kI64 && size.rank_known && size.rank() == 0)
+        << "the size of data-dependent output %" << g.outputs()[d.output]->name << " is typed " << size.str();
+  }
+}
+
 }  // namespace
 
 void verify_graph(const Graph& g) {
@@ -76,6 +97,7 @@ void verify_graph(const Graph& g) {
   }
   for (const Value* out : g.outputs())
     TESSEL_ICHECK(defined.count(out)) << "graph output %" << out->name << " is not defined";
+  verify_data_dependent_dims(g);
 }
 
 }  // namespace tessel::graph

@@ -8,7 +8,7 @@ from typing import Optional
 
 import numpy as np
 
-ABI_VERSION = 3
+ABI_VERSION = 4
 
 # tessel_dtype value -> (name, numpy dtype or None where numpy has no such type).
 DTYPES = {
@@ -83,6 +83,8 @@ FUNCTIONS = {
     "tessel_context_run_device": (c_int, [c_void_p, _TENSORS, c_int32, _TENSORS, c_int32, c_void_p]),
     "tessel_set_num_threads": (c_int, [c_int32]),
     "tessel_get_num_threads": (c_int32, []),
+    "tessel_model_output_dynamic_axis": (c_int32, [c_void_p, c_int32]),
+    "tessel_context_output_shape": (c_int, [c_void_p, c_int32, POINTER(c_int64)]),
 }
 
 

@@ -193,6 +193,8 @@ class Model:
                 status = self._lib.tessel_context_run(*args)
             else:
                 status = self._lib.tessel_context_run_profiled(*args, kernel_seconds)
+            if status == 0:
+                out_arrays = [self._cut_to_run_shape(context, j, a) for j, a in enumerate(out_arrays)]
         finally:
             self._end_run()
         self._check(status, "tessel_context_run")
@@ -200,6 +202,16 @@ class Model:
         for info, array in zip(self._outputs, out_arrays):
             outputs.setdefault(info.name, array)
         return outputs
+
+    def _cut_to_run_shape(self, context: int, index: int, array: np.ndarray) -> np.ndarray:
+        """An output of data-dependent extent (NonZero, NonMaxSuppression, ...) as the run sized it:
+        the run left it dense in the front of its buffer, which holds its upper bound."""
+        if self._dynamic_axes[index] < 0:
+            return array
+        shape = (ctypes.c_int64 * max(array.ndim, 1))()
+        self._check(self._lib.tessel_context_output_shape(context, index, shape), "tessel_context_output_shape")
+        dims = tuple(shape[d] for d in range(array.ndim))
+        return array.reshape(-1)[:int(np.prod(dims))].reshape(dims).copy()
 
     def _check_feeds(self, feeds: Mapping[str, np.ndarray]) -> Dict[str, np.ndarray]:
         if not isinstance(feeds, Mapping):
@@ -332,6 +344,8 @@ class Model:
         lib, m = self._lib, self._model
         self._inputs = self._read_tensors(lib.tessel_model_num_inputs(m), lib.tessel_model_input_info, "input")
         self._outputs = self._read_tensors(lib.tessel_model_num_outputs(m), lib.tessel_model_output_info, "output")
+        # The axis of each output that a run sizes (-1: its shape is fixed; its info gives the bound).
+        self._dynamic_axes = [lib.tessel_model_output_dynamic_axis(m, j) for j in range(len(self._outputs))]
         num_kernels = lib.tessel_model_num_kernels(m)
         if num_kernels < 0:
             raise TesselError(f"{self.path}: tessel_model_num_kernels failed: {self._last_error()}")

@@ -148,15 +148,23 @@ std::vector<Tensor> JitModel::run(const std::vector<Tensor>& inputs, std::vector
   auto base = reinterpret_cast<uintptr_t>(arena_storage_.data());
   void* arena = reinterpret_cast<void*>((base + 63) / 64 * 64);
   if (kernel_seconds) kernel_seconds->assign(plan_.steps.size(), 0.0);
+  std::vector<int64_t> sizes(plan_.data_dependent.size());
   try {
     double* seconds = kernel_seconds ? kernel_seconds->data() : nullptr;
     if (executor_->gpu)
       executor_->gpu->run(*executor_->gpu_workspace, in.data(), int32_t(in.size()), out.data(),
-                          int32_t(out.size()), seconds);
+                          int32_t(out.size()), seconds, sizes.data());
     else
-      executor_->host->run(in.data(), int32_t(in.size()), out.data(), int32_t(out.size()), arena, seconds);
+      executor_->host->run(in.data(), int32_t(in.size()), out.data(), int32_t(out.size()), arena, seconds,
+                           sizes.data());
   } catch (const rt::StatusError& e) {
     TESSEL_USER_CHECK(false, Span{}) << e.what();
+  }
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    const rt::DataDependentDim& d = plan_.data_dependent[k];
+    std::vector<int64_t> shape = plan_.outputs[d.output].shape;
+    shape[d.axis] = sizes[k];
+    outputs[d.output] = cut_to_shape(std::move(outputs[d.output]), shape);
   }
   return outputs;
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,6 +50,15 @@ class CompiledModel {
   virtual void set_num_threads(int threads) = 0;
   virtual int num_threads() const = 0;
 };
+
+// An output allocated at its bound, cut to the shape a run gave it (the run
+// left its data dense in the front): outputs of data-dependent extent.
+inline Tensor cut_to_shape(Tensor bound, const std::vector<int64_t>& shape) {
+  if (bound.shape() == shape) return bound;
+  Tensor cut(bound.dtype(), shape);
+  if (cut.nbytes()) std::memcpy(cut.raw(), bound.raw(), cut.nbytes());
+  return cut;
+}
 
 // Loads a model.so written by `tessel compile`. A file that is missing, not a
 // shared library, or not a Tessel model is a UserError saying which.

@@ -179,7 +179,7 @@ ExecutionPlan build_execution_plan(const graph::Graph& g, const std::vector<Comp
     plan.inputs.push_back(spec_of(*v));
     b.set_slot(v, b.slot(rt::Storage::kInput, uint32_t(i), 0, bytes_of(*v)));
   }
-  for (size_t j = 0; j < g.outputs().size(); ++j) {
+  for (size_t j = 0; j < g.num_user_outputs(); ++j) {
     const graph::Value* v = g.outputs()[j];
     plan.outputs.push_back(spec_of(*v));
     if (!b.has_slot(v) && !b.resolve(v)->is_constant() && b.resolve(v) == v)
@@ -194,7 +194,8 @@ ExecutionPlan build_execution_plan(const graph::Graph& g, const std::vector<Comp
   }
   for (const ScanRegion& r : regions) touch_loop_copies(r, b, live);
   // An output that is another value's buffer (a Scan's final state is its
-  // body input's) stays live to the end: no later kernel may reuse it.
+  // body input's), and a data-dependent extent the runtime reads after the
+  // steps, stays live to the end: no later kernel may reuse it.
   if (!kernels.empty())
     for (const graph::Value* v : g.outputs())
       if (!b.has_slot(v)) live.touch(b.resolve(v), kernels.size() - 1);
@@ -232,7 +233,12 @@ ExecutionPlan build_execution_plan(const graph::Graph& g, const std::vector<Comp
       plan.steps[s].bytes *= double(plan.loops.back().count);
     }
   }
-  for (const graph::Value* v : g.outputs()) plan.output_buffers.push_back(b.slot_of(v));
+  for (size_t j = 0; j < g.num_user_outputs(); ++j) plan.output_buffers.push_back(b.slot_of(g.outputs()[j]));
+  for (size_t k = 0; k < g.data_dependent_dims.size(); ++k) {
+    const graph::DataDependentDim& d = g.data_dependent_dims[k];
+    uint32_t size = b.slot_of(g.outputs()[g.num_user_outputs() + k]);
+    plan.data_dependent.push_back({uint32_t(d.output), uint32_t(d.axis), size});
+  }
   plan.weights_bytes = out.weights.size();
   return out;
 }

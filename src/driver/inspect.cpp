@@ -41,7 +41,15 @@ void print_inspection(const graph::Graph& g, std::ostream& out) {
   out << "graph " << (g.name.empty() ? "main" : g.name) << ": " << g.num_nodes() << " nodes\n\ninputs:\n";
   for (const graph::Value* v : g.inputs()) out << "  " << v->name << ": " << v->type.str() << "\n";
   out << "outputs:\n";
-  for (const graph::Value* v : g.outputs()) out << "  " << v->name << ": " << v->type.str() << "\n";
+  for (size_t j = 0; j < g.num_user_outputs(); ++j) {
+    const graph::Value* v = g.outputs()[j];
+    out << "  " << v->name << ": " << v->type.str();
+    for (const graph::DataDependentDim& d : g.data_dependent_dims)
+      if (d.output == j)
+        out << " (axis " << d.axis << ": at most " << v->type.dims[size_t(d.axis)].value
+            << ", decided by the data)";
+    out << "\n";
+  }
 
   std::map<std::string, int> histogram;
   for (const graph::Node* n : g.nodes()) ++histogram[n->op];

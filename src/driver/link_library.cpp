@@ -22,17 +22,30 @@ namespace {
 #endif
 
 // The functions of include/tessel/runtime.h: all a model library exports.
-constexpr const char* kAbiSymbols[] = {"tessel_abi_version",        "tessel_version",
-                                       "tessel_last_error",         "tessel_last_status",
-                                       "tessel_model_load",         "tessel_model_unload",
-                                       "tessel_model_num_inputs",   "tessel_model_num_outputs",
-                                       "tessel_model_input_info",   "tessel_model_output_info",
-                                       "tessel_model_num_kernels",  "tessel_model_kernel_info",
-                                       "tessel_model_arena_bytes",  "tessel_model_device",
-                                       "tessel_context_create",     "tessel_context_destroy",
-                                       "tessel_context_run",        "tessel_context_run_profiled",
-                                       "tessel_context_run_traced", "tessel_context_run_device",
-                                       "tessel_set_num_threads",    "tessel_get_num_threads"};
+constexpr const char* kAbiSymbols[] = {"tessel_abi_version",
+                                       "tessel_version",
+                                       "tessel_last_error",
+                                       "tessel_last_status",
+                                       "tessel_model_load",
+                                       "tessel_model_unload",
+                                       "tessel_model_num_inputs",
+                                       "tessel_model_num_outputs",
+                                       "tessel_model_input_info",
+                                       "tessel_model_output_info",
+                                       "tessel_model_num_kernels",
+                                       "tessel_model_kernel_info",
+                                       "tessel_model_arena_bytes",
+                                       "tessel_model_device",
+                                       "tessel_context_create",
+                                       "tessel_context_destroy",
+                                       "tessel_context_run",
+                                       "tessel_context_run_profiled",
+                                       "tessel_context_run_traced",
+                                       "tessel_context_run_device",
+                                       "tessel_set_num_threads",
+                                       "tessel_get_num_threads",
+                                       "tessel_model_output_dynamic_axis",
+                                       "tessel_context_output_shape"};
 
 std::string env_or(const char* name, const std::string& fallback) {
   const char* v = std::getenv(name);

@@ -34,6 +34,8 @@ struct Abi {
                     tessel_trace_span*, int32_t, int32_t*);  // null in libraries older than tracing
   int (*set_num_threads)(int32_t);
   int32_t (*get_num_threads)();
+  int32_t (*output_dynamic_axis)(const tessel_model*, int32_t);
+  int (*output_shape)(const tessel_context*, int32_t, int64_t*);
 };
 
 template <typename F>
@@ -74,7 +76,7 @@ class ModelLibrary final : public CompiledModel {
       check(abi_.run_traced(context_, in.data(), int32_t(in.size()), out.data(), int32_t(out.size()),
                             trace.kernel_seconds.data(), spans, capacity, count));
     });
-    return outputs;
+    return cut_data_dependent(std::move(outputs));
   }
 
   std::vector<Tensor> run(const std::vector<Tensor>& inputs, std::vector<double>* kernel_seconds) override {
@@ -87,10 +89,21 @@ class ModelLibrary final : public CompiledModel {
     } else {
       check(abi_.run(context_, in.data(), int32_t(in.size()), out.data(), int32_t(out.size())));
     }
-    return outputs;
+    return cut_data_dependent(std::move(outputs));
   }
 
  private:
+  // Each output of data-dependent extent at the shape the last run gave it.
+  std::vector<Tensor> cut_data_dependent(std::vector<Tensor> outputs) const {
+    for (size_t j = 0; j < outputs.size(); ++j) {
+      if (abi_.output_dynamic_axis(model_, int32_t(j)) < 0) continue;
+      std::vector<int64_t> shape(outputs_[j].shape.size());
+      check(abi_.output_shape(context_, int32_t(j), shape.data()));
+      outputs[j] = cut_to_shape(std::move(outputs[j]), shape);
+    }
+    return outputs;
+  }
+
   // The outputs to fill, and the C views of inputs and outputs.
   std::vector<Tensor> bind_tensors(const std::vector<Tensor>& inputs, std::vector<tessel_tensor>& in,
                                    std::vector<tessel_tensor>& out) const {
@@ -125,6 +138,8 @@ class ModelLibrary final : public CompiledModel {
     bind(handle_, path, "tessel_context_run_profiled", abi_.run_profiled);
     bind(handle_, path, "tessel_set_num_threads", abi_.set_num_threads);
     bind(handle_, path, "tessel_get_num_threads", abi_.get_num_threads);
+    bind(handle_, path, "tessel_model_output_dynamic_axis", abi_.output_dynamic_axis);
+    bind(handle_, path, "tessel_context_output_shape", abi_.output_shape);
     abi_.run_traced = reinterpret_cast<decltype(abi_.run_traced)>(dlsym(handle_, "tessel_context_run_traced"));
     model_ = abi_.model_load();
     TESSEL_USER_CHECK(model_, Span{}) << path << ": " << abi_.last_error();

@@ -94,7 +94,7 @@ std::vector<Tensor> random_inputs(const std::vector<rt::TensorSpec>& specs, uint
 void write_outputs(const graph::Graph& g, const std::vector<Tensor>& outputs, const std::string& dir,
                    std::ostream& log) {
   std::vector<std::string> names;
-  for (const graph::Value* v : g.outputs()) names.push_back(v->name);
+  for (size_t j = 0; j < g.num_user_outputs(); ++j) names.push_back(g.outputs()[j]->name);
   write_outputs(names, outputs, dir, log);
 }
 

@@ -75,7 +75,7 @@ std::vector<Tensor> TirExecutor::run(const std::vector<Tensor>& inputs) const {
   }
   std::vector<Tensor> outputs;
   for (const graph::Value* out : graph_.outputs()) outputs.push_back(lookup(out));
-  return outputs;
+  return reference::user_outputs(graph_, std::move(outputs));
 }
 
 namespace {

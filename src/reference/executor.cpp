@@ -1,10 +1,12 @@
 // Node-by-node interpretation of a graph with the reference kernels.
 #include "src/reference/executor.h"
 
+#include <cstring>
 #include <unordered_map>
 
 #include "ir/graph/op_registry.h"
 #include "src/reference/kernel_registry.h"
+#include "src/runtime/data_dependent.h"
 
 namespace tessel::reference {
 
@@ -85,7 +87,30 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs, const NodeO
   }
   std::vector<Tensor> outputs;
   for (const graph::Value* out : graph_.outputs()) outputs.push_back(*lookup(out));
-  return outputs;
+  return user_outputs(graph_, std::move(outputs));
+}
+
+std::vector<Tensor> user_outputs(const graph::Graph& g, std::vector<Tensor> all) {
+  TESSEL_ICHECK(all.size() == g.outputs().size())
+      << all.size() << " outputs for a graph of " << g.outputs().size();
+  size_t users = g.num_user_outputs();
+  for (size_t k = 0; k < g.data_dependent_dims.size(); ++k) {
+    const graph::DataDependentDim& d = g.data_dependent_dims[k];
+    Tensor& t = all[d.output];
+    int64_t size = all[users + k].get_i64(0);
+    TESSEL_ICHECK(size >= 0 && size <= t.shape().at(size_t(d.axis)))
+        << "output " << d.output << " has " << size << " entries along axis " << d.axis << " of "
+        << t.type_str();
+    Dims cut = t.shape();
+    cut[size_t(d.axis)] = size;
+    Tensor dense = t.clone();
+    rt::compact_along_axis(dense.raw(), dense.shape(), dtype_size(dense.dtype()), size_t(d.axis), size);
+    Tensor result(t.dtype(), cut);
+    if (result.nbytes()) std::memcpy(result.raw(), dense.raw(), result.nbytes());
+    t = std::move(result);
+  }
+  all.resize(users);
+  return all;
 }
 
 }  // namespace tessel::reference

@@ -28,6 +28,10 @@ class Executor {
   const graph::Graph& graph_;
 };
 
+// The outputs a user gets from all of a run's outputs (graph::DataDependentDim):
+// the sizes dropped, each data-dependent output cut to its size.
+std::vector<Tensor> user_outputs(const graph::Graph& g, std::vector<Tensor> all);
+
 // Checks one run-time input against the type the graph declares.
 void check_input(const graph::Value& declared, const Tensor& given);
 

@@ -7,6 +7,7 @@
 #include "tessel/runtime.h"
 #pragma GCC visibility pop
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -173,6 +174,34 @@ int tessel_model_kernel_info(const tessel_model* model, int32_t index, tessel_ke
 int64_t tessel_model_arena_bytes(const tessel_model* model) {
   if (!model) return fail(TESSEL_ERR_INVALID_ARGUMENT, "tessel_model_arena_bytes: model is NULL"), -1;
   return int64_t(model->engine->plan().arena_bytes);
+}
+
+int32_t tessel_model_output_dynamic_axis(const tessel_model* model, int32_t index) {
+  tessel_tensor_info info;
+  if (tensor_info(model, index, &info, false) != TESSEL_OK) return -2;
+  for (const tessel::rt::DataDependentDim& d : model->engine->plan().data_dependent)
+    if (d.output == uint32_t(index)) return int32_t(d.axis);
+  return -1;
+}
+
+int tessel_context_output_shape(const tessel_context* context, int32_t index, int64_t* shape) {
+  if (!context || !shape)
+    return fail(TESSEL_ERR_INVALID_ARGUMENT, "tessel_context_output_shape: context or shape is NULL");
+  tessel_tensor_info info;
+  if (int status = tensor_info(context->model, index, &info, false); status != TESSEL_OK) return status;
+  std::copy(info.shape, info.shape + info.rank, shape);
+  const std::vector<tessel::rt::DataDependentDim>& dims = context->model->engine->plan().data_dependent;
+  const std::vector<int64_t>& sizes = context->state->data_dependent_sizes;
+  for (size_t k = 0; k < dims.size(); ++k) {
+    if (dims[k].output != uint32_t(index)) continue;
+    if (sizes.size() != dims.size())
+      return fail(TESSEL_ERR_INVALID_ARGUMENT, "tessel_context_output_shape: output '" +
+                                                   std::string(info.name) +
+                                                   "' has an extent the data decides, and the context has no "
+                                                   "successful run yet");
+    shape[dims[k].axis] = sizes[k];
+  }
+  return TESSEL_OK;
 }
 
 const char* tessel_model_device(const tessel_model* model) {

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "src/runtime/plan.h"
 #include "tessel/runtime.h"
@@ -22,9 +23,13 @@ class ModelEngine {
   // What one context's runs use (an arena, device buffers).
   struct Context {
     virtual ~Context() = default;
+    // The extents of the outputs of data-dependent extent (plan.data_dependent)
+    // as of the last successful run; empty before one.
+    std::vector<int64_t> data_dependent_sizes;
   };
   virtual std::unique_ptr<Context> new_context() const = 0;
-  // One run, as PlanExecutor::run; throws StatusError.
+  // One run, as PlanExecutor::run, the data-dependent extents written to the
+  // context; throws StatusError.
   virtual void run(Context& context, const tessel_tensor* inputs, int32_t num_inputs, tessel_tensor* outputs,
                    int32_t num_outputs, double* kernel_seconds) const = 0;
   // One run on device memory (tessel_context_run_device); an engine whose

@@ -37,8 +37,11 @@ class CpuEngine final : public ModelEngine {
   }
   void run(Context& context, const tessel_tensor* inputs, int32_t num_inputs, tessel_tensor* outputs,
            int32_t num_outputs, double* kernel_seconds) const override {
+    context.data_dependent_sizes.clear();
+    std::vector<int64_t> sizes(plan().data_dependent.size());
     executor_.run(inputs, num_inputs, outputs, num_outputs, static_cast<ArenaContext&>(context).arena.get(),
-                  kernel_seconds);
+                  kernel_seconds, sizes.data());
+    context.data_dependent_sizes = std::move(sizes);
   }
 
  private:

@@ -214,6 +214,24 @@ void validate_outputs(const Plan& plan) {
   }
 }
 
+// Each names an output (at most once), one of its axes and a buffer of one
+// int64 that is not an input's.
+void validate_data_dependent(const Plan& plan) {
+  std::vector<bool> named(plan.outputs.size(), false);
+  for (const DataDependentDim& d : plan.data_dependent) {
+    if (d.output >= plan.outputs.size() || named[d.output])
+      fail("data-dependent extent of output " + std::to_string(d.output) + " (of " +
+           std::to_string(plan.outputs.size()) + ", each once)");
+    named[d.output] = true;
+    if (d.axis >= plan.outputs[d.output].shape.size())
+      fail("data-dependent axis " + std::to_string(d.axis) + " of output '" + plan.outputs[d.output].name +
+           "'");
+    if (d.size_buffer >= plan.buffers.size() || plan.buffers[d.size_buffer].bytes != sizeof(int64_t) ||
+        plan.buffers[d.size_buffer].storage == Storage::kInput)
+      fail("the size of output '" + plan.outputs[d.output].name + "' is not in a buffer of one int64");
+  }
+}
+
 }  // namespace
 
 // Indexed by tessel_dtype.
@@ -281,6 +299,12 @@ std::vector<uint8_t> serialize_plan(const Plan& plan) {
   w.put(plan.weights_checksum);
   w.put(uint32_t(plan.cpu_features.size()));
   for (const std::string& f : plan.cpu_features) w.put_string(f);
+  w.put(uint32_t(plan.data_dependent.size()));
+  for (const DataDependentDim& d : plan.data_dependent) {
+    w.put(d.output);
+    w.put(d.axis);
+    w.put(d.size_buffer);
+  }
   return w.take_sealed();
 }
 
@@ -332,6 +356,12 @@ Plan deserialize_plan(const uint8_t* data, size_t size) {
   plan.weights_checksum = r.get<uint64_t>("weights checksum");
   plan.cpu_features.resize(r.get_count("CPU feature count", 4));
   for (std::string& f : plan.cpu_features) f = r.get_string("CPU feature");
+  plan.data_dependent.resize(r.get_count("data-dependent extent count", 12));
+  for (DataDependentDim& d : plan.data_dependent) {
+    d.output = r.get<uint32_t>("data-dependent output");
+    d.axis = r.get<uint32_t>("data-dependent axis");
+    d.size_buffer = r.get<uint32_t>("data-dependent size buffer");
+  }
   if (r.pos() != r.size())
     throw PlanError("corrupt model plan: " + std::to_string(r.size() - r.pos()) + " trailing bytes");
   return plan;
@@ -354,6 +384,7 @@ void validate_plan(const Plan& plan, uint32_t kernel_count, uint64_t weights_siz
   for (size_t i = 0; i < plan.steps.size(); ++i) validate_step(plan, i, kernel_count);
   validate_loops(plan);
   validate_outputs(plan);
+  validate_data_dependent(plan);
   validate_features(plan);
 }
 

@@ -81,6 +81,12 @@ struct Loop {
   bool run_when_true = true;
 };
 
+// An output whose extent along `axis` a run decides (data_dependent.h): its
+// spec holds the bound, buffer `size_buffer` the int64 extent after a run.
+struct DataDependentDim {
+  uint32_t output = 0, axis = 0, size_buffer = 0;
+};
+
 struct Plan {
   std::string model_name;
   std::vector<TensorSpec> inputs, outputs;
@@ -97,11 +103,12 @@ struct Plan {
   // for. A plan that is never exported (the JIT's) leaves them empty.
   uint64_t weights_checksum = 0;
   std::vector<std::string> cpu_features;
+  std::vector<DataDependentDim> data_dependent;
 };
 
 // 2: the weights' checksum, the CPU features and the trailing checksum.
-// 3: loops.
-constexpr uint32_t kPlanFormatVersion = 3;
+// 3: loops. 4: data-dependent extents.
+constexpr uint32_t kPlanFormatVersion = 4;
 // The largest arena or weights a plan may claim (1 TiB): well beyond any
 // model, far from the overflow of rounding sizes up to 64 bytes.
 constexpr uint64_t kMaxPlanBytes = uint64_t(1) << 40;

@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 
+#include "src/runtime/data_dependent.h"
 #include "src/runtime/kernel_error.h"
 
 namespace tessel::rt {
@@ -209,7 +210,8 @@ void PlanExecutor::run_loop(Run& r, size_t index) const {
 }
 
 void PlanExecutor::run(const tessel_tensor* inputs, int32_t num_inputs, tessel_tensor* outputs,
-                       int32_t num_outputs, void* arena, double* kernel_seconds) const {
+                       int32_t num_outputs, void* arena, double* kernel_seconds,
+                       int64_t* data_dependent_sizes) const {
   check_tensors(inputs, num_inputs, plan_.inputs, "input");
   check_tensors(outputs, num_outputs, plan_.outputs, "output");
   if (plan_.arena_bytes > 0 && (!arena || reinterpret_cast<uintptr_t>(arena) % kAlignment != 0))
@@ -244,6 +246,14 @@ void PlanExecutor::run(const tessel_tensor* inputs, int32_t num_inputs, tessel_t
     }
   }
   binding.copy_out_staged(n_in);
+  cut_data_dependent_outputs(
+      plan_,
+      [&](uint32_t buffer) {
+        int64_t size = 0;
+        std::memcpy(&size, ptr[buffer], sizeof(size));
+        return size;
+      },
+      outputs, data_dependent_sizes);
 }
 
 }  // namespace tessel::rt

@@ -27,10 +27,13 @@ class PlanExecutor {
   // One run: checks every tensor against the plan's specs, calls the steps'
   // kernels in order and fills the outputs. arena: plan.arena_bytes bytes,
   // 64-byte aligned, used by one run at a time; kernel_seconds, when given,
-  // receives each step's wall time (summed over a loop's iterations). Throws StatusError carrying the
-  // tessel_status. Const: runs with distinct arenas may overlap in time.
+  // receives each step's wall time (summed over a loop's iterations). An
+  // output of data-dependent extent (plan.data_dependent) is left dense at its
+  // extent, in the front of its memory; data_dependent_sizes, when given,
+  // receives those extents. Throws StatusError carrying the tessel_status.
+  // Const: runs with distinct arenas may overlap in time.
   void run(const tessel_tensor* inputs, int32_t num_inputs, tessel_tensor* outputs, int32_t num_outputs,
-           void* arena, double* kernel_seconds = nullptr) const;
+           void* arena, double* kernel_seconds = nullptr, int64_t* data_dependent_sizes = nullptr) const;
 
   const Plan& plan() const { return plan_; }
 

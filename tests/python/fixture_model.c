@@ -189,6 +189,22 @@ int tessel_model_output_info(const tessel_model* model, int32_t index, tessel_te
   return tensor_info(model, index, info, 0);
 }
 
+/* Both outputs have fixed shapes. */
+int32_t tessel_model_output_dynamic_axis(const tessel_model* model, int32_t index) {
+  tessel_tensor_info info;
+  return tensor_info(model, index, &info, 0) == TESSEL_OK ? -1 : -2;
+}
+
+int tessel_context_output_shape(const tessel_context* context, int32_t index, int64_t* shape) {
+  if (!context || !shape)
+    return fail(TESSEL_ERR_INVALID_ARGUMENT, "tessel_context_output_shape: context or shape is NULL");
+  tessel_tensor_info info;
+  int status = tensor_info(context->model, index, &info, 0);
+  if (status != TESSEL_OK) return status;
+  for (int32_t d = 0; d < info.rank; ++d) shape[d] = info.shape[d];
+  return TESSEL_OK;
+}
+
 int32_t tessel_model_num_kernels(const tessel_model* model) {
   if (!model) return fail(TESSEL_ERR_INVALID_ARGUMENT, "tessel_model_num_kernels: model is NULL"), -1;
   return NUM_KERNELS;

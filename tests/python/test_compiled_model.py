@@ -46,6 +46,11 @@ class CompiledModelTest(unittest.TestCase):
                  [f32("x", [2, 3])], [f32("y", [2, 3]), f32("n", [2, 3]), f32("y", [2, 3])])
         cls.twice = compile_model(tmp, "twice", *twice)
         cls.twice_gpu = compile_model(tmp, "twice_gpu", *twice, target="cuda-emulated")
+        # NonZero of x > 0: [2, k] coordinates, k decided by each run (at most 6).
+        cls.nonzero = compile_model(tmp, "nonzero", [helper.make_node("Greater", ["x", "zero"], ["hot"]),
+                                                     helper.make_node("NonZero", ["hot"], ["where"])],
+                                    [f32("x", [2, 3]), f32("zero", [])],
+                                    [helper.make_tensor_value_info("where", TensorProto.INT64, None)])
         # A matmul whose tiles the GPU code fetches 16 bytes at a time.
         cls.matmul_gpu = compile_model(tmp, "matmul_gpu", [helper.make_node("MatMul", ["a", "b"], ["c"])],
                                        [f32("a", [64, 64]), f32("b", [64, 64])], [f32("c", [64, 64])],
@@ -86,6 +91,15 @@ class CompiledModelTest(unittest.TestCase):
                 np.testing.assert_array_equal(out["n"], -x)
             times = m.profile({"x": x}, repeat=2)
             self.assertEqual(len(times), len(m.kernels))
+
+    def test_an_output_of_data_dependent_extent_has_each_runs_shape(self):
+        with tessel.load(self.nonzero) as m:
+            self.assertEqual(m.outputs[0].shape, (2, 6))  # the bound
+            zero = np.float32(0)
+            x = np.array([[1, -1, 2], [0, 3, -2]], np.float32)
+            np.testing.assert_array_equal(m.run({"x": x, "zero": zero})["where"], np.array(np.nonzero(x > 0)))
+            self.assertEqual(m.run({"x": -np.abs(x), "zero": zero})["where"].shape, (2, 0))
+            self.assertEqual(m.run({"x": np.ones((2, 3), np.float32), "zero": zero})["where"].shape, (2, 6))
 
     def test_device_memory(self):
         # Built for the CUDA emulator, whose device memory is host memory: the arrays' addresses

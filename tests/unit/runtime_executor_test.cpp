@@ -1,5 +1,6 @@
 // PlanExecutor with two kernels written here (add, then relu through an arena
-// buffer): results, tensor checks with their status and message, output copies.
+// buffer): results, tensor checks with their status and message, output copies,
+// an output cut to the extent a third kernel writes.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -68,6 +69,34 @@ TEST(RuntimeExecutor, RunsTheStepsInOrder) {
   for (int i = 0; i < 6; ++i) EXPECT_EQ(f.y[i], expected[i]) << i;
   EXPECT_GE(seconds[0], 0);
   EXPECT_GE(seconds[1], 0);
+}
+
+int64_t g_extent = 0;
+
+// Writes g_extent as the extent of y's axis 1.
+int32_t extent_kernel(void* const* args) {
+  *static_cast<int64_t*>(args[0]) = g_extent;
+  return 0;
+}
+
+TEST(RuntimeExecutor, AnOutputOfDataDependentExtentIsCutToIt) {
+  Plan p = add_relu_plan();
+  p.buffers.push_back({Storage::kArena, 0, 64, 8});
+  p.arena_bytes = 128;
+  p.steps.push_back({2, "extent", {4}, 0, 0});
+  p.data_dependent = {{0, 1, 4}};
+  PlanExecutor exec(p, {add_kernel, relu_kernel, extent_kernel}, kWeights);
+  Fixture f;
+  alignas(64) uint8_t arena[128] = {};
+  int64_t extent = -1;
+  g_extent = 2;
+  exec.run(&f.in, 1, &f.out, 1, arena, nullptr, &extent);
+  EXPECT_EQ(extent, 2);
+  const float front[4] = {2, 0, 0, 6};  // rows {2, 0, 4} and {0, 6, 0} cut to 2 columns
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(f.y[i], front[i]) << i;
+  g_extent = 4;
+  expect_status([&] { exec.run(&f.in, 1, &f.out, 1, arena); }, TESSEL_ERR_KERNEL_FAILED,
+                "output 'y': the kernels found 4 entries along axis 1, outside its bound 3");
 }
 
 TEST(RuntimeExecutor, MisalignedCallerTensorsAreStaged) {

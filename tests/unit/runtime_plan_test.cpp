@@ -183,12 +183,41 @@ TEST(RuntimePlan, LoopsRoundTripAndNameWhatIsWrong) {
   // The init copy's direction byte: before the three other copy lists (a count
   // and one copy of 9 bytes each), the condition (5), the output buffers (8
   // bytes), the arena and weights sizes and checksum (24), the CPU feature
-  // count (4), the seal (8).
-  size_t at = blob.size() - 8 - 4 - 24 - 8 - 5 - 3 * (4 + 9) - 1;
+  // count (4), the data-dependent extent count (4), the seal (8).
+  size_t at = blob.size() - 8 - 4 - 4 - 24 - 8 - 5 - 3 * (4 + 9) - 1;
   ASSERT_EQ(bad[at], 0);
   bad[at] = 2;
   reseal(bad);
   expect_plan_error(bad, "loop copy direction 2");
+}
+
+TEST(RuntimePlan, DataDependentExtentsRoundTripAndNameWhatIsWrong) {
+  Plan p = add_relu_plan();
+  p.buffers.push_back({Storage::kArena, 0, 64, 8});
+  p.arena_bytes = 128;
+  p.data_dependent = {{0, 1, 4}};
+  std::vector<uint8_t> blob = serialize_plan(p);
+  Plan q = deserialize_plan(blob.data(), blob.size());
+  validate_plan(q, 2, 24);
+  ASSERT_EQ(q.data_dependent.size(), 1u);
+  EXPECT_EQ(q.data_dependent[0].axis, 1u);
+  EXPECT_EQ(q.data_dependent[0].size_buffer, 4u);
+
+  Plan output = p;
+  output.data_dependent[0].output = 1;
+  expect_invalid(output, "data-dependent extent of output 1 (of 1, each once)");
+  Plan twice = p;
+  twice.data_dependent.push_back(twice.data_dependent[0]);
+  expect_invalid(twice, "data-dependent extent of output 0");
+  Plan axis = p;
+  axis.data_dependent[0].axis = 2;
+  expect_invalid(axis, "data-dependent axis 2 of output 'y'");
+  Plan wide = p;
+  wide.data_dependent[0].size_buffer = 2;  // 24 bytes
+  expect_invalid(wide, "the size of output 'y' is not in a buffer of one int64");
+  Plan input = p;
+  input.data_dependent[0].size_buffer = 0;
+  expect_invalid(input, "not in a buffer of one int64");
 }
 
 TEST(RuntimePlan, OutputCopiedFromAnInputIsValid) {

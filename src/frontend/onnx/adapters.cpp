@@ -180,6 +180,20 @@ int64_t AdaptContext::static_dim(const graph::Value* v, int64_t d, const char* w
   return t.dims[size_t(d)].value;
 }
 
+graph::Value* AdaptContext::data_dependent(graph::Value* padded, int64_t axis, graph::Value* size) {
+  int64_t bound = static_dim(padded, axis, "a data-dependent output");
+  if (size->is_constant()) {
+    int64_t n = size->constant->get_i64(0);
+    TESSEL_ICHECK(n >= 0 && n <= bound) << "size " << n << " of a data-dependent extent of " << bound;
+    if (n == bound) return padded;
+    return emit("Slice", {padded, i64_vector({0}), i64_vector({n}), i64_vector({axis})})[0];
+  }
+  if (bound == 0) return padded;  // nothing for a run to decide
+  TESSEL_ICHECK(extents != nullptr) << "no table of data-dependent extents in " << name;
+  (*extents)[padded] = RuntimeExtent{axis, size, op + " '" + name + "'"};
+  return padded;
+}
+
 graph::Attrs one_attr(const char* name, graph::AttrValue v) {
   graph::Attrs a;
   a.set(name, std::move(v));
@@ -197,6 +211,7 @@ const AdapterTable& adapters() {
     register_control_adapters(t);
     register_state_space_adapters(t);
     register_reorder_adapters(t);
+    register_data_dependent_adapters(t);
     register_einsum_adapter(t);
     register_grid_sample_adapter(t);
     register_channel_norm_adapters(t);

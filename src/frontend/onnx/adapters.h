@@ -15,6 +15,15 @@
 
 namespace tessel::onnx_frontend {
 
+// A value whose extent along `axis` only a run decides (graph::DataDependentDim):
+// it holds its upper bound, the first `size` entries along the axis the data.
+struct RuntimeExtent {
+  int64_t axis = 0;
+  graph::Value* size = nullptr;  // a scalar int64 value
+  std::string origin;            // the node that decided it: "NonZero 'nz'"
+};
+using RuntimeExtents = std::unordered_map<const graph::Value*, RuntimeExtent>;
+
 struct AdaptContext {
   graph::Graph& graph;
   int opset;                     // the model's opset of the default domain
@@ -42,6 +51,9 @@ struct AdaptContext {
   // unrolled); its outputs.
   std::function<std::vector<graph::Value*>(const std::string& attr, const std::vector<graph::Value*>& inputs)>
       inline_subgraph = nullptr;
+
+  // The import's values of data-dependent extent (NonZero, Compress, ...).
+  RuntimeExtents* extents = nullptr;
 
   // Input i's value when it is a constant, a graph input of known value, or
   // computed from those alone by a few small nodes (a Loop's trip count
@@ -77,6 +89,9 @@ struct AdaptContext {
   graph::Value* cast(graph::Value* v, DType to);                 // v itself when it has dtype `to`
   graph::Value* scalar(DType t, double v);                       // a constant [] tensor
   graph::Value* transpose(graph::Value* v, std::vector<int64_t> perm);
+  // `padded` with its extent along `axis` decided by a run: the first `size`
+  // entries are the data. A constant size cuts it now (a static shape).
+  graph::Value* data_dependent(graph::Value* padded, int64_t axis, graph::Value* size);
   // The static extent of v's dimension d (negative counts from the back); a
   // user error naming `what` when it is not known.
   int64_t static_dim(const graph::Value* v, int64_t d, const char* what) const;
@@ -123,5 +138,6 @@ void register_spectral_adapters(AdapterTable& t);      // DFT, STFT, MelWeightMa
 void register_deform_conv_adapter(AdapterTable& t);
 void register_roi_align_adapter(AdapterTable& t);
 void register_reorder_adapters(AdapterTable& t);  // CenterCropPad, ReverseSequence, MaxUnpool, TensorScatter
+void register_data_dependent_adapters(AdapterTable& t);  // NonZero, Compress, NonMaxSuppression
 
 }  // namespace tessel::onnx_frontend

@@ -13,6 +13,7 @@
 #include "src/frontend/onnx/adapters.h"
 #include "src/frontend/onnx/attributes.h"
 #include "src/frontend/onnx/importer_internal.h"
+#include "src/frontend/onnx/runtime_extents.h"
 #include "src/frontend/onnx/tensor_proto.h"
 #include "src/passes/fold_constants.h"
 
@@ -34,6 +35,7 @@ struct ImportSession {
   std::string dir;
   const ImportOptions& options;
   std::unordered_map<const graph::Value*, Tensor> known_inputs;  // ImportOptions::input_values
+  RuntimeExtents extents;  // values whose extent a run decides, in any of the graphs
   int64_t fold_bytes_left = kFoldBytesBudget;
   int64_t fold_flops_left = kFoldFlopsBudget;
 };
@@ -67,6 +69,8 @@ class GraphImporter {
   void import_node(const onnx::NodeProto& n, int index);
   void import_constant(const onnx::NodeProto& n, const std::string& name);
   std::vector<graph::Value*> output_values();
+  // A subgraph's outputs, none of data-dependent extent (a user error).
+  std::vector<graph::Value*> fixed_shape_outputs();
   void check_declared_outputs(const std::vector<graph::Value*>& outs);
   bool may_fold() const {
     return s_.options.fold_constants && s_.fold_bytes_left > 0 && s_.fold_flops_left > 0;
@@ -88,6 +92,9 @@ graph::Value* GraphImporter::lookup(const std::string& name, const std::string& 
   TESSEL_USER_CHECK(parent_ != nullptr, (Span{node, ""}))
       << "uses '" << name << "', which no earlier node, input or initializer defines";
   graph::Value* outer = parent_->lookup(name, node);
+  TESSEL_USER_CHECK(!s_.extents.count(outer), (Span{node, ""}))
+      << "a subgraph reads '" << name << "', whose extent only a run decides (an output of "
+      << s_.extents.at(outer).origin << "); loop and branch bodies take only values of fixed shape";
   if (scope_ == Scope::kInline) return outer;
   graph::Value* inner;
   if (outer->is_constant()) {
@@ -171,6 +178,7 @@ void GraphImporter::import_node(const onnx::NodeProto& n, int index) {
   std::string name = n.name().empty() ? n.op_type() + "_" + std::to_string(index) : n.name();
   if (n.op_type() == "Constant") return import_constant(n, name);
   AdaptContext ctx{g_, s_.opset, may_fold(), n.op_type(), name, {}, {}, {}, std::nullopt, &s_.known_inputs};
+  ctx.extents = &s_.extents;
   ctx.attrs = convert_attributes(n, Span{name, n.op_type()}, s_.dir);
   if (is_default_domain(n.domain())) check_onnx_schema(n, s_.opset, ctx.attrs, Span{name, n.op_type()});
   give_subgraphs(ctx, n, name);
@@ -179,6 +187,9 @@ void GraphImporter::import_node(const onnx::NodeProto& n, int index) {
   TESSEL_USER_CHECK(n.output_size() > 0, (Span{name, n.op_type()})) << "expects at least 1 output, got 0";
   for (const std::string& in : n.input()) ctx.inputs.push_back(in.empty() ? nullptr : lookup(in, name));
   for (const std::string& out : n.output()) ctx.output_names.push_back(out);
+  const std::vector<graph::Value*> onnx_inputs = ctx.inputs;
+  const graph::Attrs onnx_attrs = ctx.attrs;
+  prepare_runtime_extents(ctx, s_.extents);
   const AdapterTable& table = is_default_domain(n.domain()) ? adapters() : ml_adapters();
   if (auto it = table.find(n.op_type()); it != table.end()) it->second(ctx);
   std::vector<graph::Value*> results;
@@ -190,6 +201,7 @@ void GraphImporter::import_node(const onnx::NodeProto& n, int index) {
     results = node->outputs;
   }
   charge_folding(results);
+  carry_runtime_extents(ctx, onnx_inputs, onnx_attrs, results, s_.extents);
   // ONNX's schema bounds the outputs up to the library's opset; past it, a
   // node may name more outputs than the op has.
   TESSEL_USER_CHECK(results.size() == size_t(n.output_size()), (Span{name, n.op_type()}))
@@ -215,9 +227,11 @@ std::vector<graph::Value*> GraphImporter::output_values() {
           << "output '" << vi.name() << "' is declared " << declared.str() << " but " << who << " produces "
           << v->type.str();
       bool same_rank = !declared.rank_known || !v->type.rank_known || declared.rank() == v->type.rank();
+      auto extent = s_.extents.find(v);
       for (int i = 0; same_rank && declared.rank_known && v->type.rank_known && i < declared.rank(); ++i) {
         const graph::Dim &a = declared.dims[size_t(i)], &b = v->type.dims[size_t(i)];
-        same_rank = !a.is_known() || !b.is_known() || a.value == b.value;
+        bool decided_by_run = extent != s_.extents.end() && extent->second.axis == i;
+        same_rank = !a.is_known() || !b.is_known() || a.value == b.value || decided_by_run;
       }
       TESSEL_USER_CHECK(same_rank, Span{})
           << "shape mismatch: output '" << vi.name() << "' is declared " << declared.str() << " but " << who
@@ -251,7 +265,14 @@ void GraphImporter::import_main() {
   import_initializers();
   import_inputs();
   import_nodes();
-  g_.set_outputs(output_values());
+  std::vector<graph::Value*> outputs = output_values();
+  for (size_t j = 0, users = outputs.size(); j < users; ++j) {
+    auto extent = s_.extents.find(outputs[j]);
+    if (extent == s_.extents.end()) continue;
+    g_.data_dependent_dims.push_back(graph::DataDependentDim{j, int(extent->second.axis)});
+    outputs.push_back(extent->second.size);
+  }
+  g_.set_outputs(std::move(outputs));
   passes::remove_folded_nodes(g_);
 }
 
@@ -271,8 +292,17 @@ void GraphImporter::import_body(const std::vector<graph::TensorType>& input_type
   for (size_t i = 0; i < declared.size(); ++i)
     values_[declared[i]] = g_.add_input(declared[i], input_types[i]);
   import_nodes();
-  g_.set_outputs(output_values());
+  g_.set_outputs(fixed_shape_outputs());
   passes::remove_folded_nodes(g_);
+}
+
+std::vector<graph::Value*> GraphImporter::fixed_shape_outputs() {
+  std::vector<graph::Value*> outputs = output_values();
+  for (const graph::Value* v : outputs)
+    TESSEL_USER_CHECK(!s_.extents.count(v), (Span{proto_.name(), "subgraph"}))
+        << "returns '" << v->name << "', whose extent only a run decides (an output of "
+        << s_.extents.at(v).origin << "); loop and branch bodies return only values of fixed shape";
+  return outputs;
 }
 
 std::vector<graph::Value*> GraphImporter::import_inline(const std::vector<graph::Value*>& inputs) {
@@ -280,7 +310,7 @@ std::vector<graph::Value*> GraphImporter::import_inline(const std::vector<graph:
   std::vector<std::string> declared = declared_inputs(inputs.size());
   for (size_t i = 0; i < declared.size(); ++i) values_[declared[i]] = inputs[i];
   import_nodes();
-  return output_values();
+  return fixed_shape_outputs();
 }
 
 // The subgraph attributes of n, for the adapters of Scan, Loop and If.

@@ -68,10 +68,6 @@ std::map<std::string, int> library_first_opsets() {
 // Why the big families are left out; any other gap is not implemented yet.
 const std::map<std::string, std::string>& gap_reasons() {
   static const std::map<std::string, std::string> reasons = {
-      {"NonMaxSuppression", "its output's size depends on the data; run-time shapes are not planned yet"},
-      {"NonZero", "its output's size depends on the data; run-time shapes are not planned yet"},
-      {"Unique", "its output's size depends on the data; run-time shapes are not planned yet"},
-      {"Compress", "its output's size depends on the data; run-time shapes are not planned yet"},
       {"StringNormalizer", "string tensors are not supported"},
       {"TfIdfVectorizer", "string tensors are not supported"},
       {"RandomNormal", "random generators are not supported: a compiled model is deterministic"},

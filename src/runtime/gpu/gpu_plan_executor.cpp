@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "src/runtime/data_dependent.h"
 #include "src/runtime/plan_executor.h"
 
 namespace tessel::rt {
@@ -100,7 +101,8 @@ void GpuPlanExecutor::check_error_slots(const Workspace& w) const {
 }
 
 void GpuPlanExecutor::run(Workspace& w, const tessel_tensor* inputs, int32_t num_inputs,
-                          tessel_tensor* outputs, int32_t num_outputs, double* kernel_seconds) const {
+                          tessel_tensor* outputs, int32_t num_outputs, double* kernel_seconds,
+                          int64_t* data_dependent_sizes) const {
   check_tensors(inputs, num_inputs, plan_.inputs, "input");
   check_tensors(outputs, num_outputs, plan_.outputs, "output");
   GpuDevice& device = runner_.device();
@@ -114,12 +116,25 @@ void GpuPlanExecutor::run(Workspace& w, const tessel_tensor* inputs, int32_t num
   for (size_t j = 0; j < plan_.outputs.size(); ++j)
     if (uint64_t bytes = tensor_bytes(plan_.outputs[j]))
       device.download(outputs[j].data, w.buffer_ptr[plan_.output_buffers[j]], bytes);
+  cut_data_dependent_outputs(
+      plan_,
+      [&](uint32_t buffer) {
+        int64_t size = 0;
+        device.download(&size, w.buffer_ptr[buffer], sizeof(size));
+        return size;
+      },
+      outputs, data_dependent_sizes);
   if (events)
     for (size_t s = 0; s < plan_.steps.size(); ++s) kernel_seconds[s] = events->seconds(s, s + 1);
 }
 
 void GpuPlanExecutor::run_device(Workspace& w, const tessel_tensor* inputs, int32_t num_inputs,
                                  tessel_tensor* outputs, int32_t num_outputs, void* stream) const {
+  if (!plan_.data_dependent.empty())
+    throw StatusError(TESSEL_ERR_INVALID_ARGUMENT,
+                      "output '" + plan_.outputs[plan_.data_dependent[0].output].name +
+                          "' has an extent the data decides, which a run on device memory cannot hand back: "
+                          "use tessel_context_run");
   check_tensors(inputs, num_inputs, plan_.inputs, "input");
   check_tensors(outputs, num_outputs, plan_.outputs, "output");
   // The caller's buffers in place of the workspace's inputs and outputs,

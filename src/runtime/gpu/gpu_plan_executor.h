@@ -36,11 +36,13 @@ class GpuPlanExecutor {
   // kernel_seconds, when given, receives each step's time between device
   // events. Throws StatusError.
   void run(Workspace& workspace, const tessel_tensor* inputs, int32_t num_inputs, tessel_tensor* outputs,
-           int32_t num_outputs, double* kernel_seconds = nullptr) const;
+           int32_t num_outputs, double* kernel_seconds = nullptr,
+           int64_t* data_dependent_sizes = nullptr) const;
 
   // One run on device memory: inputs[i].data and outputs[j].data are device
   // pointers, the work queued on `stream` (GpuDevice::launch), which this
-  // waits for before it reads the error slots. Throws StatusError.
+  // waits for before it reads the error slots. Throws StatusError, at once for
+  // a plan with data-dependent extents (they are cut on the host).
   void run_device(Workspace& workspace, const tessel_tensor* inputs, int32_t num_inputs,
                   tessel_tensor* outputs, int32_t num_outputs, void* stream) const;
 

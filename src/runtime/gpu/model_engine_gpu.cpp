@@ -39,8 +39,11 @@ class GpuEngine final : public ModelEngine {
   }
   void run(Context& context, const tessel_tensor* inputs, int32_t num_inputs, tessel_tensor* outputs,
            int32_t num_outputs, double* kernel_seconds) const override {
+    context.data_dependent_sizes.clear();
+    std::vector<int64_t> sizes(plan().data_dependent.size());
     executor_.run(*static_cast<WorkspaceContext&>(context).workspace, inputs, num_inputs, outputs,
-                  num_outputs, kernel_seconds);
+                  num_outputs, kernel_seconds, sizes.data());
+    context.data_dependent_sizes = std::move(sizes);
   }
   void run_device(Context& context, const tessel_tensor* inputs, int32_t num_inputs, tessel_tensor* outputs,
                   int32_t num_outputs, void* stream) const override {
