@@ -1,9 +1,8 @@
 // Ops whose output extent the data decides (NonZero, Compress), as
 // compositions that compute the output at its upper bound with the data first
-// (AdaptContext::data_dependent). The selected entries are moved to the front
-// by a permutation: each selected entry goes to the count of selected entries
-// before it, each other one after all selected ones, keeping its order; the
-// counts are prefix sums built from blocks, so the work grows linearly.
+// (AdaptContext::data_dependent): the selected entries are found in order by
+// a binary search over the running count of selected entries, a prefix sum
+// built from blocks; the padding after them repeats entry 0.
 #include "src/frontend/onnx/adapters_data_dependent.h"
 
 #include <algorithm>
@@ -48,22 +47,36 @@ graph::Value* exclusive_prefix_sum(AdaptContext& c, graph::Value* x) {
   return padded > n ? c.emit("Slice", {sums, c.i64_vector({0}), c.i64_vector({n})})[0] : sums;
 }
 
+// The selected entries found by position: the r-th selected entry is the
+// first whose inclusive count of selected entries reaches r + 1, found in every
+// lane at once by a binary search over the (non-decreasing) counts, one
+// halving of the step per graph op group: n log n work, where a scatter of the
+// entries to their places is quadratic in the graph's ScatterElements.
 SelectedFirst selected_first(AdaptContext& c, graph::Value* mask) {
   int64_t n = c.static_dim(mask, 0, "a selection");
   if (n == 0)
     return SelectedFirst{c.constant(Tensor(DType::kI64, {0})), c.constant(Tensor::from_i64({0}, {}))};
   graph::Value* ones = c.cast(mask, DType::kI64);
-  graph::Value* before = exclusive_prefix_sum(c, ones);
+  graph::Value* counts = c.emit("Add", {exclusive_prefix_sum(c, ones), ones})[0];  // inclusive
   graph::Value* count = c.emit("ReduceSum", {ones, c.i64_vector({0})}, one_attr("keepdims", int64_t(0)))[0];
-  graph::Value* positions = c.emit(
-      "Range", {c.scalar(DType::kI64, 0), c.scalar(DType::kI64, double(n)), c.scalar(DType::kI64, 1)})[0];
-  // An unselected entry goes after every selected one and the unselected before it.
-  graph::Value* unselected_before = c.emit("Sub", {positions, before})[0];
-  graph::Value* after = c.emit("Add", {count, unselected_before})[0];
-  graph::Value* target = c.emit("Where", {mask, before, after})[0];
-  graph::Value* zeros = c.constant(Tensor(DType::kI64, {n}));
-  graph::Value* order =
-      c.emit("ScatterElements", {zeros, target, positions}, one_attr("axis", int64_t(0)))[0];
+  graph::Value* rank = c.positions_along(1, 0, n);
+  graph::Value* wanted = c.emit("Add", {rank, c.scalar(DType::kI64, 1)})[0];
+  graph::Value* found = c.constant(Tensor(DType::kI64, {n}));  // entries whose count is below `wanted`
+  int64_t step = 1;
+  while (step * 2 <= n) step *= 2;
+  for (; step >= 1; step /= 2) {
+    graph::Value* probe = c.emit("Add", {found, c.scalar(DType::kI64, double(step - 1))})[0];
+    graph::Value* inside = c.emit("Less", {probe, c.scalar(DType::kI64, double(n))})[0];
+    graph::Value* clamped = c.emit("Min", {probe, c.scalar(DType::kI64, double(n - 1))})[0];
+    graph::Value* below = c.emit("Less", {c.emit("Gather", {counts, clamped})[0], wanted})[0];
+    graph::Value* advance = c.emit("And", {inside, below})[0];
+    graph::Value* by =
+        c.emit("Where", {advance, c.scalar(DType::kI64, double(step)), c.scalar(DType::kI64, 0)})[0];
+    found = c.emit("Add", {found, by})[0];
+  }
+  // Past the count the search finds n; the padding takes entry 0 instead, a valid index.
+  graph::Value* selected = c.emit("Less", {rank, count})[0];
+  graph::Value* order = c.emit("Where", {selected, found, c.scalar(DType::kI64, 0)})[0];
   return SelectedFirst{order, count};
 }
 

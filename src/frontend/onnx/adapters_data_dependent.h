@@ -12,8 +12,8 @@ graph::Value* exclusive_prefix_along_last(AdaptContext& c, graph::Value* x, int6
 // The same for an int64 vector of any static length, in blocks: linear work.
 graph::Value* exclusive_prefix_sum(AdaptContext& c, graph::Value* x);
 
-// The positions 0..n-1 of a bool vector, those where it holds first (in
-// order), then the others (in order); and how many hold (a scalar).
+// The positions of a bool vector where it holds, in order, padded to its
+// length with position 0; and how many hold (a scalar).
 struct SelectedFirst {
   graph::Value* order = nullptr;
   graph::Value* count = nullptr;

@@ -146,6 +146,8 @@ void adapt_non_max_suppression(AdaptContext& c) {
       << "scores must be [" << n.batches << ", classes, " << n.boxes << "], got " << scores->type.str();
   Value* max_input = c.input_or_null(2);
   const Tensor* max_known = max_input ? c.constant_input(2) : nullptr;
+  TESSEL_USER_CHECK(!max_known || max_known->numel() == 1, c.span())
+      << "max_output_boxes_per_class must hold one value, got " << max_known->type_str();
   int64_t most = max_input ? (max_known ? max_known->get_i64(0) : n.boxes) : 0;
   int64_t bound = n.batches * n.classes * std::min(std::max<int64_t>(most, 0), n.boxes);
   if (bound == 0) {

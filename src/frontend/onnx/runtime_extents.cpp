@@ -120,6 +120,7 @@ int64_t broadcast_axis(const Carry& k, int result_rank) {
   }
   for (size_t i = 0; i < k.inputs.size(); ++i) {
     if (!k.inputs[i] || k.extent(i)) continue;
+    if (!k.inputs[i]->type.rank_known) k.refuse(i, "its rank is unknown, so it may not broadcast against it");
     int64_t own = axis - (result_rank - k.rank(i));
     if (own >= 0 && k.inputs[i]->type.dims[size_t(own)].value != 1)
       k.refuse(i, "an input of fixed extent along the data-dependent axis cannot broadcast against it");
