@@ -207,17 +207,35 @@ TEST(ImporterErrors, UnsupportedIrVersion) {
 
 TEST(ImporterErrors, UnsupportedOpset) {
   TempDir dir;
-  for (int v : {6, 99}) {
-    Model m = relu_add_model();
-    m.proto.mutable_opset_import(0)->set_version(v);
-    fs::path path = m.save(dir / "opset.onnx");
-    expect_error(import_error(path), path,
-                 {"opset " + std::to_string(v) + " is not supported (supported: 7 to 27)"});
-  }
+  Model future = relu_add_model();
+  future.proto.mutable_opset_import(0)->set_version(99);
+  fs::path path = future.save(dir / "opset.onnx");
+  expect_error(import_error(path), path, {"opset 99 is not supported (supported: 7 to 27)"});
+  // Before opset 7 a model is read as opset 7 only where its ops did not change since.
+  Model old = relu_add_model();
+  old.proto.mutable_opset_import(0)->set_version(6);
+  path = old.save(dir / "opset6.onnx");
+  expect_error(
+      import_error(path), path,
+      {"node 'add' (Add): opset 6 is before the supported ones (7 to 27), and Add there is version 6, "
+       "which changed by opset 7: convert the model"});
   Model m = relu_add_model();
   m.proto.mutable_opset_import(0)->set_domain("com.example");
-  fs::path path = m.save(dir / "no_default.onnx");
+  path = m.save(dir / "no_default.onnx");
   expect_error(import_error(path), path, {"imports no opset of the default ONNX domain"});
+}
+
+TEST(ImporterErrors, AModelBeforeOpset7WhoseOpsAreUnchangedImports) {
+  TempDir dir;
+  Model m;
+  m.input("x", {2, 3});
+  m.node("Relu", {"x"}, {"y"}, "relu");
+  m.output("y", {2, 3});
+  m.proto.mutable_opset_import(0)->set_version(6);
+  fs::path path = m.save(dir / "relu6.onnx");
+  graph::Graph g = onnx_frontend::import_model(path.string());
+  EXPECT_EQ(g.nodes().size(), 1u);
+  EXPECT_EQ(g.nodes()[0]->op, "Relu");
 }
 
 TEST(ImporterErrors, UnknownOpsAreListedInOneMessage) {

@@ -64,6 +64,26 @@ void check_ml_opset(const onnx::GraphProto& g, int ml_opset) {
   }
 }
 
+// A model of an opset before kMinOpset whose every default-domain op is the
+// same version there as at kMinOpset means what it would at kMinOpset, and is
+// read as such; a node whose op changed since (Add's broadcast attribute,
+// BatchNormalization's spatial) is refused, naming it.
+void check_unchanged_since(const onnx::GraphProto& g, int opset) {
+  for (const onnx::NodeProto& n : g.node()) {
+    for (const onnx::AttributeProto& a : n.attribute())
+      if (a.has_g()) check_unchanged_since(a.g(), opset);
+    if (!is_default_domain(n.domain()) || n.op_type() == "Constant") continue;
+    const onnx::OpSchema* old = onnx::OpSchemaRegistry::Schema(n.op_type(), opset, "");
+    const onnx::OpSchema* now = onnx::OpSchemaRegistry::Schema(n.op_type(), kMinOpset, "");
+    TESSEL_USER_CHECK(old && now && old->SinceVersion() == now->SinceVersion(), (Span{n.name(), n.op_type()}))
+        << "opset " << opset << " is before the supported ones (" << kMinOpset << " to " << kMaxOpset
+        << "), and " << n.op_type()
+        << (old ? " there is version " + std::to_string(old->SinceVersion()) : " does not exist there")
+        << (now ? ", which changed by opset " + std::to_string(kMinOpset) : "")
+        << ": convert the model to a newer opset (onnx.version_converter)";
+  }
+}
+
 bool imports_op(const std::string& op) {
   return op == "Constant" || adapters().count(op) || graph::OpRegistry::global().find(op) != nullptr;
 }
@@ -74,6 +94,10 @@ int default_opset(const onnx::ModelProto& m) {
   // which no opset-dependent adapter of the default domain sees.
   if (opset < 0 && imported_opset(m, kMlDomain) >= 0 && !uses_default_domain(m.graph())) return kMaxOpset;
   TESSEL_USER_CHECK(opset >= 0, Span{}) << "the model imports no opset of the default ONNX domain";
+  if (opset >= 1 && opset < kMinOpset) {
+    check_unchanged_since(m.graph(), opset);
+    return kMinOpset;
+  }
   TESSEL_USER_CHECK(opset >= kMinOpset && opset <= kMaxOpset, Span{})
       << "opset " << opset << " is not supported (supported: " << kMinOpset << " to " << kMaxOpset << ")";
   return opset;
