@@ -116,6 +116,10 @@ const AdapterTable& ml_adapters();
 // The first ai.onnx.ml opset of an operator ml_adapters() holds; 0 for others.
 int ml_op_since(const std::string& op);
 
+// The optimizers of ai.onnx.preview.training (opset 1): Adagrad, Adam, Momentum.
+inline constexpr const char* kTrainingDomain = "ai.onnx.preview.training";
+const AdapterTable& training_adapters();
+
 void register_elementwise_adapters(AdapterTable& t);
 void register_nn_adapters(AdapterTable& t);
 void register_reduce_adapters(AdapterTable& t);

@@ -190,7 +190,9 @@ void GraphImporter::import_node(const onnx::NodeProto& n, int index) {
   const std::vector<graph::Value*> onnx_inputs = ctx.inputs;
   const graph::Attrs onnx_attrs = ctx.attrs;
   prepare_runtime_extents(ctx, s_.extents);
-  const AdapterTable& table = is_default_domain(n.domain()) ? adapters() : ml_adapters();
+  const AdapterTable& table = is_default_domain(n.domain())   ? adapters()
+                              : n.domain() == kTrainingDomain ? training_adapters()
+                                                              : ml_adapters();
   if (auto it = table.find(n.op_type()); it != table.end()) it->second(ctx);
   std::vector<graph::Value*> results;
   if (ctx.results) {

@@ -29,6 +29,7 @@ bool is_default_domain(const std::string& d) { return d.empty() || d == "ai.onnx
 
 bool is_supported(const onnx::NodeProto& n) {
   if (n.domain() == kMlDomain) return ml_adapters().count(n.op_type()) > 0;
+  if (n.domain() == kTrainingDomain) return training_adapters().count(n.op_type()) > 0;
   return is_default_domain(n.domain()) && imports_op(n.op_type());
 }
 
@@ -49,11 +50,14 @@ bool uses_default_domain(const onnx::GraphProto& g) {
   return false;
 }
 
-// Each ai.onnx.ml node exists at the ai.onnx.ml opset the model imports.
-void check_ml_opset(const onnx::GraphProto& g, int ml_opset) {
+// Each ai.onnx.ml node exists at the ai.onnx.ml opset the model imports; a
+// training node's domain is imported.
+void check_ml_opset(const onnx::GraphProto& g, int ml_opset, int training_opset) {
   for (const onnx::NodeProto& n : g.node()) {
     for (const onnx::AttributeProto& a : n.attribute())
-      if (a.has_g()) check_ml_opset(a.g(), ml_opset);
+      if (a.has_g()) check_ml_opset(a.g(), ml_opset, training_opset);
+    TESSEL_USER_CHECK(n.domain() != kTrainingDomain || training_opset >= 1, (Span{n.name(), n.op_type()}))
+        << "the model uses domain " << kTrainingDomain << " but does not import it";
     if (n.domain() != kMlDomain) continue;
     Span span{n.name(), n.op_type()};
     TESSEL_USER_CHECK(ml_opset >= 0, span)
@@ -90,9 +94,10 @@ bool imports_op(const std::string& op) {
 
 int default_opset(const onnx::ModelProto& m) {
   int opset = imported_opset(m, "");
-  // A model of ai.onnx.ml operators alone: their compositions are graph ops,
-  // which no opset-dependent adapter of the default domain sees.
-  if (opset < 0 && imported_opset(m, kMlDomain) >= 0 && !uses_default_domain(m.graph())) return kMaxOpset;
+  // A model of ai.onnx.ml or training operators alone: their compositions are
+  // graph ops, which no opset-dependent adapter of the default domain sees.
+  bool other_domains = imported_opset(m, kMlDomain) >= 0 || imported_opset(m, kTrainingDomain) >= 0;
+  if (opset < 0 && other_domains && !uses_default_domain(m.graph())) return kMaxOpset;
   TESSEL_USER_CHECK(opset >= 0, Span{}) << "the model imports no opset of the default ONNX domain";
   if (opset >= 1 && opset < kMinOpset) {
     check_unchanged_since(m.graph(), opset);
@@ -124,7 +129,8 @@ void check_model(const onnx::ModelProto& m) {
       << " to " << kMaxIrVersion << ")";
   std::map<std::string, std::vector<std::string>> unsupported;
   collect_unsupported(m.graph(), unsupported);
-  if (unsupported.empty()) return check_ml_opset(m.graph(), imported_opset(m, kMlDomain));
+  if (unsupported.empty())
+    return check_ml_opset(m.graph(), imported_opset(m, kMlDomain), imported_opset(m, kTrainingDomain));
   std::ostringstream os;
   os << "unsupported ops:";
   for (const auto& [op, nodes] : unsupported) {

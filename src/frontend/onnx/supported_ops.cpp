@@ -155,6 +155,12 @@ std::string ops_markdown() {
     os << (first ? " " : ", ") << op << " (opset " << ml_op_since(op) << " on)";
     first = false;
   }
+  os << "\n\nOf the " << kTrainingDomain << " domain (opset 1; compositions of elementwise graph ops):";
+  first = true;
+  for (const auto& [op, adapter] : training_adapters()) {
+    os << (first ? " " : ", ") << op;
+    first = false;
+  }
   os << "\n";
   return os.str();
 }
