@@ -9,10 +9,12 @@
 
 #include <cmath>
 #include <filesystem>
+#include <sstream>
 
 #include "ir/graph/printer.h"
 #include "src/driver/check_job.h"
 #include "src/driver/compile_model.h"
+#include "src/driver/inspect.h"
 #include "src/passes/dead_code.h"
 #include "src/reference/executor.h"
 #include "tests/unit/cli_runner.h"
@@ -195,6 +197,10 @@ TEST(DataDependent, TheGraphNamesItsOutputsOfDataDependentExtent) {
   EXPECT_EQ(g.outputs().size(), 2u);
   EXPECT_NE(graph::print_graph(g).find("data-dependent %y axis 1 size %"), std::string::npos)
       << graph::print_graph(g);
+  std::ostringstream inspected;
+  driver::print_inspection(g, inspected);
+  EXPECT_NE(inspected.str().find("y: i64[2, 6] (axis 1: at most 6, decided by the data)"), std::string::npos)
+      << inspected.str();
 }
 
 TEST(DataDependent, AConstantInputDecidesTheExtentWhileImporting) {
