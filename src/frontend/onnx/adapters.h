@@ -51,6 +51,8 @@ struct AdaptContext {
   // unrolled); its outputs.
   std::function<std::vector<graph::Value*>(const std::string& attr, const std::vector<graph::Value*>& inputs)>
       inline_subgraph = nullptr;
+  // The names of the node's subgraph attributes.
+  std::vector<std::string> subgraphs;
 
   // The import's values of data-dependent extent (NonZero, Compress, ...).
   RuntimeExtents* extents = nullptr;
@@ -119,6 +121,12 @@ int ml_op_since(const std::string& op);
 // The optimizers of ai.onnx.preview.training (opset 1): Adagrad, Adam, Momentum.
 inline constexpr const char* kTrainingDomain = "ai.onnx.preview.training";
 const AdapterTable& training_adapters();
+// ai.onnx.preview (opset 1): FlexAttention.
+inline constexpr const char* kPreviewDomain = "ai.onnx.preview";
+const AdapterTable& preview_adapters();
+// The adapters of a domain other than the default one (ai.onnx.ml, the
+// preview domains); null for a domain Tessel does not import.
+const AdapterTable* domain_adapters(const std::string& domain);
 
 void register_elementwise_adapters(AdapterTable& t);
 void register_nn_adapters(AdapterTable& t);

@@ -113,4 +113,11 @@ const AdapterTable& training_adapters() {
   return table;
 }
 
+const AdapterTable* domain_adapters(const std::string& domain) {
+  if (domain == kMlDomain) return &ml_adapters();
+  if (domain == kTrainingDomain) return &training_adapters();
+  if (domain == kPreviewDomain) return &preview_adapters();
+  return nullptr;
+}
+
 }  // namespace tessel::onnx_frontend

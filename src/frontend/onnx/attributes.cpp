@@ -47,7 +47,8 @@ graph::Attrs convert_attributes(const onnx::NodeProto& node, const Span& span, c
         break;
       case onnx::AttributeProto::GRAPH:
         // A subgraph of control flow: its adapter imports it (AdaptContext::import_subgraph).
-        TESSEL_USER_CHECK(node.op_type() == "If" || node.op_type() == "Loop" || node.op_type() == "Scan",
+        TESSEL_USER_CHECK(node.op_type() == "If" || node.op_type() == "Loop" || node.op_type() == "Scan" ||
+                              node.op_type() == "FlexAttention",
                           span)
             << "attribute '" << a.name() << "' has an unsupported type GRAPH";
         break;

@@ -190,9 +190,7 @@ void GraphImporter::import_node(const onnx::NodeProto& n, int index) {
   const std::vector<graph::Value*> onnx_inputs = ctx.inputs;
   const graph::Attrs onnx_attrs = ctx.attrs;
   prepare_runtime_extents(ctx, s_.extents);
-  const AdapterTable& table = is_default_domain(n.domain())   ? adapters()
-                              : n.domain() == kTrainingDomain ? training_adapters()
-                                                              : ml_adapters();
+  const AdapterTable& table = is_default_domain(n.domain()) ? adapters() : *domain_adapters(n.domain());
   if (auto it = table.find(n.op_type()); it != table.end()) it->second(ctx);
   std::vector<graph::Value*> results;
   if (ctx.results) {
@@ -333,6 +331,8 @@ void GraphImporter::give_subgraphs(AdaptContext& ctx, const onnx::NodeProto& n, 
     captured = child.captured();
     return body;
   };
+  for (const onnx::AttributeProto& a : n.attribute())
+    if (a.has_g()) ctx.subgraphs.push_back(a.name());
   ctx.inline_subgraph = [this, find](const std::string& attr, const std::vector<graph::Value*>& inputs) {
     GraphImporter child(s_, find(attr), g_, this, Scope::kInline);
     return child.import_inline(inputs);

@@ -28,9 +28,9 @@ namespace fs = std::filesystem;
 bool is_default_domain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
 
 bool is_supported(const onnx::NodeProto& n) {
-  if (n.domain() == kMlDomain) return ml_adapters().count(n.op_type()) > 0;
-  if (n.domain() == kTrainingDomain) return training_adapters().count(n.op_type()) > 0;
-  return is_default_domain(n.domain()) && imports_op(n.op_type());
+  if (is_default_domain(n.domain())) return imports_op(n.op_type());
+  const AdapterTable* table = domain_adapters(n.domain());
+  return table && table->count(n.op_type()) > 0;
 }
 
 // The opset the model imports of `domain` ("" the default one); -1 when none.
@@ -50,20 +50,20 @@ bool uses_default_domain(const onnx::GraphProto& g) {
   return false;
 }
 
-// Each ai.onnx.ml node exists at the ai.onnx.ml opset the model imports; a
-// training node's domain is imported.
-void check_ml_opset(const onnx::GraphProto& g, int ml_opset, int training_opset) {
+// Each node of another domain than the default one is of a domain the model
+// imports, an ai.onnx.ml node one that exists at the imported opset.
+void check_domain_opsets(const onnx::GraphProto& g, const onnx::ModelProto& m) {
   for (const onnx::NodeProto& n : g.node()) {
     for (const onnx::AttributeProto& a : n.attribute())
-      if (a.has_g()) check_ml_opset(a.g(), ml_opset, training_opset);
-    TESSEL_USER_CHECK(n.domain() != kTrainingDomain || training_opset >= 1, (Span{n.name(), n.op_type()}))
-        << "the model uses domain " << kTrainingDomain << " but does not import it";
-    if (n.domain() != kMlDomain) continue;
+      if (a.has_g()) check_domain_opsets(a.g(), m);
+    if (is_default_domain(n.domain())) continue;
     Span span{n.name(), n.op_type()};
-    TESSEL_USER_CHECK(ml_opset >= 0, span)
-        << "the model uses domain " << kMlDomain << " but does not import it";
-    TESSEL_USER_CHECK(ml_opset >= ml_op_since(n.op_type()), span)
-        << "op " << n.op_type() << " does not exist at " << kMlDomain << " opset " << ml_opset
+    int opset = imported_opset(m, n.domain());
+    TESSEL_USER_CHECK(opset >= 1, span)
+        << "the model uses domain " << n.domain() << " but does not import it";
+    if (n.domain() != kMlDomain) continue;
+    TESSEL_USER_CHECK(opset >= ml_op_since(n.op_type()), span)
+        << "op " << n.op_type() << " does not exist at " << kMlDomain << " opset " << opset
         << " (it was added in opset " << ml_op_since(n.op_type()) << ")";
   }
 }
@@ -96,7 +96,8 @@ int default_opset(const onnx::ModelProto& m) {
   int opset = imported_opset(m, "");
   // A model of ai.onnx.ml or training operators alone: their compositions are
   // graph ops, which no opset-dependent adapter of the default domain sees.
-  bool other_domains = imported_opset(m, kMlDomain) >= 0 || imported_opset(m, kTrainingDomain) >= 0;
+  bool other_domains = false;
+  for (const auto& o : m.opset_import()) other_domains |= domain_adapters(o.domain()) != nullptr;
   if (opset < 0 && other_domains && !uses_default_domain(m.graph())) return kMaxOpset;
   TESSEL_USER_CHECK(opset >= 0, Span{}) << "the model imports no opset of the default ONNX domain";
   if (opset >= 1 && opset < kMinOpset) {
@@ -129,8 +130,7 @@ void check_model(const onnx::ModelProto& m) {
       << " to " << kMaxIrVersion << ")";
   std::map<std::string, std::vector<std::string>> unsupported;
   collect_unsupported(m.graph(), unsupported);
-  if (unsupported.empty())
-    return check_ml_opset(m.graph(), imported_opset(m, kMlDomain), imported_opset(m, kTrainingDomain));
+  if (unsupported.empty()) return check_domain_opsets(m.graph(), m);
   std::ostringstream os;
   os << "unsupported ops:";
   for (const auto& [op, nodes] : unsupported) {

@@ -155,11 +155,13 @@ std::string ops_markdown() {
     os << (first ? " " : ", ") << op << " (opset " << ml_op_since(op) << " on)";
     first = false;
   }
-  os << "\n\nOf the " << kTrainingDomain << " domain (opset 1; compositions of elementwise graph ops):";
-  first = true;
-  for (const auto& [op, adapter] : training_adapters()) {
-    os << (first ? " " : ", ") << op;
-    first = false;
+  for (const char* domain : {kPreviewDomain, kTrainingDomain}) {
+    os << "\n\nOf the " << domain << " domain (opset 1, compositions of graph ops):";
+    first = true;
+    for (const auto& [op, adapter] : *domain_adapters(domain)) {
+      os << (first ? " " : ", ") << op;
+      first = false;
+    }
   }
   os << "\n";
   return os.str();
