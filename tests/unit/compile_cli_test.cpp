@@ -374,7 +374,7 @@ TEST(CompileCli, UnknownTargetsAndTargetOptions) {
   EXPECT_FALSE(fs::exists(dir / "m.so")) << "nothing is written when the options are wrong";
 }
 
-// x: f32[4] -> Unique(x) -> values, an op Tessel does not support (its output's size depends on the data).
+// x: f32[4] -> RandomNormalLike(x) -> values, an op Tessel does not support (a compiled model is deterministic).
 onnx::ModelProto model_with_unsupported_op() {
   onnx::ModelProto m;
   m.set_ir_version(8);
@@ -386,8 +386,8 @@ onnx::ModelProto model_with_unsupported_op() {
   x->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
   x->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(4);
   onnx::NodeProto* n = g->add_node();
-  n->set_op_type("Unique");
-  n->set_name("unique");
+  n->set_op_type("RandomNormalLike");
+  n->set_name("noise");
   n->add_input("x");
   n->add_output("values");
   g->add_output()->set_name("values");
@@ -402,9 +402,9 @@ TEST(CompileCli, CompileOfAnUnsupportedOpNamesTheOpAndTheNode) {
     model_with_unsupported_op().SerializeToOstream(&out);
   }
   expect_user_error(tessel({"compile", model.string(), "-o", (dir / "m.so").string()}),
-                    model.string() + ": unsupported ops: Unique (node 'unique')");
-  expect_user_error(tessel({"run", model.string()}), "unsupported ops: Unique (node 'unique')");
-  expect_user_error(tessel({"check", model.string()}), "unsupported ops: Unique (node 'unique')");
+                    model.string() + ": unsupported ops: RandomNormalLike (node 'noise')");
+  expect_user_error(tessel({"run", model.string()}), "unsupported ops: RandomNormalLike (node 'noise')");
+  expect_user_error(tessel({"check", model.string()}), "unsupported ops: RandomNormalLike (node 'noise')");
 }
 
 }  // namespace
