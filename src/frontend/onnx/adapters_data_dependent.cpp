@@ -59,9 +59,13 @@ SelectedFirst selected_first(AdaptContext& c, graph::Value* mask) {
   graph::Value* ones = c.cast(mask, DType::kI64);
   graph::Value* counts = c.emit("Add", {exclusive_prefix_sum(c, ones), ones})[0];  // inclusive
   graph::Value* count = c.emit("ReduceSum", {ones, c.i64_vector({0})}, one_attr("keepdims", int64_t(0)))[0];
-  graph::Value* rank = c.positions_along(1, 0, n);
+  // Range and Expand, not constants: folding makes them constants within its
+  // budget, so that a huge declared shape costs no memory while importing.
+  graph::Value* rank = c.emit(
+      "Range", {c.scalar(DType::kI64, 0), c.scalar(DType::kI64, double(n)), c.scalar(DType::kI64, 1)})[0];
   graph::Value* wanted = c.emit("Add", {rank, c.scalar(DType::kI64, 1)})[0];
-  graph::Value* found = c.constant(Tensor(DType::kI64, {n}));  // entries whose count is below `wanted`
+  // Entries whose count is below `wanted`, 0 to start with.
+  graph::Value* found = c.emit("Expand", {c.scalar(DType::kI64, 0), c.i64_vector({n})})[0];
   int64_t step = 1;
   while (step * 2 <= n) step *= 2;
   for (; step >= 1; step /= 2) {

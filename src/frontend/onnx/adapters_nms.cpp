@@ -19,6 +19,9 @@ namespace {
 
 using graph::Value;
 
+// The most pairs of boxes the composition compares (batches x classes x boxes^2).
+constexpr int64_t kMaxComparisons = int64_t(1) << 28;
+
 struct Sizes {
   int64_t batches, classes, boxes;
 };
@@ -144,12 +147,16 @@ void adapt_non_max_suppression(AdaptContext& c) {
                         c.static_dim(scores, 2, "scores") == n.boxes,
                     c.span())
       << "scores must be [" << n.batches << ", classes, " << n.boxes << "], got " << scores->type.str();
+  bool empty = n.batches == 0 || n.classes == 0 || n.boxes == 0;
+  TESSEL_USER_CHECK(empty || n.boxes <= kMaxComparisons / n.boxes / n.batches / n.classes, c.span())
+      << "NonMaxSuppression compares every pair of each class's " << n.boxes << " boxes: " << n.batches
+      << " batches x " << n.classes << " classes of them are more than " << kMaxComparisons << " comparisons";
   Value* max_input = c.input_or_null(2);
   const Tensor* max_known = max_input ? c.constant_input(2) : nullptr;
   TESSEL_USER_CHECK(!max_known || max_known->numel() == 1, c.span())
       << "max_output_boxes_per_class must hold one value, got " << max_known->type_str();
   int64_t most = max_input ? (max_known ? max_known->get_i64(0) : n.boxes) : 0;
-  int64_t bound = n.batches * n.classes * std::min(std::max<int64_t>(most, 0), n.boxes);
+  int64_t bound = empty ? 0 : n.batches * n.classes * std::min(std::max<int64_t>(most, 0), n.boxes);
   if (bound == 0) {
     c.results = std::vector<Value*>{c.constant(Tensor(DType::kI64, {0, 3}))};
     return;

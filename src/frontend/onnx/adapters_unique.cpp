@@ -42,7 +42,8 @@ Value* any_along_last(AdaptContext& c, Value* v) {
 void adapt_unique(AdaptContext& c) {
   Value* x = c.required_input(0, "X");
   Slices s = slices_of(c, x);
-  TESSEL_USER_CHECK(s.n * s.n * std::max<int64_t>(s.m, 1) <= kMaxUniqueComparisons, c.span())
+  int64_t width = std::max<int64_t>(s.m, 1);
+  TESSEL_USER_CHECK(s.n <= kMaxUniqueComparisons / std::max<int64_t>(s.n, 1) / width, c.span())
       << "Unique compares every pair of its " << s.n << " slices of " << s.m << " elements: more than "
       << kMaxUniqueComparisons << " comparisons";
   TESSEL_USER_CHECK(s.n > 0 && s.m > 0, c.span()) << "X has no slices to compare: " << x->type.str();
