@@ -301,7 +301,7 @@ void prepare_runtime_extents(AdaptContext& c, const RuntimeExtents& extents) {
   auto it = extents.find(c.inputs[1]);
   if (it == extents.end()) return;
   graph::Value* indices = c.inputs[1];
-  const RuntimeExtent& e = it->second;
+  const RuntimeExtent e = it->second;  // a copy: the table grows below
   int64_t bound = indices->type.dims[size_t(e.axis)].value;
   graph::Value* inside = c.emit("Less", {c.positions_along(indices->type.rank(), e.axis, bound), e.size})[0];
   graph::Value* zero = c.constant(Tensor::scalar_f64(indices->type.dtype, 0));
