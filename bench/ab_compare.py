@@ -31,9 +31,11 @@ def compile_with(tessel: str, model: str, fusion: str, out: str) -> None:
     subprocess.run([tessel, "compile", model, "--fusion", fusion, "-o", out], check=True, capture_output=True)
 
 
-def time_library(tessel: str, library: str, threads: int, repeat: int) -> float:
-    """The median latency in ms that `tessel run --repeat` prints for the library."""
-    out = subprocess.run([tessel, "run", library, "--threads", str(threads), "--repeat", str(repeat)],
+def time_library(tessel: str, library: str, threads: int, repeat: int, inputs: str | None = None) -> float:
+    """The median latency in ms that `tessel run --repeat` prints for the library (on the .npy
+    files of folder `inputs` when given, else on its random inputs)."""
+    feeds = ["--inputs", inputs] if inputs else []
+    out = subprocess.run([tessel, "run", library, *feeds, "--threads", str(threads), "--repeat", str(repeat)],
                          check=True, capture_output=True, text=True).stdout
     match = re.search(r"median ([0-9.]+) ms", out)
     if not match:
@@ -49,6 +51,11 @@ def time_ort(model: str, threads: int, repeat: int) -> float:
     options.inter_op_num_threads = 1
     session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
     feeds = {i.name: np.random.default_rng(0).random(i.shape, dtype=np.float32) for i in session.get_inputs()}
+    return time_session(session, feeds, repeat)
+
+
+def time_session(session, feeds, repeat: int) -> float:
+    """The median latency in ms of an ONNX Runtime session on feeds, after three warm-up runs."""
     for _ in range(3):
         session.run(None, feeds)
     runs = []

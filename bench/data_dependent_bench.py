@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -25,6 +24,7 @@ import numpy as np
 from onnx import TensorProto, helper, numpy_helper, save
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ab_compare import time_library, time_session  # noqa: E402
 from common import REPO, table  # noqa: E402
 
 
@@ -53,26 +53,6 @@ def nms_inputs(rng, boxes: int, classes: int):
     half = rng.uniform(0.025, 0.15, (1, boxes, 2)).astype(np.float32)
     return {"boxes": np.concatenate([centre - half, centre + half], -1),
             "scores": rng.random((1, classes, boxes), dtype=np.float32)}
-
-
-def time_tessel(tessel: str, library: str, in_dir: str, threads: int, repeat: int) -> float:
-    out = subprocess.run([tessel, "run", library, "--inputs", in_dir, "--threads", str(threads), "--repeat",
-                          str(repeat)], check=True, capture_output=True, text=True).stdout
-    match = re.search(r"median ([0-9.]+) ms", out)
-    if not match:
-        raise RuntimeError(f"no latency in the output of {tessel} run {library}:\n{out}")
-    return float(match.group(1))
-
-
-def time_ort(session, feeds, repeat: int) -> float:
-    for _ in range(3):
-        session.run(None, feeds)
-    runs = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        session.run(None, feeds)
-        runs.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(runs)
 
 
 def main() -> None:
@@ -108,8 +88,8 @@ def main() -> None:
             extent = session.run(None, feeds)[0].shape
             tessel_ms, ort_ms = [], []
             for _ in range(args.rounds):
-                tessel_ms.append(time_tessel(args.tessel, library, in_dir, args.threads, args.repeat))
-                ort_ms.append(time_ort(session, feeds, args.repeat))
+                tessel_ms.append(time_library(args.tessel, library, args.threads, args.repeat, in_dir))
+                ort_ms.append(time_session(session, feeds, args.repeat))
             t, o = statistics.median(tessel_ms), statistics.median(ort_ms)
             rows.append([label, "x".join(map(str, extent)), f"{t:.3f}", f"{o:.3f}", f"{t / o:.1f}x"])
             elapsed = time.time() - started

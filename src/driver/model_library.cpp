@@ -96,7 +96,7 @@ class ModelLibrary final : public CompiledModel {
   // Each output of data-dependent extent at the shape the last run gave it.
   std::vector<Tensor> cut_data_dependent(std::vector<Tensor> outputs) const {
     for (size_t j = 0; j < outputs.size(); ++j) {
-      if (abi_.output_dynamic_axis(model_, int32_t(j)) < 0) continue;
+      if (dynamic_axes_[j] < 0) continue;
       std::vector<int64_t> shape(outputs_[j].shape.size());
       check(abi_.output_shape(context_, int32_t(j), shape.data()));
       outputs[j] = cut_to_shape(std::move(outputs[j]), shape);
@@ -155,6 +155,7 @@ class ModelLibrary final : public CompiledModel {
       tessel_tensor_info info;
       check(abi_.output_info(model_, i, &info));
       outputs_.push_back(spec(info));
+      dynamic_axes_.push_back(abi_.output_dynamic_axis(model_, i));
     }
     for (int32_t i = 0; i < abi_.num_kernels(model_); ++i) {
       tessel_kernel_info info;
@@ -184,6 +185,7 @@ class ModelLibrary final : public CompiledModel {
   tessel_model* model_ = nullptr;
   tessel_context* context_ = nullptr;
   std::vector<rt::TensorSpec> inputs_, outputs_;
+  std::vector<int32_t> dynamic_axes_;  // per output: the axis a run sizes, -1 when fixed
   std::vector<KernelInfo> kernels_;
 };
 

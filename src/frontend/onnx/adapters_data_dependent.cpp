@@ -17,13 +17,17 @@ constexpr int64_t kPrefixBlock = 32;
 
 }  // namespace
 
+graph::Value* earlier_positions(AdaptContext& c, int64_t n, DType t) {
+  Tensor before(t, {n, n});
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j) before.set_i64(i * n + j, j < i);
+  return c.constant(std::move(before));
+}
+
 // A product with the strictly lower triangle: y = Sum_j x[.., j] * (j < i).
 graph::Value* exclusive_prefix_along_last(AdaptContext& c, graph::Value* rows, int64_t block) {
-  Tensor before(DType::kI64, {block, block});
-  for (int64_t i = 0; i < block; ++i)
-    for (int64_t j = 0; j < block; ++j) before.set_i64(i * block + j, j < i);
   graph::Value* spread = c.emit("Unsqueeze", {rows, c.i64_vector({-2})})[0];  // [.., 1, block (j)]
-  graph::Value* products = c.emit("Mul", {spread, c.constant(std::move(before))})[0];
+  graph::Value* products = c.emit("Mul", {spread, earlier_positions(c, block, DType::kI64)})[0];
   return c.emit("ReduceSum", {products, c.i64_vector({-1})}, one_attr("keepdims", int64_t(0)))[0];
 }
 

@@ -6,6 +6,10 @@
 
 namespace tessel::onnx_frontend {
 
+// The [n, n] constant of dtype t whose entry (i, j) is 1 where j < i: which
+// positions come before which.
+graph::Value* earlier_positions(AdaptContext& c, int64_t n, DType t);
+
 // y[.., i] = x[.., 0] + ... + x[.., i - 1] along the last axis, of static
 // extent `n`, of an int64 tensor: work n times the tensor's size.
 graph::Value* exclusive_prefix_along_last(AdaptContext& c, graph::Value* x, int64_t n);

@@ -70,10 +70,8 @@ Value* suppression(AdaptContext& c, Value* boxes, Value* iou_threshold) {
 Value* ranked_boxes(AdaptContext& c, Value* scores, const Sizes& n) {
   Value* mine = c.emit("Unsqueeze", {scores, c.i64_vector({3})})[0];   // [B, C, i, 1]
   Value* other = c.emit("Unsqueeze", {scores, c.i64_vector({2})})[0];  // [B, C, 1, j]
-  Tensor earlier_t(DType::kBool, {n.boxes, n.boxes});
-  for (int64_t i = 0; i < n.boxes; ++i)
-    for (int64_t j = 0; j < n.boxes; ++j) earlier_t.set_i64(i * n.boxes + j, j < i);
-  Value* tie = c.emit("And", {c.emit("Equal", {other, mine})[0], c.constant(std::move(earlier_t))})[0];
+  Value* tie =
+      c.emit("And", {c.emit("Equal", {other, mine})[0], earlier_positions(c, n.boxes, DType::kBool)})[0];
   Value* before = c.emit("Or", {c.emit("Greater", {other, mine})[0], tie})[0];
   Value* rank = c.emit("ReduceSum", {c.cast(before, DType::kI64), c.i64_vector({3})},
                        one_attr("keepdims", int64_t(0)))[0];

@@ -51,10 +51,7 @@ void adapt_unique(AdaptContext& c) {
   Value* other = c.emit("Unsqueeze", {s.rows, c.i64_vector({0})})[0];  // [1, j, m]
   Value* equal = c.emit("Equal", {mine, other})[0];
   Value* same = c.emit("Not", {any_along_last(c, c.emit("Not", {equal})[0])})[0];  // [i, j]
-  Tensor earlier_t(DType::kBool, {s.n, s.n});
-  for (int64_t i = 0; i < s.n; ++i)
-    for (int64_t j = 0; j < s.n; ++j) earlier_t.set_i64(i * s.n + j, j < i);
-  Value* earlier = c.constant(std::move(earlier_t));
+  Value* earlier = earlier_positions(c, s.n, DType::kBool);
   Value* first = c.emit("Not", {any_along_last(c, c.emit("And", {same, earlier})[0])})[0];  // [n]
   Value* first_i64 = c.cast(first, DType::kI64);
   Value* firsts_before = exclusive_prefix_sum(c, first_i64);
