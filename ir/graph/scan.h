@@ -16,6 +16,10 @@
 // run_when 1 (or -1) makes it an If's branch: it runs its one iteration only
 // when its last input, a captured bool scalar, is true (false); otherwise
 // its outputs are its initial states. Such a Scan has no scan outputs.
+//
+// while_state s (a bool scalar state) makes it a while loop: before each
+// iteration it ends when state s is false, so `length` only bounds it. Slices
+// of its scan outputs past the iterations that ran hold nothing defined.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +36,7 @@ struct ScanLayout {
   // Per scan input / output: whether iteration t reads or writes slice length - 1 - t.
   std::vector<bool> reverse_inputs, reverse_outputs;
   int run_when = 0;  // 0: always; 1 or -1: when the last input is true or false
+  int64_t while_state = -1;  // the state that ends the loop when false; -1: none
 
   // Whether the body runs at all, given the condition's value (when run_when != 0).
   bool runs(bool condition) const { return run_when == 0 || condition == (run_when > 0); }

@@ -15,12 +15,38 @@ namespace {
 // as an option or a positional, whatever the order in which a command asks
 // for its options: in `compile m.onnx -o -mcpu=x.so` the output is
 // "-mcpu=x.so", not a CPU. A command that adds a valued option adds it here.
-constexpr std::string_view kValued[] = {
-    "-o",           "--output",      "--fusion",       "--schedule",   "--target",          "-mcpu",
-    "-mattr",       "--inputs",      "--out",          "--seed",       "--repeat",          "--threads",
-    "--list",       "--timeout",     "--node",         "--tolerance",  "--input-shape",     "--log",
-    "--trials",     "--per-round",   "--search",       "--cost-model", "--save-cost-model", "--events",
-    "--tuning-log", "--cache-flush", "--sample-knobs", "--layouts",    "--channels-last",   "--qdq"};
+constexpr std::string_view kValued[] = {"-o",
+                                        "--output",
+                                        "--fusion",
+                                        "--schedule",
+                                        "--target",
+                                        "-mcpu",
+                                        "-mattr",
+                                        "--inputs",
+                                        "--out",
+                                        "--seed",
+                                        "--repeat",
+                                        "--threads",
+                                        "--list",
+                                        "--timeout",
+                                        "--node",
+                                        "--tolerance",
+                                        "--input-shape",
+                                        "--log",
+                                        "--trials",
+                                        "--per-round",
+                                        "--search",
+                                        "--cost-model",
+                                        "--save-cost-model",
+                                        "--events",
+                                        "--tuning-log",
+                                        "--cache-flush",
+                                        "--sample-knobs",
+                                        "--layouts",
+                                        "--channels-last",
+                                        "--qdq",
+                                        "--sequence-length",
+                                        "--empty-optional"};
 
 bool takes_value(const std::string& token) {
   for (std::string_view name : kValued)

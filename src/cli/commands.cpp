@@ -2,6 +2,7 @@
 #include "src/cli/commands.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <iomanip>
 #include <iostream>
@@ -45,6 +46,17 @@ driver::PipelineOptions pipeline_options(Args& args) {
     auto [name, dims] = driver::parse_input_shape(spec);
     o.import.input_shapes[name] = dims;
   }
+  for (const std::string& spec : args.values("--sequence-length")) {
+    size_t eq = spec.rfind('=');
+    int64_t n = -1;
+    if (eq != std::string::npos && eq > 0) {
+      auto [end, ec] = std::from_chars(spec.data() + eq + 1, spec.data() + spec.size(), n);
+      if (ec != std::errc() || end != spec.data() + spec.size()) n = -1;
+    }
+    TESSEL_USER_CHECK(n >= 0, Span{}) << "--sequence-length " << spec << ": expected NAME=N, N >= 0";
+    o.import.sequence_lengths[spec.substr(0, eq)] = n;
+  }
+  for (const std::string& name : args.values("--empty-optional")) o.import.empty_optionals.insert(name);
   if (auto qdq = args.value("--qdq")) {
     TESSEL_USER_CHECK(*qdq == "float" || *qdq == "integer", Span{})
         << "--qdq " << *qdq << ": expected float or integer";

@@ -144,6 +144,12 @@ the C ABI of include/tessel/runtime.h. Load it from C (link it), from Python
                   cuda-emulated; -o may then be left out: a model library
                   for the GPU is not built yet)
   --input-shape NAME=1x3x224x224   bind the symbolic dimensions of an input
+  --sequence-length NAME=N         a sequence input's length: its elements
+                                   are the inputs NAME[0] ... NAME[N-1] (their
+                                   shapes bound as --input-shape "NAME[0]=...")
+                                   and a sequence output's are OUT[0], ...
+  --empty-optional NAME            an optional input given nothing (any other
+                                   optional input holds a value)
   --verify                         run the IR verifier after every stage
   --print-after STAGE[,STAGE]      print the IR after those stages (all: every
                                    stage; `tessel compile --help` lists them)

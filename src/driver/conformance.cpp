@@ -21,7 +21,7 @@
 #include "src/driver/pipeline.h"
 #include "src/driver/targets.h"
 #include "src/driver/tir_runner.h"
-#include "src/frontend/onnx/tensor_proto.h"
+#include "src/frontend/onnx/test_data.h"
 #include "src/reference/executor.h"
 
 namespace tessel::driver {
@@ -41,24 +41,6 @@ const std::map<std::string, Tolerance>& looser_tolerances() {
       {"test_dft_inverse_opset19", {.rtol = 1e-3, .atol = 1e-6}},
   };
   return table;
-}
-
-// Files named <prefix>_<N>.pb in dir, ordered by N.
-std::vector<fs::path> numbered_pbs(const fs::path& dir, const std::string& prefix) {
-  std::vector<std::pair<int, fs::path>> found;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    std::string f = e.path().filename().string();
-    if (f.rfind(prefix + "_", 0) != 0 || e.path().extension() != ".pb") continue;
-    std::string num = f.substr(prefix.size() + 1, f.size() - prefix.size() - 4);
-    int n = 0;
-    auto [end, ec] = std::from_chars(num.data(), num.data() + num.size(), n);
-    if (num.empty() || ec != std::errc() || end != num.data() + num.size()) continue;
-    found.emplace_back(n, e.path());
-  }
-  std::sort(found.begin(), found.end());
-  std::vector<fs::path> out;
-  for (auto& [n, p] : found) out.push_back(p);
-  return out;
 }
 
 std::vector<std::string> case_names(const ConformanceOptions& o) {
@@ -132,15 +114,28 @@ std::string run_isolated(const std::string& case_dir, const ConformanceOptions& 
       o.case_timeout_s);
 }
 
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "'" : ", '") + n + "'";
+  return out.empty() ? "none" : out;
+}
+
 // The outputs of one test data set on the chosen target. The graph is
 // loaded for each set, since the tir target specialises it on the inputs.
-std::vector<Tensor> run_on_target(const fs::path& model, const std::vector<Tensor>& inputs,
+std::vector<Tensor> run_on_target(const fs::path& model, const onnx_frontend::TestDataSet& data,
                                   const std::string& target, passes::FusionPolicy fusion,
                                   std::optional<uint64_t> knob_seed, bool cuda_on_gpu) {
   PipelineOptions options;
   options.stages.verify = true;  // every case doubles as a test of the passes' invariants
-  options.import.input_values = inputs;  // Resize's scales and OneHot's depth are inputs in the cases
+  options.import.input_values = data.inputs;  // Resize's scales and OneHot's depth are inputs in the cases
+  options.import.sequence_lengths = data.sequence_lengths;
+  options.import.empty_optionals = data.empty_optionals;
   graph::Graph g = load_graph(model.string(), options);
+  std::vector<std::string> names;
+  for (size_t j = 0; j < g.num_user_outputs(); ++j) names.push_back(g.outputs()[j]->name);
+  TESSEL_USER_CHECK(names == data.expected_names, Span{})
+      << "the compiled outputs are " << join(names) << ", the test expects " << join(data.expected_names);
+  const std::vector<Tensor>& inputs = data.inputs;
   if (target == "reference") return reference::Executor(g).run(inputs);
   bind_shape_inputs(g, inputs);
   if (target == "tir") return TirExecutor(g, fusion).run(inputs);
@@ -205,13 +200,11 @@ std::string run_conformance_case(const std::string& case_dir, const std::string&
   for (const auto& e : fs::directory_iterator(dir)) {
     if (!e.is_directory() || e.path().filename().string().rfind("test_data_set_", 0) != 0) continue;
     ++sets;
-    std::vector<Tensor> inputs, expected;
-    for (const fs::path& p : numbered_pbs(e.path(), "input"))
-      inputs.push_back(onnx_frontend::load_tensor_pb(p.string()));
-    for (const fs::path& p : numbered_pbs(e.path(), "output"))
-      expected.push_back(onnx_frontend::load_tensor_pb(p.string()));
+    onnx_frontend::TestDataSet data =
+        onnx_frontend::load_test_data_set((dir / "model.onnx").string(), e.path().string());
+    const std::vector<Tensor>& expected = data.expected;
     std::vector<Tensor> outputs =
-        run_on_target(dir / "model.onnx", inputs, target, fusion, knob_seed, cuda_on_gpu);
+        run_on_target(dir / "model.onnx", data, target, fusion, knob_seed, cuda_on_gpu);
     if (outputs.size() != expected.size())
       return "produced " + std::to_string(outputs.size()) + " outputs, expected " +
              std::to_string(expected.size());

@@ -128,6 +128,7 @@ rt::Loop loop_of(const ScanRegion& r, PlanBuilder& b) {
     loop.condition = b.slot_of(n.inputs.back());
     loop.run_when_true = l.run_when > 0;
   }
+  if (l.while_state >= 0) loop.while_condition = b.slot_of(body.inputs()[size_t(l.while_state)]);
   for (size_t j = 0; j < l.num_states; ++j) {
     loop.init.push_back({b.slot_of(n.inputs[j]), b.slot_of(body.inputs()[j]), false});
     uint32_t next = b.slot_of(body.outputs()[j]), state = b.slot_of(body.inputs()[j]);
@@ -228,9 +229,13 @@ ExecutionPlan build_execution_plan(const graph::Graph& g, const std::vector<Comp
   }
   for (const ScanRegion& r : regions) {
     plan.loops.push_back(loop_of(r, b));
-    for (size_t s = r.begin; s < r.end; ++s) {  // a step's FLOPs and bytes are per run of the model
-      plan.steps[s].flops *= double(plan.loops.back().count);
-      plan.steps[s].bytes *= double(plan.loops.back().count);
+    // A step's FLOPs and bytes are per run of the model; a while loop's
+    // iterations only a run knows, so its steps count one.
+    const rt::Loop& loop = plan.loops.back();
+    double runs = loop.while_condition == rt::kNoCondition ? double(loop.count) : 1.0;
+    for (size_t s = r.begin; s < r.end; ++s) {
+      plan.steps[s].flops *= runs;
+      plan.steps[s].bytes *= runs;
     }
   }
   for (size_t j = 0; j < g.num_user_outputs(); ++j) plan.output_buffers.push_back(b.slot_of(g.outputs()[j]));

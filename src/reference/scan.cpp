@@ -34,22 +34,20 @@ std::vector<Tensor> run_scan(const graph::Node& scan, const std::vector<const Te
   for (size_t j = 0; j < l.num_states; ++j) states.push_back(*inputs[j]);
   std::vector<Tensor> stacked;
   if (l.run_when != 0 && !l.runs(inputs.back()->get_f64(0) != 0)) return states;
+  for (size_t k = 0; k < l.num_scan_outputs; ++k) {
+    const graph::TensorType& t = scan.outputs[l.scan_output(k)]->type;
+    stacked.emplace_back(t.dtype, t.static_dims());
+  }
   for (int64_t t = 0; t < l.length; ++t) {
+    if (l.while_state >= 0 && states[size_t(l.while_state)].get_f64(0) == 0) break;
     std::vector<Tensor> args = states;
     for (size_t k = 0; k < l.num_scan_inputs; ++k)
       args.push_back(slice_of(*inputs[l.scan_input(k)], l.input_slice(k, t)));
     for (size_t k = 0; k < l.num_captures; ++k) args.push_back(*inputs[l.capture(k)]);
     std::vector<Tensor> results = run_body(args);
     for (size_t j = 0; j < l.num_states; ++j) states[j] = std::move(results[j]);
-    for (size_t k = 0; k < l.num_scan_outputs; ++k) {
-      const Tensor& slice = results[l.scan_output(k)];
-      if (t == 0) {
-        Dims shape = slice.shape();
-        shape.insert(shape.begin(), l.length);
-        stacked.emplace_back(slice.dtype(), shape);
-      }
-      store_slice(stacked[k], l.output_slice(k, t), slice);
-    }
+    for (size_t k = 0; k < l.num_scan_outputs; ++k)
+      store_slice(stacked[k], l.output_slice(k, t), results[l.scan_output(k)]);
   }
   for (Tensor& s : stacked) states.push_back(std::move(s));
   return states;

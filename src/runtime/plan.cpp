@@ -135,11 +135,12 @@ void put_loops(Writer& w, const std::vector<Loop>& loops) {
     for (const auto* copies : {&l.init, &l.slice_in, &l.slice_out, &l.carry}) put_copies(w, *copies);
     w.put(l.condition);
     w.put(uint8_t(l.run_when_true));
+    w.put(l.while_condition);
   }
 }
 
 std::vector<Loop> get_loops(Reader& r) {
-  std::vector<Loop> loops(r.get_count("loop count", 41));
+  std::vector<Loop> loops(r.get_count("loop count", 45));
   for (Loop& l : loops) {
     l.parent = r.get<int32_t>("loop parent");
     l.begin = r.get<uint32_t>("loop begin");
@@ -148,6 +149,7 @@ std::vector<Loop> get_loops(Reader& r) {
     for (auto* copies : {&l.init, &l.slice_in, &l.slice_out, &l.carry}) *copies = get_copies(r);
     l.condition = r.get<uint32_t>("loop condition");
     l.run_when_true = get_flag(r, "loop condition sense");
+    l.while_condition = r.get<uint32_t>("loop while condition");
   }
   return loops;
 }

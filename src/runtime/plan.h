@@ -70,6 +70,8 @@ struct LoopCopy {
 //
 // A conditional loop (an If's branch) runs its iterations only when the bool
 // in buffer `condition` is `run_when_true`; its init copies run either way.
+// A while loop ends before any iteration at which the bool in buffer
+// `while_condition` (a state, after the carries) is false; `count` bounds it.
 constexpr uint32_t kNoCondition = 0xffffffffu;
 
 struct Loop {
@@ -79,6 +81,7 @@ struct Loop {
   std::vector<LoopCopy> init, slice_in, slice_out, carry;
   uint32_t condition = kNoCondition;
   bool run_when_true = true;
+  uint32_t while_condition = kNoCondition;
 };
 
 // An output whose extent along `axis` a run decides (data_dependent.h): its
@@ -108,7 +111,7 @@ struct Plan {
 
 // 2: the weights' checksum, the CPU features and the trailing checksum.
 // 3: loops. 4: data-dependent extents.
-constexpr uint32_t kPlanFormatVersion = 4;
+constexpr uint32_t kPlanFormatVersion = 5;
 // The largest arena or weights a plan may claim (1 TiB): well beyond any
 // model, far from the overflow of rounding sizes up to 64 bytes.
 constexpr uint64_t kMaxPlanBytes = uint64_t(1) << 40;

@@ -196,6 +196,7 @@ void PlanExecutor::run_loop(Run& r, size_t index) const {
   uint64_t count = loop.count;
   if (loop.condition != kNoCondition && (*at(loop.condition) != 0) != loop.run_when_true) count = 0;
   for (uint64_t t = 0; t < count; ++t) {
+    if (loop.while_condition != kNoCondition && *at(loop.while_condition) == 0) break;
     auto slice = [&](const LoopCopy& c, uint64_t slice_bytes) {
       return size_t((c.reverse ? loop.count - 1 - t : t) * slice_bytes);
     };

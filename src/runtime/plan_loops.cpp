@@ -1,6 +1,7 @@
 // The checks of a plan's loops: nesting, sibling order and the copies, so
 // that a corrupt plan never makes the runtime copy outside a buffer or write
 // a weight or an input.
+#include <cstdint>
 #include <string>
 
 #include "src/runtime/plan.h"
@@ -64,19 +65,23 @@ void validate_loops(const Plan& plan) {
     if (l.begin < std::max(last_end[parent], lo))
       fail(name + ": begins at step " + std::to_string(l.begin) + ", inside the loop before it");
     last_end[parent] = l.end;
-    if (l.count < 1 || l.count > kMaxLoopCount)
-      fail(name + ": " + std::to_string(l.count) + " iterations (1 to 2^32)");
+    // A while loop without slices may be bounded by nothing but its condition.
+    bool unsliced_while = l.while_condition != kNoCondition && l.slice_in.empty() && l.slice_out.empty();
+    if (l.count < 1 || (l.count > kMaxLoopCount && !(unsliced_while && l.count <= uint64_t(INT64_MAX))))
+      fail(name + ": " + std::to_string(l.count) +
+           " iterations (1 to 2^32, or to 2^63 - 1 for a while loop " + "without slices)");
     check_copies(plan, l, name);
-    if (l.condition != kNoCondition &&
-        (l.condition >= plan.buffers.size() || plan.buffers[l.condition].bytes != 1))
-      fail(name + ": condition buffer " + std::to_string(l.condition) + " is not a bool of this plan");
+    for (uint32_t cond : {l.condition, l.while_condition})
+      if (cond != kNoCondition && (cond >= plan.buffers.size() || plan.buffers[cond].bytes != 1))
+        fail(name + ": condition buffer " + std::to_string(cond) + " is not a bool of this plan");
   }
 }
 
 std::vector<uint64_t> calls_per_step(const Plan& plan) {
   std::vector<uint64_t> calls(plan.steps.size(), 1);
   for (const Loop& l : plan.loops)  // a step's enclosing loops multiply
-    for (uint32_t s = l.begin; s < l.end && s < calls.size(); ++s) calls[s] *= l.count;
+    for (uint32_t s = l.begin; s < l.end && s < calls.size(); ++s)
+      calls[s] *= l.while_condition == kNoCondition ? l.count : 1;  // a while loop's count: once
   return calls;
 }
 

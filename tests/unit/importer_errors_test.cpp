@@ -527,15 +527,25 @@ TEST(ImporterErrors, UnsupportedGraphFeatures) {
   sparse.g->add_sparse_initializer()->mutable_values()->set_name("sp");
   fs::path path = sparse.save(dir / "sparse.onnx");
   expect_error(import_error(path), path, {"sparse initializers are not supported"});
+  Model map;
+  auto* in = map.g->add_input();
+  in->set_name("m");
+  auto* map_type = in->mutable_type()->mutable_map_type();
+  map_type->set_key_type(onnx::TensorProto::INT64);
+  map_type->mutable_value_type()->mutable_tensor_type()->set_elem_type(1);
+  map.node("Identity", {"m"}, {"y"}, "id");
+  map.output("y");
+  path = map.save(dir / "map.onnx");
+  expect_error(import_error(path), path,
+               {"value 'm'", "only tensor-typed graph inputs and outputs are supported"});
   Model seq;
-  auto* in = seq.g->add_input();
+  in = seq.g->add_input();
   in->set_name("s");
   in->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(1);
   seq.node("Identity", {"s"}, {"y"}, "id");
   seq.output("y");
   path = seq.save(dir / "sequence.onnx");
-  expect_error(import_error(path), path,
-               {"value 's'", "only tensor-typed graph inputs and outputs are supported"});
+  expect_error(import_error(path), path, {"input 's' is a sequence", "(--sequence-length s=N)"});
   Model strings;
   strings.input("x", {2}, onnx::TensorProto::STRING);
   strings.node("Relu", {"x"}, {"y"}, "r");

@@ -174,17 +174,35 @@ TEST(RuntimePlan, LoopsRoundTripAndNameWhatIsWrong) {
   Plan condition = looped_plan();
   condition.loops[0].condition = 0;
   expect_invalid(condition, "condition buffer 0 is not a bool");
+  Plan while_condition = looped_plan();
+  while_condition.loops[0].while_condition = 0;
+  expect_invalid(while_condition, "condition buffer 0 is not a bool");
   Plan none = looped_plan();
   none.loops[0].count = 0;
   expect_invalid(none, "0 iterations");
+  // A while loop may run up to 2^63 - 1 iterations when it copies no slices,
+  // whose buffers would be that many times as large.
+  Plan endless = looped_plan();
+  endless.buffers.push_back({Storage::kArena, 0, 128, 1});
+  endless.arena_bytes = 192;
+  endless.loops[0].while_condition = uint32_t(endless.buffers.size() - 1);
+  endless.loops[0].count = uint64_t(1) << 40;
+  expect_invalid(endless,
+                 "1099511627776 iterations (1 to 2^32, or to 2^63 - 1 for a while loop without slices)");
+  endless.loops[0].slice_in.clear();
+  endless.loops[0].slice_out.clear();
+  validate_plan(endless, 2, 24);
+  std::vector<uint8_t> endless_blob = serialize_plan(endless);
+  EXPECT_EQ(deserialize_plan(endless_blob.data(), endless_blob.size()).loops[0].while_condition,
+            endless.loops[0].while_condition);
   Plan direction = looped_plan();
   blob = serialize_plan(direction);
   std::vector<uint8_t> bad = blob;
   // The init copy's direction byte: before the three other copy lists (a count
-  // and one copy of 9 bytes each), the condition (5), the output buffers (8
+  // and one copy of 9 bytes each), the conditions (9), the output buffers (8
   // bytes), the arena and weights sizes and checksum (24), the CPU feature
   // count (4), the data-dependent extent count (4), the seal (8).
-  size_t at = blob.size() - 8 - 4 - 4 - 24 - 8 - 5 - 3 * (4 + 9) - 1;
+  size_t at = blob.size() - 8 - 4 - 4 - 24 - 8 - 9 - 3 * (4 + 9) - 1;
   ASSERT_EQ(bad[at], 0);
   bad[at] = 2;
   reseal(bad);

@@ -86,7 +86,8 @@ TEST(Scan, PrintsItsBodyAndVerifies) {
   EXPECT_NE(
       text.find(
           "%h_last: f32[2], %ys: f32[4, 2] = Scan(%h0, %xs, %k) {length = 4, num_scan_inputs = 1, "
-          "num_states = 1, reverse_inputs = [0], reverse_outputs = [1], run_when = 0}  # node 'running'\n"
+          "num_states = 1, reverse_inputs = [0], reverse_outputs = [1], run_when = 0, while_state = -1}  "
+          "# node 'running'\n"
           "    body(%h: f32[2], %x: f32[2], %kk: f32[2]) {\n"
           "      %h_next: f32[2] = Add(%h, %x)  # node 'sum'\n"),
       std::string::npos)

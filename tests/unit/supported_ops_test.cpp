@@ -26,6 +26,8 @@ TEST(SupportedOps, SupportedAndRefusedAreDisjoint) {
   EXPECT_EQ(find("Attention")->first_opset, 23);
   EXPECT_TRUE(find("Resize")->composed);
   EXPECT_FALSE(find("Conv")->composed);
+  EXPECT_TRUE(find("SequenceMap")->structural);
+  EXPECT_FALSE(find("Identity")->structural);
 }
 
 }  // namespace

@@ -59,6 +59,15 @@ ScanLayout scan_layout(const Node& n) {
         << "the condition of a conditional Scan must be a bool scalar, got "
         << (cond ? cond->type.str() : "none");
   }
+  l.while_state = n.attrs.get_int("while_state");
+  if (l.while_state != -1) {
+    TESSEL_USER_CHECK(l.while_state >= 0 && size_t(l.while_state) < l.num_states && l.run_when == 0, n.span())
+        << "while_state " << l.while_state << " must name one of the " << l.num_states
+        << " states of an unconditional Scan";
+    const TensorType& t = body.inputs()[size_t(l.while_state)]->type;
+    TESSEL_USER_CHECK(t.dtype == DType::kBool && t.rank_known && t.rank() == 0, n.span())
+        << "the state that ends a while loop must be a bool scalar, got " << t.str();
+  }
   return l;
 }
 
@@ -144,11 +153,15 @@ void register_control_ops(OpRegistry& r) {
       .attr("reverse_inputs", AttrType::kInts, std::vector<int64_t>{})
       .attr("reverse_outputs", AttrType::kInts, std::vector<int64_t>{})
       .attr("run_when", AttrType::kInt, int64_t(0))
+      .attr("while_state", AttrType::kInt, int64_t(-1))
       .infer(infer_scan)
-      .flops([](const Node& n) {  // the body's, every iteration (an If's branch counted as if it ran)
+      // The body's, every iteration (an If's branch counted as if it ran; a
+      // while loop, whose iterations only a run decides, once).
+      .flops([](const Node& n) {
         int64_t per_iteration = 0;
         for (const Node* b : n.body->nodes()) per_iteration += node_flops(*b);
-        return per_iteration * n.attrs.get_int("length");
+        return n.attrs.get_int("while_state") >= 0 ? per_iteration
+                                                   : per_iteration * n.attrs.get_int("length");
       });
 }
 

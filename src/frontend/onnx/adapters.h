@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ir/graph/graph.h"
+#include "src/frontend/onnx/onnx_value.h"
 
 namespace tessel::onnx_frontend {
 
@@ -56,6 +57,19 @@ struct AdaptContext {
 
   // The import's values of data-dependent extent (NonZero, Compress, ...).
   RuntimeExtents* extents = nullptr;
+
+  // Each input as ONNX sees it. A sequence or an optional is only here (its
+  // `inputs` entry is null); the importer gives such inputs only to the
+  // adapters of structured_adapters() and to If and Loop.
+  std::vector<OnnxValue> onnx_inputs;
+  // Set instead of `results` by an adapter whose outputs may be sequences or
+  // optionals, one per ONNX output.
+  std::optional<std::vector<OnnxValue>> structured_results = std::nullopt;
+  // inline_subgraph for bodies whose inputs or outputs may be sequences or
+  // optionals (a branch returning a sequence, a loop carrying one).
+  std::function<std::vector<OnnxValue>(const std::string& attr, const std::vector<OnnxValue>& inputs)>
+      inline_subgraph_values = nullptr;
+  bool any_structured_input() const;
 
   // Input i's value when it is a constant, a graph input of known value, or
   // computed from those alone by a few small nodes (a Loop's trip count
@@ -151,5 +165,10 @@ void register_deform_conv_adapter(AdapterTable& t);
 void register_roi_align_adapter(AdapterTable& t);
 void register_reorder_adapters(AdapterTable& t);  // CenterCropPad, ReverseSequence, MaxUnpool, TensorScatter
 void register_data_dependent_adapters(AdapterTable& t);  // NonZero, Compress, NonMaxSuppression
+
+// The sequence and optional operators (SequenceConstruct ... SequenceMap,
+// Optional, OptionalHasElement, OptionalGetElement) and Identity of a
+// sequence or optional; each sets `structured_results`.
+const AdapterTable& structured_adapters();
 
 }  // namespace tessel::onnx_frontend

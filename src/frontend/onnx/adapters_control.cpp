@@ -1,12 +1,15 @@
 // ONNX's control flow onto the graph's Scan (ir/graph/scan.h): Scan-9 and
 // later (scan axes and directions by transposes and reversed slices), Loop
-// with a trip count known while compiling and no early exit (the iteration
-// number a scanned input), and If whose condition is known while compiling
-// (the chosen branch inlined) or only at run time (each branch a Scan that
-// runs once or not at all). What would need shapes decided at run time is
+// (counted: a trip count known while compiling and no early exit, the
+// iteration number a scanned input; otherwise a while loop,
+// adapters_while.cpp; unrolled when its shapes follow the iteration or it
+// carries a sequence), and If whose condition is known while compiling (the
+// chosen branch inlined) or only at run time (each branch a Scan that runs
+// once or not at all). What would need shapes decided at run time is
 // refused, naming the node.
 #include "ir/graph/scan.h"
 #include "src/frontend/onnx/adapters.h"
+#include "src/frontend/onnx/control_flow.h"
 
 namespace tessel::onnx_frontend {
 
@@ -31,6 +34,8 @@ std::vector<int64_t> move_axis(int64_t rank, int64_t from, int64_t to) {
   return perm;
 }
 
+}  // namespace
+
 // A Scan node over body with inputs (states, scans, captured) and the given attributes.
 std::vector<Value*> add_scan(AdaptContext& c, std::shared_ptr<graph::Graph> body, std::vector<Value*> inputs,
                              graph::Attrs attrs) {
@@ -42,6 +47,8 @@ std::vector<Value*> add_scan(AdaptContext& c, std::shared_ptr<graph::Graph> body
   infer_and_fold(*scan, c.fold_constants);
   return scan->outputs;
 }
+
+namespace {
 
 void adapt_scan(AdaptContext& c) {
   TESSEL_USER_CHECK(c.opset >= 9, c.span())
@@ -110,6 +117,9 @@ bool never_exits_early(const graph::Graph& body) {
 // iteration) is unrolled when it is short: each copy sees its iteration as a
 // constant, so its shapes become static.
 constexpr int64_t kMaxUnrolledTrips = 64;
+// A counted loop's iteration numbers are a constant of this many entries at
+// most; a longer loop counts them as a while loop does.
+constexpr uint64_t kMaxCountedTrips = uint64_t(1) << 20;
 
 // Whether every loop-carried value keeps its type and the scan outputs are static.
 bool keeps_its_types(const graph::Graph& body, size_t carried) {
@@ -128,43 +138,106 @@ std::string describe_types(const graph::Graph& body, size_t carried) {
   return out;
 }
 
-void unroll_loop(AdaptContext& c, int64_t trips, std::vector<Value*> carried, size_t scan_outputs) {
+// Whether an unrolled copy's condition output is true for sure: the
+// condition it was given (`yes`), or a true constant.
+bool stays_true(const OnnxValue& cond, const Value* yes) {
+  const Value* v = cond.is_tensor() ? cond.tensor : nullptr;
+  while (v && v->producer && v->producer->op == "Identity") v = v->producer->inputs[0];
+  return v && (v == yes || (v->is_constant() && v->constant->numel() == 1 && v->constant->get_f64(0) != 0));
+}
+
+// The loop's body inlined once per iteration. Its loop-carried values may be
+// sequences or optionals, which change structure from one iteration to the
+// next (a sequence growing by an element each time).
+void unroll_loop(AdaptContext& c, int64_t trips, std::vector<OnnxValue> carried, size_t scan_outputs) {
   std::vector<std::vector<Value*>> slices(scan_outputs);
   Value* yes = c.constant(Tensor::scalar_f64(DType::kBool, 1));
   for (int64_t i = 0; i < trips; ++i) {
-    std::vector<Value*> inputs{c.constant(Tensor::from_i64({i}, {})), yes};
+    std::vector<OnnxValue> inputs{OnnxValue::of(c.constant(Tensor::from_i64({i}, {}))), OnnxValue::of(yes)};
     inputs.insert(inputs.end(), carried.begin(), carried.end());
-    std::vector<Value*> outs = c.inline_subgraph("body", inputs);
+    std::vector<OnnxValue> outs = c.inline_subgraph_values("body", inputs);
+    TESSEL_USER_CHECK(outs.size() == 1 + carried.size() + scan_outputs, c.span())
+        << "its body returns " << outs.size() << " values for a condition, " << carried.size()
+        << " loop-carried ones and " << scan_outputs << " scan outputs";
+    TESSEL_USER_CHECK(stays_true(outs[0], yes), c.span())
+        << "its body computes the condition that ends it (a while loop): the sizes of its outputs would "
+           "depend on the data, which is not supported";
     for (size_t j = 0; j < carried.size(); ++j) carried[j] = outs[1 + j];
-    for (size_t k = 0; k < scan_outputs; ++k)
-      slices[k].push_back(c.emit("Unsqueeze", {outs[1 + carried.size() + k], c.i64_vector({0})})[0]);
+    for (size_t k = 0; k < scan_outputs; ++k) {
+      const OnnxValue& out = outs[1 + carried.size() + k];
+      TESSEL_USER_CHECK(out.is_tensor(), c.span()) << "its scan output " << k << " is " << out.describe();
+      slices[k].push_back(c.emit("Unsqueeze", {out.tensor, c.i64_vector({0})})[0]);
+    }
   }
-  std::vector<Value*> results = carried;
+  std::vector<OnnxValue> results = carried;
   for (size_t k = 0; k < scan_outputs; ++k) {
     TESSEL_USER_CHECK(trips > 0, c.span()) << "runs 0 times: the shape of scan output " << k << " is unknown";
-    results.push_back(slices[k].size() == 1 ? slices[k][0]
-                                            : c.emit("Concat", slices[k], one_attr("axis", int64_t(0)))[0]);
+    results.push_back(OnnxValue::of(
+        slices[k].size() == 1 ? slices[k][0] : c.emit("Concat", slices[k], one_attr("axis", int64_t(0)))[0]));
+  }
+  c.structured_results = results;
+}
+
+// Loop's trip count M when known while compiling; nullopt when omitted or
+// known only at run time.
+std::optional<int64_t> known_trip_count(AdaptContext& c) {
+  if (!c.input_or_null(0)) return std::nullopt;
+  const Tensor* trips = c.constant_input(0);
+  if (!trips) return std::nullopt;
+  TESSEL_USER_CHECK(trips->numel() == 1, c.span()) << "the trip count must hold one element";
+  TESSEL_USER_CHECK(trips->get_i64(0) >= 0, c.span()) << "a trip count of " << trips->get_i64(0);
+  return trips->get_i64(0);
+}
+
+// Loop's first condition when known while compiling (true when omitted).
+std::optional<bool> known_first_condition(AdaptContext& c) {
+  if (!c.input_or_null(1)) return true;
+  const Tensor* start = c.constant_input(1);
+  if (!start) return std::nullopt;
+  TESSEL_USER_CHECK(start->numel() == 1, c.span()) << "the condition must hold one element";
+  return start->get_f64(0) != 0;
+}
+
+// A Loop that runs no iteration: its carried values, and empty scan outputs.
+void no_iterations(AdaptContext& c, const graph::Graph& body, const std::vector<Value*>& carried) {
+  std::vector<Value*> results = carried;
+  for (size_t k = 1 + carried.size(); k < body.outputs().size(); ++k) {
+    const graph::TensorType& t = body.outputs()[k]->type;
+    TESSEL_USER_CHECK(t.is_static(), c.span())
+        << "scan output " << k - 1 - carried.size() << " needs a static shape, got " << t.str();
+    Dims shape = t.static_dims();
+    shape.insert(shape.begin(), 0);
+    results.push_back(c.constant(Tensor(t.dtype, shape)));
   }
   c.results = results;
 }
 
-// Loop-11/13/16 as a Scan: states (condition, loop-carried values), the
-// iteration numbers 0..M-1 as the scanned input, then what the body captures.
+// Loop-11/13/16. With its trip count and first condition known while
+// compiling and a body that never ends it early: a Scan of that many
+// iterations, the iteration number a scanned input. Otherwise a while loop
+// (control_flow.h). A body whose shapes follow the iteration, or a loop
+// carrying a sequence, is unrolled.
 void adapt_loop(AdaptContext& c) {
-  const Tensor* trips = c.constant_input(0);
-  TESSEL_USER_CHECK(trips != nullptr && trips->numel() == 1, c.span())
-      << "needs a trip count M known while compiling (a constant, or a graph input of known value): without "
-         "one "
-         "it runs until its condition says so, and the sizes of its outputs would depend on the data";
-  int64_t trip_count = trips->get_i64(0);
-  if (c.input_or_null(1)) {
-    const Tensor* start = c.constant_input(1);
-    TESSEL_USER_CHECK(start != nullptr && start->numel() == 1, c.span())
-        << "needs its first condition known while compiling";
-    if (start->get_f64(0) == 0) trip_count = 0;
+  TESSEL_USER_CHECK(c.inputs.size() >= 2 && c.output_names.size() + 2 >= c.inputs.size(), c.span())
+      << "takes M, cond (either may be empty) and the loop-carried values, and gives an output per carried "
+         "value: got "
+      << c.inputs.size() << " inputs and " << c.output_names.size() << " outputs";
+  for (size_t k = 2; k < c.onnx_inputs.size(); ++k)
+    TESSEL_USER_CHECK(!c.onnx_inputs[k].is_tensor() || c.onnx_inputs[k].tensor, c.span())
+        << "loop-carried value " << k - 2 << " is omitted";
+  std::optional<int64_t> trip_count = known_trip_count(c);
+  std::optional<bool> first = known_first_condition(c);
+  if (trip_count && first == false) trip_count = 0;
+  if (c.any_structured_input()) {
+    TESSEL_USER_CHECK(trip_count && first, c.span())
+        << "needs a trip count M and a first condition known while compiling: it carries a sequence or an "
+           "optional, so it is unrolled while compiling";
+    TESSEL_USER_CHECK(*trip_count <= kMaxUnrolledTrips, c.span())
+        << "carries a sequence or an optional, so it is unrolled while compiling, and " << *trip_count
+        << " iterations are too many to unroll (at most " << kMaxUnrolledTrips << ")";
+    std::vector<OnnxValue> carried(c.onnx_inputs.begin() + 2, c.onnx_inputs.end());
+    return unroll_loop(c, *trip_count, carried, c.output_names.size() - carried.size());
   }
-  TESSEL_USER_CHECK(trip_count >= 0 && uint64_t(trip_count) <= (uint64_t(1) << 32), c.span())
-      << "a trip count of " << trip_count << " (0 to 2^32)";
   std::vector<Value*> carried(c.inputs.begin() + 2, c.inputs.end());
   std::vector<graph::TensorType> types{graph::TensorType(DType::kI64, {}),
                                        graph::TensorType(DType::kBool, {})};
@@ -176,29 +249,20 @@ void adapt_loop(AdaptContext& c) {
       c.span())
       << "its body returns " << body->outputs().size() << " values for a condition, " << carried.size()
       << " loop-carried ones and " << c.output_names.size() << " outputs in all";
-  TESSEL_USER_CHECK(never_exits_early(*body), c.span())
-      << "its body computes the condition that ends it (a while loop): the sizes of its outputs would depend "
-         "on "
-         "the data, which is not supported";
   const size_t scan_outputs = body->outputs().size() - 1 - carried.size();
+  if (trip_count == 0) return no_iterations(c, *body, carried);
+  bool counted = trip_count && first && never_exits_early(*body) && uint64_t(*trip_count) <= kMaxCountedTrips;
   if (!keeps_its_types(*body, carried.size())) {
-    TESSEL_USER_CHECK(trip_count <= kMaxUnrolledTrips, c.span())
+    TESSEL_USER_CHECK(counted && *trip_count <= kMaxUnrolledTrips, c.span())
         << "the shapes in its body depend on the iteration (" << describe_types(*body, carried.size())
-        << "), and " << trip_count << " iterations are too many to unroll (at most " << kMaxUnrolledTrips
-        << ")";
-    return unroll_loop(c, trip_count, carried, scan_outputs);
+        << "), so it is unrolled, which needs a trip count known while compiling, no early exit and at most "
+        << kMaxUnrolledTrips << " iterations";
+    std::vector<OnnxValue> carried_values;
+    for (Value* v : carried) carried_values.push_back(OnnxValue::of(v));
+    return unroll_loop(c, *trip_count, carried_values, scan_outputs);
   }
-  if (trip_count == 0) {
-    std::vector<Value*> results = carried;
-    for (size_t k = 0; k < scan_outputs; ++k) {
-      const graph::TensorType& t = body->outputs()[1 + carried.size() + k]->type;
-      TESSEL_USER_CHECK(t.is_static(), c.span())
-          << "scan output " << k << " needs a static shape, got " << t.str();
-      Dims shape = t.static_dims();
-      shape.insert(shape.begin(), 0);
-      results.push_back(c.constant(Tensor(t.dtype, shape)));
-    }
-    c.results = results;
+  if (!counted) {
+    c.results = while_loop(c, std::move(body), captured, carried, scan_outputs, trip_count);
     return;
   }
   std::vector<Value*> order(body->inputs().begin() + 1, body->inputs().end());  // condition, carried, ...
@@ -206,13 +270,13 @@ void adapt_loop(AdaptContext& c) {
                body->inputs()[0]);  // ... the iteration number, captured
   body->set_inputs(order);
   std::vector<int64_t> iterations;
-  for (int64_t i = 0; i < trip_count; ++i) iterations.push_back(i);
+  for (int64_t i = 0; i < *trip_count; ++i) iterations.push_back(i);
   std::vector<Value*> inputs{c.constant(Tensor::scalar_f64(DType::kBool, 1))};
   inputs.insert(inputs.end(), carried.begin(), carried.end());
   inputs.push_back(c.i64_vector(iterations));
   inputs.insert(inputs.end(), captured.begin(), captured.end());
   graph::Attrs attrs;
-  attrs.set("length", trip_count);
+  attrs.set("length", *trip_count);
   attrs.set("num_states", int64_t(1 + carried.size()));
   attrs.set("num_scan_inputs", int64_t(1));
   std::vector<Value*> results = add_scan(c, body, inputs, std::move(attrs));
@@ -283,10 +347,11 @@ void adapt_if(AdaptContext& c) {
   }
   TESSEL_USER_CHECK(cond->numel() == 1, c.span())
       << "the condition must hold one element, got " << cond->type_str();
-  std::vector<Value*> results = c.inline_subgraph(cond->get_f64(0) != 0 ? "then_branch" : "else_branch", {});
+  std::vector<OnnxValue> results =
+      c.inline_subgraph_values(cond->get_f64(0) != 0 ? "then_branch" : "else_branch", {});
   TESSEL_USER_CHECK(results.size() == c.output_names.size(), c.span())
       << "its branch returns " << results.size() << " values for " << c.output_names.size() << " outputs";
-  c.results = results;
+  c.structured_results = results;
 }
 
 }  // namespace

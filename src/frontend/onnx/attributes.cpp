@@ -48,9 +48,15 @@ graph::Attrs convert_attributes(const onnx::NodeProto& node, const Span& span, c
       case onnx::AttributeProto::GRAPH:
         // A subgraph of control flow: its adapter imports it (AdaptContext::import_subgraph).
         TESSEL_USER_CHECK(node.op_type() == "If" || node.op_type() == "Loop" || node.op_type() == "Scan" ||
-                              node.op_type() == "FlexAttention",
+                              node.op_type() == "FlexAttention" || node.op_type() == "SequenceMap",
                           span)
             << "attribute '" << a.name() << "' has an unsupported type GRAPH";
+        break;
+      case onnx::AttributeProto::TYPE_PROTO:
+        // Optional's type says what an empty optional would hold; the import
+        // keeps no type for one (what it holds is decided while compiling).
+        TESSEL_USER_CHECK(node.op_type() == "Optional", span)
+            << "attribute '" << a.name() << "' has an unsupported type TYPE_PROTO";
         break;
       case onnx::AttributeProto::UNDEFINED:
         // An empty list attribute has no populated field: ints is the common case.

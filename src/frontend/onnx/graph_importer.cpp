@@ -1,8 +1,8 @@
 // The import of one ONNX graph: the model's, a subgraph that becomes a graph
 // of its own (a Scan's or a Loop's body, whose reads of outer values become
 // captured inputs), or a branch imported into the graph around it (an If
-// whose condition is known while compiling). One pass over the nodes in
-// order: adapt, infer, fold.
+// whose condition is known while compiling, an unrolled loop). One pass over
+// the nodes in order: adapt, infer, fold.
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
@@ -10,106 +10,14 @@
 #include <unordered_map>
 
 #include "ir/graph/op_registry.h"
-#include "src/frontend/onnx/adapters.h"
 #include "src/frontend/onnx/attributes.h"
+#include "src/frontend/onnx/graph_importer.h"
 #include "src/frontend/onnx/importer_internal.h"
 #include "src/frontend/onnx/runtime_extents.h"
 #include "src/frontend/onnx/tensor_proto.h"
 #include "src/passes/fold_constants.h"
 
 namespace tessel::onnx_frontend {
-
-namespace {
-
-// Folding makes data that the file does not hold (ConstantOfShape, Tile,
-// Expand, ...). Each folded node is capped (passes::should_fold), and an
-// import in all (see GraphImporter::charge_folding), so that a few hundred
-// bytes of model cannot make the importer take gigabytes or minutes; what is
-// not folded runs at run time.
-constexpr int64_t kFoldBytesBudget = int64_t(1) << 28;  // 256 MiB, plus twice the weights
-constexpr int64_t kFoldFlopsBudget = int64_t(1) << 32;
-
-// What a model's graph and its subgraphs share.
-struct ImportSession {
-  int opset = 0;
-  std::string dir;
-  const ImportOptions& options;
-  std::unordered_map<const graph::Value*, Tensor> known_inputs;  // ImportOptions::input_values
-  RuntimeExtents extents;  // values whose extent a run decides, in any of the graphs
-  int64_t fold_bytes_left = kFoldBytesBudget;
-  int64_t fold_flops_left = kFoldFlopsBudget;
-};
-
-// kBody: a graph of its own, outer values captured; kInline: into the parent's graph.
-enum class Scope { kMain, kBody, kInline };
-
-class GraphImporter {
- public:
-  GraphImporter(ImportSession& session, const onnx::GraphProto& proto, graph::Graph& target,
-                GraphImporter* parent, Scope scope)
-      : s_(session), proto_(proto), g_(target), parent_(parent), scope_(scope) {}
-
-  void import_main();
-  // The declared inputs typed as given, then the captured outer values.
-  void import_body(const std::vector<graph::TensorType>& input_types);
-  // The declared inputs bound to the given values of the parent's graph.
-  std::vector<graph::Value*> import_inline(const std::vector<graph::Value*>& inputs);
-  // The outer values a body reads, in the order of its inputs after the declared ones.
-  const std::vector<graph::Value*>& captured() const { return captured_; }
-
- private:
-  graph::Value* lookup(const std::string& name, const std::string& node);
-  // Binds an ONNX value name; a name defined twice breaks SSA and is refused.
-  void define(const std::string& name, graph::Value* v, const std::string& node);
-  void import_initializers();
-  void import_inputs();
-  // The names of a subgraph's inputs (`given` of them, or a user error).
-  std::vector<std::string> declared_inputs(size_t given) const;
-  void import_nodes();
-  void import_node(const onnx::NodeProto& n, int index);
-  void import_constant(const onnx::NodeProto& n, const std::string& name);
-  std::vector<graph::Value*> output_values();
-  // A subgraph's outputs, none of data-dependent extent (a user error).
-  std::vector<graph::Value*> fixed_shape_outputs();
-  void check_declared_outputs(const std::vector<graph::Value*>& outs);
-  bool may_fold() const {
-    return s_.options.fold_constants && s_.fold_bytes_left > 0 && s_.fold_flops_left > 0;
-  }
-  void charge_folding(const std::vector<graph::Value*>& results);
-  void give_subgraphs(AdaptContext& ctx, const onnx::NodeProto& n, const std::string& name);
-
-  ImportSession& s_;
-  const onnx::GraphProto& proto_;
-  graph::Graph& g_;
-  GraphImporter* parent_;
-  Scope scope_;
-  std::unordered_map<std::string, graph::Value*> values_;
-  std::vector<graph::Value*> captured_;
-};
-
-graph::Value* GraphImporter::lookup(const std::string& name, const std::string& node) {
-  if (auto it = values_.find(name); it != values_.end()) return it->second;
-  TESSEL_USER_CHECK(parent_ != nullptr, (Span{node, ""}))
-      << "uses '" << name << "', which no earlier node, input or initializer defines";
-  graph::Value* outer = parent_->lookup(name, node);
-  TESSEL_USER_CHECK(!s_.extents.count(outer), (Span{node, ""}))
-      << "a subgraph reads '" << name << "', whose extent only a run decides (an output of "
-      << s_.extents.at(outer).origin << "); loop and branch bodies take only values of fixed shape";
-  if (scope_ == Scope::kInline) return outer;
-  graph::Value* inner;
-  if (outer->is_constant()) {
-    inner = g_.add_constant(name, *outer->constant);
-  } else {
-    inner = g_.add_input(name, outer->type);
-    captured_.push_back(outer);
-  }
-  return values_[name] = inner;
-}
-
-void GraphImporter::define(const std::string& name, graph::Value* v, const std::string& node) {
-  TESSEL_USER_CHECK(values_.emplace(name, v).second, (Span{node, ""}))
-      << "defines '" << name << "', which an earlier node, input or initializer already defines";
-}
 
 void GraphImporter::import_initializers() {
   for (const auto& init : proto_.initializer()) {
@@ -124,19 +32,38 @@ void GraphImporter::import_inputs() {
   std::map<std::string, Dims> pending = s_.options.input_shapes;
   for (const auto& vi : proto_.input()) {
     if (values_.count(vi.name())) continue;  // an initializer listed as input (IR < 4)
-    graph::TensorType t = type_from_value_info(vi);
-    if (auto it = pending.find(vi.name()); it != pending.end()) {
-      bind_input_shape(t, it->second, vi.name());
-      pending.erase(it);
+    if (vi.has_type() && (vi.type().has_sequence_type() || vi.type().has_optional_type())) {
+      import_structured_input(vi, pending);
+      continue;
     }
-    graph::Value* input = g_.add_input(vi.name(), t);
-    values_[vi.name()] = input;
-    size_t position = g_.inputs().size() - 1;
-    if (position < s_.options.input_values.size())
-      s_.known_inputs.emplace(input, s_.options.input_values[position]);
+    values_[vi.name()] = add_tensor_input(vi.name(), type_from_value_info(vi), pending);
   }
   TESSEL_USER_CHECK(pending.empty(), Span{})
       << "--input-shape names '" << pending.begin()->first << "', which is not a graph input";
+  for (const auto& [name, n] : s_.options.sequence_lengths)
+    TESSEL_USER_CHECK(structured_.count(name), Span{})
+        << "--sequence-length names '" << name << "', which is not a sequence input of the graph";
+  for (const std::string& name : s_.options.empty_optionals)
+    TESSEL_USER_CHECK(structured_.count(name) && structured_.at(name).is_optional(), Span{})
+        << "--empty-optional names '" << name << "', which is not an optional input of the graph";
+}
+
+graph::Value* GraphImporter::add_tensor_input(const std::string& name, graph::TensorType t,
+                                              std::map<std::string, Dims>& pending_shapes) {
+  if (auto it = pending_shapes.find(name); it != pending_shapes.end()) {
+    bind_input_shape(t, it->second, name);
+    pending_shapes.erase(it);
+  }
+  size_t position = g_.inputs().size();
+  const Tensor* known =
+      position < s_.options.input_values.size() ? &s_.options.input_values[position] : nullptr;
+  // A known value decides a shape the model leaves open (the operator tests
+  // declare some inputs, and sequence elements, without one).
+  if (known && !t.is_static() && (!t.rank_known || size_t(t.rank()) == known->shape().size()))
+    bind_input_shape(t, known->shape(), name);
+  graph::Value* input = g_.add_input(name, t);
+  if (known) s_.known_inputs.emplace(input, *known);
+  return input;
 }
 
 void GraphImporter::import_constant(const onnx::NodeProto& n, const std::string& name) {
@@ -185,23 +112,33 @@ void GraphImporter::import_node(const onnx::NodeProto& n, int index) {
   // Every op has an output, and the adapters may assume one: ONNX's schema
   // lets some ops (BatchNormalization) through with none.
   TESSEL_USER_CHECK(n.output_size() > 0, (Span{name, n.op_type()})) << "expects at least 1 output, got 0";
-  for (const std::string& in : n.input()) ctx.inputs.push_back(in.empty() ? nullptr : lookup(in, name));
-  for (const std::string& out : n.output()) ctx.output_names.push_back(out);
-  const std::vector<graph::Value*> onnx_inputs = ctx.inputs;
-  const graph::Attrs onnx_attrs = ctx.attrs;
-  prepare_runtime_extents(ctx, s_.extents);
-  const AdapterTable& table = is_default_domain(n.domain()) ? adapters() : *domain_adapters(n.domain());
-  if (auto it = table.find(n.op_type()); it != table.end()) it->second(ctx);
-  std::vector<graph::Value*> results;
-  if (ctx.results) {
-    results = *ctx.results;
-  } else {
-    graph::Node* node = g_.add_node(ctx.op, name, ctx.inputs, ctx.output_names, ctx.attrs);
-    infer_and_fold(*node, ctx.fold_constants);
-    results = node->outputs;
+  for (const std::string& in : n.input()) {
+    OnnxValue v = in.empty() ? OnnxValue::of(nullptr) : lookup_value(in, name);
+    ctx.inputs.push_back(v.is_tensor() ? v.tensor : nullptr);
+    ctx.onnx_inputs.push_back(std::move(v));
   }
-  charge_folding(results);
-  carry_runtime_extents(ctx, onnx_inputs, onnx_attrs, results, s_.extents);
+  for (const std::string& out : n.output()) ctx.output_names.push_back(out);
+  const std::vector<graph::Value*> given_inputs = ctx.inputs;
+  const graph::Attrs given_attrs = ctx.attrs;
+  prepare_runtime_extents(ctx, s_.extents);
+  const AdapterTable& table = adapter_table(n, ctx);
+  if (auto it = table.find(n.op_type()); it != table.end()) it->second(ctx);
+  std::vector<OnnxValue> results;
+  if (ctx.structured_results) {
+    results = *ctx.structured_results;
+  } else {
+    std::vector<graph::Value*> tensors;
+    if (ctx.results) {
+      tensors = *ctx.results;
+    } else {
+      graph::Node* node = g_.add_node(ctx.op, name, ctx.inputs, ctx.output_names, ctx.attrs);
+      infer_and_fold(*node, ctx.fold_constants);
+      tensors = node->outputs;
+    }
+    charge_folding(tensors);
+    carry_runtime_extents(ctx, given_inputs, given_attrs, tensors, s_.extents);
+    for (graph::Value* v : tensors) results.push_back(OnnxValue::of(v));
+  }
   // ONNX's schema bounds the outputs up to the library's opset; past it, a
   // node may name more outputs than the op has.
   TESSEL_USER_CHECK(results.size() == size_t(n.output_size()), (Span{name, n.op_type()}))
@@ -209,37 +146,46 @@ void GraphImporter::import_node(const onnx::NodeProto& n, int index) {
   // A value an adapter made (named "<node>/...") takes the ONNX output's name, which
   // `tessel run` and the model's outputs go by; values that existed before keep theirs.
   std::string made_here = name + "/";
+  for (int i = 0; i < n.output_size(); ++i) {
+    graph::Value* v = results[size_t(i)].is_tensor() ? results[size_t(i)].tensor : nullptr;
+    if (v && !n.output(i).empty() && v->name.starts_with(made_here)) v->name = n.output(i);
+  }
   for (int i = 0; i < n.output_size(); ++i)
-    if (results[size_t(i)] && !n.output(i).empty() && results[size_t(i)]->name.starts_with(made_here))
-      results[size_t(i)]->name = n.output(i);
-  for (int i = 0; i < n.output_size(); ++i)
-    if (!n.output(i).empty()) define(n.output(i), results[size_t(i)], name);
+    if (!n.output(i).empty()) define_value(n.output(i), results[size_t(i)], name);
 }
 
-std::vector<graph::Value*> GraphImporter::output_values() {
-  std::vector<graph::Value*> outs;
-  for (const auto& vi : proto_.output()) {
-    graph::Value* v = lookup(vi.name(), "graph output");
-    if (vi.has_type() && vi.type().has_tensor_type() && vi.type().tensor_type().elem_type() != 0) {
-      graph::TensorType declared = type_from_value_info(vi);
-      std::string who = v->producer ? "node '" + v->producer->name + "'" : "the graph";
-      TESSEL_USER_CHECK(declared.dtype == v->type.dtype, Span{})
-          << "output '" << vi.name() << "' is declared " << declared.str() << " but " << who << " produces "
-          << v->type.str();
-      bool same_rank = !declared.rank_known || !v->type.rank_known || declared.rank() == v->type.rank();
-      auto extent = s_.extents.find(v);
-      for (int i = 0; same_rank && declared.rank_known && v->type.rank_known && i < declared.rank(); ++i) {
-        const graph::Dim &a = declared.dims[size_t(i)], &b = v->type.dims[size_t(i)];
-        bool decided_by_run = extent != s_.extents.end() && extent->second.axis == i;
-        same_rank = !a.is_known() || !b.is_known() || a.value == b.value || decided_by_run;
-      }
-      TESSEL_USER_CHECK(same_rank, Span{})
-          << "shape mismatch: output '" << vi.name() << "' is declared " << declared.str() << " but " << who
-          << " produces " << v->type.str();
+const AdapterTable& GraphImporter::adapter_table(const onnx::NodeProto& n, const AdaptContext& ctx) const {
+  const std::string& op = n.op_type();
+  bool default_domain = is_default_domain(n.domain());
+  if (default_domain && structured_adapters().count(op) && (op != "Identity" || ctx.any_structured_input()))
+    return structured_adapters();
+  for (size_t i = 0; i < ctx.onnx_inputs.size(); ++i)
+    TESSEL_USER_CHECK(ctx.onnx_inputs[i].is_tensor() || (default_domain && (op == "If" || op == "Loop")),
+                      (Span{ctx.name, op}))
+        << "reads '" << n.input(int(i)) << "', " << ctx.onnx_inputs[i].describe()
+        << ", where it takes a tensor";
+  return default_domain ? adapters() : *domain_adapters(n.domain());
+}
+
+graph::Value* GraphImporter::checked_output(const onnx::ValueInfoProto& vi) {
+  graph::Value* v = lookup(vi.name(), "graph output");
+  if (vi.has_type() && vi.type().has_tensor_type() && vi.type().tensor_type().elem_type() != 0) {
+    graph::TensorType declared = type_from_value_info(vi);
+    std::string who = v->producer ? "node '" + v->producer->name + "'" : "the graph";
+    TESSEL_USER_CHECK(declared.dtype == v->type.dtype, Span{})
+        << "output '" << vi.name() << "' is declared " << declared.str() << " but " << who << " produces "
+        << v->type.str();
+    bool same_rank = !declared.rank_known || !v->type.rank_known || declared.rank() == v->type.rank();
+    auto extent = s_.extents.find(v);
+    for (int i = 0; same_rank && declared.rank_known && v->type.rank_known && i < declared.rank(); ++i) {
+      const graph::Dim &a = declared.dims[size_t(i)], &b = v->type.dims[size_t(i)];
+      bool decided_by_run = extent != s_.extents.end() && extent->second.axis == i;
+      same_rank = !a.is_known() || !b.is_known() || a.value == b.value || decided_by_run;
     }
-    outs.push_back(v);
+    TESSEL_USER_CHECK(same_rank, Span{}) << "shape mismatch: output '" << vi.name() << "' is declared "
+                                         << declared.str() << " but " << who << " produces " << v->type.str();
   }
-  return outs;
+  return v;
 }
 
 // Once the budget is spent, later nodes are no longer folded. Helper nodes of
@@ -265,7 +211,7 @@ void GraphImporter::import_main() {
   import_initializers();
   import_inputs();
   import_nodes();
-  std::vector<graph::Value*> outputs = output_values();
+  std::vector<graph::Value*> outputs = main_outputs();
   for (size_t j = 0, users = outputs.size(); j < users; ++j) {
     auto extent = s_.extents.find(outputs[j]);
     if (extent == s_.extents.end()) continue;
@@ -292,25 +238,16 @@ void GraphImporter::import_body(const std::vector<graph::TensorType>& input_type
   for (size_t i = 0; i < declared.size(); ++i)
     values_[declared[i]] = g_.add_input(declared[i], input_types[i]);
   import_nodes();
-  g_.set_outputs(fixed_shape_outputs());
+  std::vector<graph::Value*> outputs;
+  for (const OnnxValue& v : subgraph_outputs()) {
+    TESSEL_USER_CHECK(v.is_tensor(), (Span{proto_.name(), "subgraph"}))
+        << "returns " << v.describe()
+        << ": a body compiled as a loop returns tensors (a Loop that carries a sequence or an optional is "
+           "unrolled while compiling, which needs its trip count known)";
+    outputs.push_back(v.tensor);
+  }
+  g_.set_outputs(outputs);
   passes::remove_folded_nodes(g_);
-}
-
-std::vector<graph::Value*> GraphImporter::fixed_shape_outputs() {
-  std::vector<graph::Value*> outputs = output_values();
-  for (const graph::Value* v : outputs)
-    TESSEL_USER_CHECK(!s_.extents.count(v), (Span{proto_.name(), "subgraph"}))
-        << "returns '" << v->name << "', whose extent only a run decides (an output of "
-        << s_.extents.at(v).origin << "); loop and branch bodies return only values of fixed shape";
-  return outputs;
-}
-
-std::vector<graph::Value*> GraphImporter::import_inline(const std::vector<graph::Value*>& inputs) {
-  import_initializers();
-  std::vector<std::string> declared = declared_inputs(inputs.size());
-  for (size_t i = 0; i < declared.size(); ++i) values_[declared[i]] = inputs[i];
-  import_nodes();
-  return fixed_shape_outputs();
 }
 
 // The subgraph attributes of n, for the adapters of Scan, Loop and If.
@@ -333,13 +270,23 @@ void GraphImporter::give_subgraphs(AdaptContext& ctx, const onnx::NodeProto& n, 
   };
   for (const onnx::AttributeProto& a : n.attribute())
     if (a.has_g()) ctx.subgraphs.push_back(a.name());
-  ctx.inline_subgraph = [this, find](const std::string& attr, const std::vector<graph::Value*>& inputs) {
+  ctx.inline_subgraph_values = [this, find](const std::string& attr, const std::vector<OnnxValue>& inputs) {
     GraphImporter child(s_, find(attr), g_, this, Scope::kInline);
     return child.import_inline(inputs);
   };
+  ctx.inline_subgraph = [span = ctx.span(), inline_values = ctx.inline_subgraph_values](
+                            const std::string& attr, const std::vector<graph::Value*>& inputs) {
+    std::vector<OnnxValue> given;
+    for (graph::Value* v : inputs) given.push_back(OnnxValue::of(v));
+    std::vector<graph::Value*> tensors;
+    for (const OnnxValue& v : inline_values(attr, given)) {
+      TESSEL_USER_CHECK(v.is_tensor(), span)
+          << "its subgraph '" << attr << "' returns " << v.describe() << ", where a tensor is expected";
+      tensors.push_back(v.tensor);
+    }
+    return tensors;
+  };
 }
-
-}  // namespace
 
 graph::Graph import_main_graph(const onnx::GraphProto& proto, int opset, const std::string& model_dir,
                                const ImportOptions& options) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -37,6 +38,14 @@ struct ImportOptions {
   // default: the integer products run slower than the float ones until they
   // use the CPU's 8-bit dot-product instructions.
   bool fold_qdq = false;
+  // The number of elements of each sequence graph input, which ONNX's types
+  // leave open: a sequence input "x" of n elements is compiled as the graph
+  // inputs "x[0]" ... "x[n-1]" (and a sequence output "y" as the outputs
+  // "y[0]" ...), each element's shape bound by --input-shape "x[0]=...".
+  std::map<std::string, int64_t> sequence_lengths;
+  // Optional graph inputs given nothing; any other optional input holds a
+  // value: a tensor input of its name, or a sequence as above.
+  std::set<std::string> empty_optionals;
 };
 
 // Every failure is a UserError whose message starts with the file path.

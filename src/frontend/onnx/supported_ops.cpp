@@ -76,17 +76,6 @@ const std::map<std::string, std::string>& gap_reasons() {
       {"RandomUniformLike", "random generators are not supported: a compiled model is deterministic"},
       {"Multinomial", "random generators are not supported: a compiled model is deterministic"},
       {"Bernoulli", "random generators are not supported: a compiled model is deterministic"},
-      {"SequenceAt", "sequence values are not supported"},
-      {"SequenceConstruct", "sequence values are not supported"},
-      {"SequenceEmpty", "sequence values are not supported"},
-      {"SequenceErase", "sequence values are not supported"},
-      {"SequenceInsert", "sequence values are not supported"},
-      {"SequenceLength", "sequence values are not supported"},
-      {"SplitToSequence", "sequence values are not supported"},
-      {"ConcatFromSequence", "sequence values are not supported"},
-      {"Optional", "optional values are not supported"},
-      {"OptionalGetElement", "optional values are not supported"},
-      {"OptionalHasElement", "optional values are not supported"},
   };
   return reasons;
 }
@@ -106,7 +95,7 @@ std::vector<OpSupport> supported_ops() {
       out.push_back({op,
                      std::max({since, kMinOpset,
                                first_supported_opsets().count(op) ? first_supported_opsets().at(op) : 0}),
-                     adapters().count(op) > 0});
+                     adapters().count(op) > 0, structured_adapters().count(op) > 0 && op != "Identity"});
   return out;
 }
 
@@ -114,6 +103,7 @@ std::vector<std::string> unlisted_accepted_ops() {
   std::map<std::string, int> first = library_first_opsets();
   std::set<std::string> accepted;
   for (const auto& [op, adapter] : adapters()) accepted.insert(op);
+  for (const auto& [op, adapter] : structured_adapters()) accepted.insert(op);
   for (const std::string& op : graph::OpRegistry::global().names()) accepted.insert(op);
   std::vector<std::string> out;
   for (const std::string& op : accepted)
@@ -137,7 +127,10 @@ std::string ops_markdown() {
   os << "| operator | opsets | imported as |\n|---|---|---|\n";
   for (const OpSupport& o : ops)
     os << "| " << o.op << " | " << o.first_opset << "–" << kMaxOpset << " | "
-       << (o.composed ? "graph ops (a composition)" : "one graph op") << " |\n";
+       << (o.structural ? "resolved while importing (sequences, optionals)"
+           : o.composed ? "graph ops (a composition)"
+                        : "one graph op")
+       << " |\n";
   os << "\n"
      << ops.size() << " operators. Not supported (operators of the ONNX library Tessel builds "
      << "against that the importer refuses):\n\n";

@@ -11,6 +11,7 @@ struct OpSupport {
   std::string op;
   int first_opset = 0;    // the first opset of the default domain that has it (at least kMinOpset)
   bool composed = false;  // imported as a composition of graph ops rather than one op
+  bool structural = false;  // a sequence or optional op, resolved while importing
 };
 
 // Sorted by name.
