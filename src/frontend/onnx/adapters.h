@@ -163,6 +163,7 @@ void register_channel_norm_adapters(AdapterTable& t);  // LRN, GlobalLpPool
 void register_spectral_adapters(AdapterTable& t);      // DFT, STFT, MelWeightMatrix
 void register_deform_conv_adapter(AdapterTable& t);
 void register_roi_align_adapter(AdapterTable& t);
+void register_max_roi_pool_adapter(AdapterTable& t);
 void register_reorder_adapters(AdapterTable& t);  // CenterCropPad, ReverseSequence, MaxUnpool, TensorScatter
 void register_data_dependent_adapters(AdapterTable& t);  // NonZero, Compress, NonMaxSuppression
 
