@@ -219,6 +219,7 @@ const AdapterTable& adapters() {
     register_deform_conv_adapter(t);
     register_roi_align_adapter(t);
     register_max_roi_pool_adapter(t);
+    register_tfidf_adapter(t);
     register_movement_adapters(t);
     register_loss_adapters(t);
     register_composite_adapters(t);

@@ -164,6 +164,7 @@ void register_spectral_adapters(AdapterTable& t);      // DFT, STFT, MelWeightMa
 void register_deform_conv_adapter(AdapterTable& t);
 void register_roi_align_adapter(AdapterTable& t);
 void register_max_roi_pool_adapter(AdapterTable& t);
+void register_tfidf_adapter(AdapterTable& t);     // TfIdfVectorizer over integer tokens
 void register_reorder_adapters(AdapterTable& t);  // CenterCropPad, ReverseSequence, MaxUnpool, TensorScatter
 void register_data_dependent_adapters(AdapterTable& t);  // NonZero, Compress, NonMaxSuppression
 

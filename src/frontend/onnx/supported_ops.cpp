@@ -69,7 +69,6 @@ std::map<std::string, int> library_first_opsets() {
 const std::map<std::string, std::string>& gap_reasons() {
   static const std::map<std::string, std::string> reasons = {
       {"StringNormalizer", "string tensors are not supported"},
-      {"TfIdfVectorizer", "string tensors are not supported"},
       {"RandomNormal", "random generators are not supported: a compiled model is deterministic"},
       {"RandomNormalLike", "random generators are not supported: a compiled model is deterministic"},
       {"RandomUniform", "random generators are not supported: a compiled model is deterministic"},
