@@ -205,16 +205,23 @@ TEST(LowerElemSpecial, IdentityAndInferenceDropout) {
   check_op("Identity", {in(random_tensor(DType::kBool, {4}))});
   check_op("Dropout", {in(x)});
   check_op("Dropout", {in(x), constant(values_of(DType::kF32, {}, {0.5}))}, {}, 0, 2);
-  // A run-time training_mode could ask for real dropout: refused, naming the node.
-  Tensor mode = random_tensor(DType::kBool, {}, 0, 1);
-  OneNode one("Dropout", {in(x), constant(values_of(DType::kF32, {}, {0.5})), in(mode)}, {}, 2);
+  // A run-time training_mode could ask for real dropout at ratio 0.5: a check
+  // stops such a run, naming the node; in inference mode it runs.
+  Tensor off = values_of(DType::kBool, {}, {0}), on = values_of(DType::kBool, {}, {1});
+  check_op("Dropout", {in(x), constant(values_of(DType::kF32, {}, {0.5})), in(off)}, {}, 0, 2);
+  OneNode one("Dropout", {in(x), constant(values_of(DType::kF32, {}, {0.5})), in(on)}, {}, 2);
+  Lowered l = lower_graph(one.g, one.inputs);
   try {
-    lower_graph(one.g, one.inputs);
+    tir::interpret(l.func, l.args);
     ADD_FAILURE() << "expected a UserError";
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find("n_Dropout"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("training_mode"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("training-mode Dropout with a ratio other than 0 drops at random"),
+              std::string::npos)
+        << e.what();
   }
+  // Training at ratio 0 passes everything, as inference does.
+  check_op("Dropout", {in(x), in(values_of(DType::kF32, {}, {0})), in(on)}, {}, 0, 2);
 }
 
 // Transpose -> Reshape -> Add lowered into one context: the index maps inline

@@ -47,9 +47,12 @@ void infer_identity(InferContext& ctx) {
   set_same_shape_outputs(ctx, ctx.input(0).dtype);
 }
 
-// Dropout in inference mode: output 0 is the input, output 1 (the mask) is all true.
+// Dropout in inference mode, or in training mode with a ratio of 0 (checked
+// at run time when only a run knows it): output 0 is the input, output 1
+// (the mask) is all true.
 void infer_dropout(InferContext& ctx) {
   check_type_class(ctx, 0, TypeClass::kFloat);
+  bool zero_ratio = false;
   if (ctx.has_input(1)) {
     TESSEL_USER_CHECK(is_float(ctx.input(1).dtype), ctx.span())
         << "ratio (input 1) must be a floating-point scalar, got " << ctx.input(1).str();
@@ -57,14 +60,18 @@ void infer_dropout(InferContext& ctx) {
       TESSEL_USER_CHECK(r->numel() == 1, ctx.span()) << "ratio (input 1) must be a scalar";
       double ratio = r->get_f64(0);
       TESSEL_USER_CHECK(ratio >= 0 && ratio < 1, ctx.span()) << "ratio must be in [0, 1), got " << ratio;
+      zero_ratio = ratio == 0;
     }
   }
+  // Without a ratio (0.5), known training drops at random.
+  bool may_pass = zero_ratio || (ctx.has_input(1) && !ctx.value(1));
   if (ctx.has_input(2)) {
     TESSEL_USER_CHECK(ctx.input(2).dtype == DType::kBool, ctx.span())
         << "training_mode (input 2) must be a bool scalar, got " << ctx.input(2).str();
     const Tensor* mode = ctx.value(2);
-    TESSEL_USER_CHECK(!mode || mode->numel() != 1 || mode->get_i64(0) == 0, ctx.span())
-        << "training-mode Dropout is not supported (training_mode is true)";
+    TESSEL_USER_CHECK(!mode || mode->numel() != 1 || mode->get_i64(0) == 0 || may_pass, ctx.span())
+        << "training-mode Dropout drops at random, which a compiled model does not (training_mode is true "
+           "and the ratio is not a constant 0)";
   }
   TensorType t = ctx.input(0);
   ctx.set_output(0, t);

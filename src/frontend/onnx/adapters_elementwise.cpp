@@ -44,7 +44,8 @@ void adapt_dropout(AdaptContext& c) {
   if (const graph::AttrValue* is_test = c.attrs.find("is_test")) {
     const int64_t* v = std::get_if<int64_t>(is_test);
     TESSEL_USER_CHECK(v != nullptr, c.span()) << "attribute 'is_test' must be an int";
-    TESSEL_USER_CHECK(*v != 0, c.span()) << "training-mode Dropout is not supported (is_test=0)";
+    TESSEL_USER_CHECK(*v != 0, c.span())
+        << "training-mode Dropout (is_test=0) drops at random, which a compiled model does not";
     c.attrs.erase("is_test");
   }
   if (c.opset >= 12) return;

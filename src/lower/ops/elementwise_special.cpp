@@ -91,14 +91,24 @@ bool constant_zero(const graph::Node& node, size_t i) {
   return true;
 }
 
-// Inference mode: the output is the input, the optional mask all true. A
-// training_mode known only at run time is accepted only with ratio 0, where
-// training gives the same result.
-std::vector<TensorExpr> lower_dropout(LowerContext&, const graph::Node& node,
+// Inference mode, or training mode at ratio 0: the output is the input, the
+// optional mask all true. Where a run decides training_mode or the ratio, a
+// check stops a run that would train at another ratio (dropping at random).
+std::vector<TensorExpr> lower_dropout(LowerContext& ctx, const graph::Node& node,
                                       const std::vector<TensorExpr>& in) {
   bool inference = !node.has_input(2) || constant_zero(node, 2);
-  TESSEL_USER_CHECK(inference || constant_zero(node, 1), node.span())
-      << "Dropout's training_mode must be a constant false to lower it (or its ratio a constant 0)";
+  if (!inference && !constant_zero(node, 1)) {
+    std::string message = node.span().str() +
+                          ": training-mode Dropout with a ratio other than 0 drops at "
+                          "random, which a compiled model does not";
+    ctx.check(node.name + "_check", {}, [&](const Index&) {
+      Expr ratio = node.has_input(1) ? cast(DType::kF64, in[1].at(Index(in[1].shape.size(), int_imm(0))))
+                                     : float_imm(0.5, DType::kF64);
+      Expr training = in[2].at(Index(in[2].shape.size(), int_imm(0)));
+      return std::vector<LowerContext::Assertion>{
+          {logical_or(logical_not(training), eq(ratio, float_imm(0, DType::kF64))), message, {}}};
+    });
+  }
   std::vector<TensorExpr> outs{in[0]};
   if (node.outputs.size() > 1 && node.outputs[1] != nullptr)
     outs.push_back(index_map(node, 1, [](const Index&) { return bool_imm(true); }));

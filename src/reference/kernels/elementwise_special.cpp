@@ -84,10 +84,14 @@ void copy_kernel(const Node&, const Inputs& in, Outputs& out) {
   if (in[0]->nbytes()) std::memcpy(out[0].raw(), in[0]->raw(), in[0]->nbytes());
 }
 
+// Training mode passes everything only at ratio 0 (absent: 0.5); any other
+// ratio would drop at random.
 void dropout_kernel(const Node& n, const Inputs& in, Outputs& out) {
   const Tensor* mode = in.size() > 2 ? in[2] : nullptr;
-  TESSEL_USER_CHECK(!mode || mode->numel() != 1 || mode->get_i64(0) == 0, n.span())
-      << "training-mode Dropout is not supported (training_mode is true)";
+  const Tensor* ratio = in.size() > 1 ? in[1] : nullptr;
+  double r = ratio ? ratio->get_f64(0) : 0.5;
+  TESSEL_USER_CHECK(!mode || mode->get_i64(0) == 0 || r == 0, n.span())
+      << "training-mode Dropout with ratio " << r << " drops at random, which a compiled model does not";
   copy_kernel(n, in, out);
   if (out.size() < 2) return;
   bool* mask = out[1].data<bool>();
