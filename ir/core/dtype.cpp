@@ -89,6 +89,11 @@ bool is_small(DType t) {
   return t >= DType::kF8E4M3FN && t <= DType::kU2;
 }
 
+bool bitcast_allowed(DType from, DType to) {
+  auto plain = [](DType t) { return !is_small(t) && t != DType::kF16 && t != DType::kBF16; };
+  return plain(from) && plain(to) && to != DType::kBool && dtype_size(from) == dtype_size(to);
+}
+
 small_types::Format small_format(DType t) {
   TESSEL_ICHECK(is_small(t)) << dtype_name(t) << " is not a storage-only type";
   return small_types::Format(int(t) - int(DType::kF8E4M3FN));

@@ -54,6 +54,10 @@ bool is_integer(DType t);  // i8, u8, i16, u16, i32, u32, i64, u64 (not bool)
 bool is_signed(DType t);
 // The storage-only types (f8*, f4e2m1, i4, u4, i2, u2) and their format.
 bool is_small(DType t);
+// Whether a value's bits may be read as `to` (ONNX's BitCast): both of one
+// size, neither a 16-bit float (held as f32 while computing) nor a
+// storage-only type; bool only as the source (a byte other than 0 or 1 is no bool).
+bool bitcast_allowed(DType from, DType to);
 small_types::Format small_format(DType t);  // an internal error for other dtypes
 
 // Storage types of the 16-bit floats: the bits, converted explicitly.

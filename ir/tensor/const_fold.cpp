@@ -128,6 +128,7 @@ Expr fold_cast(DType to, const Expr& value) {
 }
 
 Expr fold_call(Intrinsic op, const std::vector<Expr>& args) {
+  if (op == Intrinsic::k_bitcast) return {};
   std::vector<double> values;
   for (const Expr& a : args) {
     const FloatImmNode* f = a.as<FloatImmNode>();

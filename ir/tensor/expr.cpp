@@ -204,6 +204,7 @@ Expr load(Buffer buffer, std::vector<Expr> indices) {
 }
 
 Expr call(Intrinsic op, std::vector<Expr> args) {
+  TESSEL_ICHECK(op != Intrinsic::k_bitcast) << "bitcast is built by bitcast()";
   TESSEL_ICHECK(int(args.size()) == intrinsic_arity(op)) << intrinsic_name(op) << " arity";
   DType dtype = args[0]->dtype;
   for (const Expr& a : args) {
@@ -212,6 +213,18 @@ Expr call(Intrinsic op, std::vector<Expr> args) {
   }
   bool predicate = op == Intrinsic::k_isnan || op == Intrinsic::k_isinf;
   return make_ref<CallNode>(predicate ? DType::kBool : dtype, op, std::move(args));
+}
+
+Expr bitcast(DType dtype, Expr value) {
+  TESSEL_ICHECK(value.defined() && bitcast_allowed(value->dtype, dtype))
+      << "bitcast of " << (value.defined() ? dtype_name(value->dtype) : "nothing") << " to "
+      << dtype_name(dtype);
+  return make_ref<CallNode>(dtype, Intrinsic::k_bitcast, std::vector<Expr>{std::move(value)});
+}
+
+Expr call_like(const CallNode& like, std::vector<Expr> args) {
+  if (like.op == Intrinsic::k_bitcast) return bitcast(like.dtype, std::move(args.at(0)));
+  return call(like.op, std::move(args));
 }
 
 Expr operator+(Expr a, int64_t b) {

@@ -124,12 +124,13 @@ struct LoadNode : ExprNode {
 };
 
 // Pure math functions; all take and return one float dtype, except the
-// predicates (isnan, isinf) that return bool.
+// predicates (isnan, isinf) that return bool, and bitcast: the bits of a
+// value read as another dtype of the same size (built by bitcast() alone).
 // clang-format off
 #define TESSEL_TIR_INTRINSICS(X)                                                                   \
   X(exp) X(log) X(sqrt) X(rsqrt) X(tanh) X(erf) X(sigmoid) X(pow) X(fabs) X(floor) X(ceil)     \
   X(round) X(sin) X(cos) X(tan) X(asin) X(acos) X(atan) X(sinh) X(cosh) X(asinh) X(acosh)      \
-  X(atanh) X(fmod) X(isnan) X(isinf)
+  X(atanh) X(fmod) X(isnan) X(isinf) X(bitcast)
 // clang-format on
 
 enum class Intrinsic : uint8_t {
@@ -184,6 +185,10 @@ Expr select(Expr cond, Expr t, Expr f);
 Expr cast(DType dtype, Expr value);  // returns value itself when it already has dtype
 Expr load(Buffer buffer, std::vector<Expr> indices);
 Expr call(Intrinsic op, std::vector<Expr> args);
+// value's bits as `dtype` (bitcast_allowed in ir/core/dtype.h).
+Expr bitcast(DType dtype, Expr value);
+// `like`'s call over new arguments (a bitcast keeps its dtype).
+Expr call_like(const CallNode& like, std::vector<Expr> args);
 
 // Index arithmetic reads better with operators. An int64 operand becomes a
 // constant of the other operand's dtype. (No operator==: Refs compare by

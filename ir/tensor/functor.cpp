@@ -186,7 +186,7 @@ Expr ExprMutator::mutate_children(const Expr& e) {
       const auto& node = static_cast<const CallNode&>(n);
       bool changed = false;
       std::vector<Expr> args = mutate_all(node.args, &changed);
-      return changed ? call(node.op, std::move(args)) : e;
+      return changed ? call_like(node, std::move(args)) : e;
     }
     default: return e;  // leaves
   }

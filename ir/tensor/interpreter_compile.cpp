@@ -156,6 +156,12 @@ int32_t Compiler::expr(const Expr& e) {
     }
     case ExprKind::kCall: {
       const CallNode* c = e.as<CallNode>();
+      if (c->op == Intrinsic::k_bitcast) {
+        n.op = EOp::kBitcast;
+        n.aux = uint8_t(c->args[0]->dtype);
+        n.a = expr(c->args[0]);
+        break;
+      }
       n.op = num_class(c->args[0]->dtype) == NumClass::kD ? EOp::kCallD : EOp::kCallF;
       n.aux = uint8_t(c->op);
       n.a = expr(c->args[0]);

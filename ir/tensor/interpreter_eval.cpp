@@ -1,6 +1,7 @@
 // The interpreter's expression evaluator: C semantics per dtype (scalar_semantics.h:
 // integers in int64 wrapped to their width, f32/f16/bf16 in float, f64 in double),
 // checked loads, and the scratch buffers whose unwritten elements may not be read.
+#include <bit>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -22,6 +23,22 @@ Value call_value(Intrinsic op, T x, T y) {
     return float_value(r);
   else
     return double_value(r);
+}
+
+// The bits of v, a value of dtype `from` (its low dtype_size bytes), read as
+// `to`, a dtype of the same size (bitcast_allowed).
+Value bitcast_value(Value v, DType from, DType to) {
+  uint64_t bits = 0;
+  if (from == DType::kF32) {
+    bits = std::bit_cast<uint32_t>(v.f);
+  } else if (from == DType::kF64) {
+    bits = std::bit_cast<uint64_t>(v.d);
+  } else {
+    bits = uint64_t(v.i);
+  }
+  if (to == DType::kF32) return float_value(std::bit_cast<float>(uint32_t(bits)));
+  if (to == DType::kF64) return double_value(std::bit_cast<double>(bits));
+  return int_value(wrap_to(to, int64_t(bits)));
 }
 
 Value convert_integer_or_bool(double d, DType to) {
@@ -216,6 +233,7 @@ Value Evaluator::eval(int32_t id) const {
       double x = eval(n.a).d, y = n.b >= 0 ? eval(n.b).d : 0.0;
       return call_value(Intrinsic(n.aux), x, y);
     }
+    case EOp::kBitcast: return bitcast_value(eval(n.a), DType(n.aux), n.dtype);
   }
   TESSEL_ICHECK(false) << "unknown interpreter opcode " << int(n.op);
   return n.imm;

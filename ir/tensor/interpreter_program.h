@@ -64,12 +64,13 @@ enum class EOp : uint8_t {
   kLoad,
   kCallF,
   kCallD,
+  kBitcast,
 };
 
 // A compiled expression node. Children are ids in Program::exprs.
 //   kVar: a = variable slot.  binary: a, b.  kNot, kCast: a.  kSelect: a ? b : c.
 //   kLoad: a = buffer slot, index ids args[b .. b + c).  kCall*: a, b = operands, aux = Intrinsic.
-//   kCast: aux = source DType.
+//   kCast, kBitcast: aux = source DType.
 struct ENode {
   EOp op = EOp::kImm;
   DType dtype = DType::kI64;

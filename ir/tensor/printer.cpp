@@ -171,7 +171,10 @@ class Printer {
       }
       case ExprKind::kCall: {
         const auto& c = static_cast<const CallNode&>(n);
-        call_form(intrinsic_name(c.op), c.args, out);
+        if (c.op == Intrinsic::k_bitcast)
+          call_form("bitcast<" + std::string(dtype_name(c.dtype)) + ">", c.args, out);
+        else
+          call_form(intrinsic_name(c.op), c.args, out);
         return;
       }
       default: out += "<?>"; return;

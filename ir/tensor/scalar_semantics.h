@@ -182,6 +182,7 @@ T apply_intrinsic(Intrinsic op, T x, T y) {
     case Intrinsic::k_fmod: return std::fmod(x, y);
     case Intrinsic::k_isnan: return std::isnan(x);
     case Intrinsic::k_isinf: return std::isinf(x);
+    case Intrinsic::k_bitcast: break;  // not arithmetic: the evaluators reinterpret bits
   }
   return x;
 }

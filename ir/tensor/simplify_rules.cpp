@@ -93,7 +93,7 @@ class Rewriter {
         std::vector<Expr> args;
         for (const Expr& a : c.args) args.push_back(visit(a));
         Expr folded = fold_call(c.op, args);
-        return finish(e, folded.defined() ? folded : call(c.op, std::move(args)));
+        return finish(e, folded.defined() ? folded : call_like(c, std::move(args)));
       }
       default: break;
     }

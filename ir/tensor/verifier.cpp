@@ -186,7 +186,12 @@ class Verifier {
       report(name + " with " + std::to_string(c.args.size()) + " arguments");
     for (const Expr& arg : c.args) {
       expr(arg);
-      if (arg.defined() && !is_float(arg->dtype)) report(name + " of " + dtype_str(arg));
+      if (c.op == Intrinsic::k_bitcast) {
+        if (arg.defined() && !bitcast_allowed(arg->dtype, c.dtype))
+          report("bitcast of " + dtype_str(arg) + " to " + std::string(dtype_name(c.dtype)));
+      } else if (arg.defined() && !is_float(arg->dtype)) {
+        report(name + " of " + dtype_str(arg));
+      }
     }
   }
 

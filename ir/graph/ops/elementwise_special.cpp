@@ -43,6 +43,19 @@ void infer_cast(InferContext& ctx) {
   set_same_shape_outputs(ctx, *dtype);
 }
 
+// BitCast: the same bytes read as `to` (ONNX's BitCast-26).
+void infer_bitcast(InferContext& ctx) {
+  const std::string& to = ctx.attrs().get_string("to");
+  auto dtype = dtype_from_name(to);
+  TESSEL_USER_CHECK(dtype.has_value(), ctx.span()) << "attribute 'to' must name a dtype, got '" << to << "'";
+  DType from = ctx.input(0).dtype;
+  TESSEL_USER_CHECK(bitcast_allowed(from, *dtype), ctx.span())
+      << "cannot read " << dtype_name(from) << " bits as " << dtype_name(*dtype)
+      << ": both types must have one size, neither may be a 16-bit float (Tessel computes those in f32) or "
+         "a type below 8 bits, and bool only as the source";
+  set_same_shape_outputs(ctx, *dtype);
+}
+
 void infer_identity(InferContext& ctx) {
   set_same_shape_outputs(ctx, ctx.input(0).dtype);
 }
@@ -93,6 +106,11 @@ void register_elementwise_special_ops(OpRegistry& r) {
       .attr("round_mode", AttrType::kString, std::string("up"))
       .infer(infer_cast);
   r.def("Identity", OpPattern::kElemwise).inputs(1).outputs(1).infer(infer_identity);
+  r.def("BitCast", OpPattern::kElemwise)
+      .inputs(1)
+      .outputs(1)
+      .attr("to", AttrType::kString)
+      .infer(infer_bitcast);
   r.def("Dropout", OpPattern::kElemwise)
       .inputs(1, 3)
       .outputs(1, 2)

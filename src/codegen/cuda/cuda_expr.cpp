@@ -283,6 +283,8 @@ std::string CudaPrinter::cast(DType to, DType from, const std::string& v) {
 std::string CudaPrinter::call(const CallNode& e) {
   DType t = e.args[0]->dtype;
   std::string x = expr(e.args[0]);
+  if (e.op == Intrinsic::k_bitcast)
+    return "tessel_bitcast<" + c_type(e.dtype) + ", " + c_type(t) + ">(" + x + ")";
   switch (e.op) {
     case Intrinsic::k_isnan: return "(" + x + " != " + x + ")";
     case Intrinsic::k_isinf:

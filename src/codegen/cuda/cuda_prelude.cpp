@@ -112,6 +112,23 @@ TESSEL_FN double tessel_f64_from_bits(unsigned long long b) {
 #endif
 }
 
+// BitCast: x's bytes read as To, a type of the same size.
+template <typename To, typename From>
+TESSEL_FN To tessel_bitcast(From x) {
+#ifdef TESSEL_CUDA_EMULATION
+  To y;
+  std::memcpy(&y, &x, sizeof(To));
+  return y;
+#else
+  union {
+    From from;
+    To to;
+  } u;
+  u.from = x;
+  return u.to;
+#endif
+}
+
 // Integer division as scalar_semantics.h: by zero gives 0, by -1 negates
 // with wrap-around, floor division rounds toward minus infinity.
 TESSEL_FN tessel_i64 tessel_neg(tessel_i64 a) { return (tessel_i64)(0ULL - (unsigned long long)a); }

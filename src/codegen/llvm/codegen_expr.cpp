@@ -433,6 +433,10 @@ llvm::Value* CodegenLLVM::emit_load(const LoadNode& e) {
 llvm::Value* CodegenLLVM::emit_call(const CallNode& e) {
   DType t = e.args[0]->dtype;
   llvm::Value* x = emit(e.args[0]);
+  if (e.op == Intrinsic::k_bitcast) {  // a bool (i1 in registers) is its byte, 0 or 1
+    if (t == DType::kBool) x = b_.CreateZExt(x, b_.getInt8Ty());
+    return b_.CreateBitCast(x, reg_type(e.dtype));
+  }
   switch (e.op) {
     case Intrinsic::k_isnan: return b_.CreateFCmpUNO(x, x);
     case Intrinsic::k_isinf: {

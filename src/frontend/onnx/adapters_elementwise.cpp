@@ -63,6 +63,7 @@ void adapt_dropout(AdaptContext& c) {
 
 void register_elementwise_adapters(AdapterTable& t) {
   t["Cast"] = adapt_cast;
+  t["BitCast"] = adapt_cast;  // its 'to' is an ONNX type number too
   t["CastLike"] = adapt_cast_like;
   t["Clip"] = adapt_clip;
   t["Dropout"] = adapt_dropout;

@@ -25,6 +25,7 @@ const std::map<std::string, int>& newer_operators() {
   static const std::map<std::string, int> ops = {
       {"AffineGrid", 20},
       {"Attention", 23},
+      {"BitCast", 26},
       {"BitwiseAnd", 18},
       {"BitwiseNot", 18},
       {"BitwiseOr", 18},

@@ -78,6 +78,13 @@ std::vector<TensorExpr> lower_cast(LowerContext&, const graph::Node& node,
       index_map(node, 0, [x, to, saturate](const Index& idx) { return convert(x.at(idx), to, saturate); })};
 }
 
+std::vector<TensorExpr> lower_bitcast(LowerContext&, const graph::Node& node,
+                                      const std::vector<TensorExpr>& in) {
+  TensorExpr x = in[0];
+  DType to = output_dtype(node);
+  return {index_map(node, 0, [x, to](const Index& idx) { return bitcast(to, x.at(idx)); })};
+}
+
 std::vector<TensorExpr> lower_identity(LowerContext&, const graph::Node&, const std::vector<TensorExpr>& in) {
   return {in[0]};
 }
@@ -122,6 +129,7 @@ void register_elementwise_special_lowerings(LoweringRegistry& r) {
   add_injective(r, "Clip", lower_clip);
   add_injective(r, "Cast", lower_cast);
   add_injective(r, "Identity", lower_identity);
+  add_injective(r, "BitCast", lower_bitcast);
   add_injective(r, "Dropout", lower_dropout);
 }
 

@@ -103,6 +103,7 @@ void dropout_kernel(const Node& n, const Inputs& in, Outputs& out) {
 void register_elementwise_special(KernelRegistry& r) {
   r.add("Clip", clip_kernel);
   r.add("Cast", cast_kernel);
+  r.add("BitCast", copy_kernel);  // the output's bytes are the input's
   r.add("Identity", copy_kernel);
   r.add("Dropout", dropout_kernel);
 }
