@@ -84,14 +84,20 @@ TEST(ElementwiseInfer, ClipBoundsMustBeScalars) {
   expect_user_error([&] { OneNode("Clip", {&x, &lo}); }, {"n_Clip", "min must be a scalar"});
 }
 
-TEST(ElementwiseInfer, DropoutTrainingModeRefused) {
+// Training mode drops at random unless its ratio is 0: the default ratio
+// (0.5) is refused, a constant 0 passes everything.
+TEST(ElementwiseInfer, DropoutTrainingModeRefusedUnlessItsRatioIsZero) {
   graph::Graph g;
   graph::Value* x = g.add_input("x", TensorType(DType::kF32, {3}));
   Tensor on(DType::kBool, {});
   on.set_i64(0, 1);
   graph::Value* mode = g.add_constant("mode", on);
   graph::Node* n = g.add_node("Dropout", "drop", {x, nullptr, mode}, {"y", "mask"});
-  expect_user_error([&] { graph::infer_node(*n); }, {"drop", "training-mode Dropout is not supported"});
+  expect_user_error([&] { graph::infer_node(*n); }, {"drop", "training-mode Dropout drops at random"});
+  graph::Value* zero = g.add_constant("zero", Tensor(DType::kF32, {}));
+  graph::Node* kept = g.add_node("Dropout", "keep", {x, zero, mode}, {"y2", "mask2"});
+  graph::infer_node(*kept);
+  EXPECT_EQ(kept->outputs[1]->type.dtype, DType::kBool);
 }
 
 TEST(ElementwiseFlops, OnePerElement) {
