@@ -46,6 +46,8 @@ TEST(MaxRoiPool, BinsTakeTheMaximumOfThePixelsTheyCover) {
 TEST(MaxRoiPool, MalformedAttributesAreRefusedByName) {
   ModelBuilder b = pool_model({2, 0});
   expect_import_error(b, "node 'pool' (MaxRoiPool): pooled_shape must be two positive extents");
+  ModelBuilder huge = pool_model({100000, 100000});
+  expect_import_error(huge, "masks every pixel of every bin of every box: more than 2147483648 entries");
 }
 
 }  // namespace

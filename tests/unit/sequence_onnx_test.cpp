@@ -240,6 +240,14 @@ TEST(SequenceOnnx, WhatARunWouldDecideIsRefusedByName) {
     b.output("n");
     expect_import_error(b, "sequences and optionals hold only values of fixed shape");
   }
+  {  // more pieces than a sequence may hold
+    ModelBuilder b(17);
+    b.input("x", {int64_t(1) << 20});
+    b.node("SplitToSequence", {"x"}, {"s"});
+    b.node("SequenceLength", {"s"}, {"n"});
+    b.output("n");
+    expect_import_error(b, "splits into 1048576 tensors, more than a sequence may hold (65536)");
+  }
   {  // an empty sequence concatenated
     ModelBuilder b(17);
     b.node("SequenceEmpty", {}, {"s"});

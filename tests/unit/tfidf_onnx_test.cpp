@@ -48,6 +48,18 @@ TEST(TfIdfVectorizer, WhatItCannotReadIsRefusedByName) {
   expect_import_error(strings, "node 'tfidf' (TfIdfVectorizer): pool_strings is not supported");
   ModelBuilder floats = tfidf_model(onnx::TensorProto::FLOAT);
   expect_import_error(floats, "X must hold int32 or int64 tokens");
+  ModelBuilder slots(13);  // 8 unigrams moved to slots up to 2^24: a 2^27-entry 0/1 matrix
+  slots.input("x", {6}, onnx::TensorProto::INT64);
+  onnx::NodeProto* n = slots.node("TfIdfVectorizer", {"x"}, {"y"}, "tfidf");
+  ModelBuilder::set_ints(n, "pool_int64s", {1, 2, 3, 4, 5, 6, 7, 8});
+  ModelBuilder::set_ints(n, "ngram_counts", {0});
+  ModelBuilder::set_ints(n, "ngram_indexes", std::vector<int64_t>(8, (int64_t(1) << 24) - 1));
+  ModelBuilder::set_int(n, "min_gram_length", 1);
+  ModelBuilder::set_int(n, "max_gram_length", 1);
+  ModelBuilder::set_int(n, "max_skip_count", 0);
+  ModelBuilder::set_string(n, "mode", "TF");
+  slots.output("y");
+  expect_import_error(slots, "8 n-grams into 16777216 output slots: more than 67108864 entries");
   ModelBuilder indexes = tfidf_model();
   for (auto& a : *indexes.g->mutable_node(0)->mutable_attribute())
     if (a.name() == "ngram_indexes") a.mutable_ints()->RemoveLast();

@@ -16,6 +16,10 @@ namespace {
 
 using graph::Value;
 
+// The most entries the masked plane of every bin of every box may have
+// ([R, C, PH, PW, H, W]): a few hundred bytes of model cannot ask for more.
+constexpr int64_t kMaxMaskedEntries = int64_t(1) << 31;
+
 struct BinEdges {
   Value *inside;    // bool [R, bins, size]: the pixels each bin holds
   Value *nonempty;  // bool [R, bins]
@@ -53,6 +57,12 @@ void adapt_max_roi_pool(AdaptContext& c) {
       << "pooled_shape must be two positive extents";
   double scale = c.float_attr("spatial_scale", 1.0);
   int64_t height = c.static_dim(x, 2, "X"), width = c.static_dim(x, 3, "X");
+  int64_t entries = 1;
+  for (int64_t extent :
+       {c.static_dim(rois, 0, "rois"), c.static_dim(x, 1, "X"), pooled[0], pooled[1], height, width})
+    entries = extent != 0 && entries > kMaxMaskedEntries / extent ? kMaxMaskedEntries + 1 : entries * extent;
+  TESSEL_USER_CHECK(entries <= kMaxMaskedEntries, c.span())
+      << "masks every pixel of every bin of every box: more than " << kMaxMaskedEntries << " entries";
   DType t = rois->type.dtype == DType::kF64 ? DType::kF64 : DType::kF32;
   auto op = [&](const char* name, std::vector<Value*> in) { return c.emit(name, std::move(in))[0]; };
   auto column = [&](Value* from, int64_t i) {  // [R, 1]

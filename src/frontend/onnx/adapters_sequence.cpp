@@ -14,6 +14,10 @@ namespace tessel::onnx_frontend {
 
 using graph::Value;
 
+// The most elements a sequence may have: each is a value of its own (and a
+// SequenceMap inlines its body once per element).
+constexpr size_t kMaxSequenceLength = size_t(1) << 16;
+
 namespace {
 
 const OnnxValue& sequence_input(AdaptContext& c, size_t i, const char* what) {
@@ -101,9 +105,17 @@ void adapt_sequence_length(AdaptContext& c) {
   c.structured_results = {OnnxValue::of(c.constant(Tensor::from_i64({int64_t(seq.elements.size())}, {})))};
 }
 
+void check_length(AdaptContext& c, uint64_t pieces) {
+  TESSEL_USER_CHECK(pieces <= kMaxSequenceLength, c.span())
+      << "splits into " << pieces << " tensors, more than a sequence may hold (" << kMaxSequenceLength << ")";
+}
+
 // The sizes SplitToSequence cuts an axis of extent `extent` into.
 std::vector<int64_t> split_sizes(AdaptContext& c, int64_t extent) {
-  if (!c.input_or_null(1)) return std::vector<int64_t>(size_t(extent), 1);
+  if (!c.input_or_null(1)) {
+    check_length(c, uint64_t(extent));
+    return std::vector<int64_t>(size_t(extent), 1);
+  }
   const Tensor* split = c.constant_input(1);
   TESSEL_USER_CHECK(split != nullptr && split->shape().size() <= 1, c.span())
       << "needs 'split' known while compiling, as a scalar or a list";
@@ -111,13 +123,16 @@ std::vector<int64_t> split_sizes(AdaptContext& c, int64_t extent) {
   if (split->shape().empty()) {
     int64_t chunk = split->get_i64(0);
     TESSEL_USER_CHECK(chunk > 0, c.span()) << "a split of " << chunk << " (it must be positive)";
+    check_length(c, uint64_t(extent / chunk + (extent % chunk != 0)));
     for (int64_t start = 0; start < extent; start += chunk) sizes.push_back(std::min(chunk, extent - start));
     return sizes;
   }
+  check_length(c, uint64_t(split->numel()));
   int64_t total = 0;
   for (int64_t i = 0; i < split->numel(); ++i) {
     sizes.push_back(split->get_i64(i));
-    TESSEL_USER_CHECK(sizes.back() >= 0, c.span()) << "a negative split size " << sizes.back();
+    TESSEL_USER_CHECK(sizes.back() >= 0 && sizes.back() <= extent, c.span())
+        << "a split size of " << sizes.back() << " for an axis of " << extent;
     total += sizes.back();
   }
   TESSEL_USER_CHECK(total == extent, c.span())
@@ -131,9 +146,10 @@ void adapt_split_to_sequence(AdaptContext& c) {
   int64_t axis = c.normalized_axis(c.int_attr("axis", 0), rank);
   int64_t extent = c.static_dim(input, axis, "the split axis");
   bool squeeze = !c.input_or_null(1) && c.int_attr("keepdims", 1) == 0;
+  std::vector<int64_t> sizes = split_sizes(c, extent);
   OnnxValue seq = OnnxValue::sequence({}, input->type.dtype);
   int64_t start = 0;
-  for (int64_t size : split_sizes(c, extent)) {
+  for (int64_t size : sizes) {
     Value* piece = c.emit(
         "Slice", {input, c.i64_vector({start}), c.i64_vector({start + size}), c.i64_vector({axis})})[0];
     if (squeeze) piece = c.emit("Squeeze", {piece, c.i64_vector({axis})})[0];

@@ -16,6 +16,10 @@ namespace {
 
 using graph::Value;
 
+// The most entries the 0/1 matrix that moves counts to their output slots
+// may have, summed over the n-gram lengths.
+constexpr int64_t kMaxScatterEntries = int64_t(1) << 26;
+
 struct Pool {
   std::vector<int64_t> tokens, starts, indexes;  // starts[n - 1]: the first token of the n-grams
   std::vector<double> weights;
@@ -58,8 +62,15 @@ Pool read_pool(AdaptContext& c) {
     TESSEL_USER_CHECK(i >= 0 && i < (int64_t(1) << 24), c.span()) << "an ngram_indexes entry of " << i;
     p.outputs = std::max(p.outputs, i + 1);
   }
-  p.weights =
-      c.attrs.find("weights") ? c.attrs.get_floats("weights") : std::vector<double>(size_t(ngrams), 1.0);
+  TESSEL_USER_CHECK(ngrams == 0 || p.outputs <= kMaxScatterEntries / ngrams, c.span())
+      << ngrams << " n-grams into " << p.outputs << " output slots: more than " << kMaxScatterEntries
+      << " entries to move them";
+  // Weights go by output slot (adapt_tfidf), so given ones must cover every slot.
+  if (!c.attrs.find("weights")) {
+    p.weights.assign(size_t(p.outputs), 1.0);
+    return p;
+  }
+  p.weights = c.attrs.get_floats("weights");
   TESSEL_USER_CHECK(int64_t(p.weights.size()) == ngrams && ngrams >= p.outputs, c.span())
       << "weights has " << p.weights.size() << " entries for " << ngrams << " n-grams and " << p.outputs
       << " output slots";
