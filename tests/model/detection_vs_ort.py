@@ -17,7 +17,7 @@ import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from peer_check import check, run_tessel  # noqa: E402
+from peer_check import compare_with_ort  # noqa: E402
 
 TOLERANCE = 1e-4
 CLASSES, GRID, IOU, SCORE = 3, 12, 0.3, 0.6
@@ -109,15 +109,8 @@ def borderline(boxes, scores):
 
 
 def compare(tessel, model, feeds, tmp, name, float_outputs):
-    path, results = run_tessel(tessel, model, feeds, tmp, name)
-    want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)
-    names = [o.name for o in model.graph.output]
-    ok, shapes = True, [w.shape for w in want]
-    for mode, got in results.items():
-        for k, out in enumerate(names):
-            got_one = got if isinstance(got, str) else {out: got[out]}
-            ok &= check(f"{name} {out} {mode}", got_one, [want[k]], TOLERANCE if out in float_outputs else None)
-    return ok, shapes
+    ok, want = compare_with_ort(tessel, model, feeds, tmp, name, float_outputs, TOLERANCE)
+    return ok, [w.shape for w in want]
 
 
 def main():

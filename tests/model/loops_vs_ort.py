@@ -13,11 +13,10 @@ import sys
 import tempfile
 
 import numpy as np
-import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from peer_check import check, run_tessel  # noqa: E402
+from peer_check import compare_with_ort  # noqa: E402
 
 TOLERANCE = 1e-4
 VOCAB, EOS, MAX_STEPS = 12, 0, 16
@@ -122,14 +121,7 @@ def sequences():
 
 
 def compare(tessel, model, feeds, tmp, name, float_outputs):
-    path, results = run_tessel(tessel, model, feeds, tmp, name)
-    want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)
-    ok = True
-    for mode, got in results.items():
-        for k, out in enumerate(o.name for o in model.graph.output):
-            got_one = got if isinstance(got, str) else {out: got[out]}
-            ok &= check(f"{name} {out} {mode}", got_one, [want[k]], TOLERANCE if out in float_outputs else None)
-    return ok, want
+    return compare_with_ort(tessel, model, feeds, tmp, name, float_outputs, TOLERANCE)
 
 
 def main():

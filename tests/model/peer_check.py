@@ -52,3 +52,18 @@ def check(label, got, want, tolerance=None):
     measure = f"{int(worst)} differ" if tolerance is None else f"ratio {worst:.2e}"
     print(f"{'PASS' if ok else 'FAIL'} {label:48s} {measure}")
     return ok
+
+
+def compare_with_ort(tessel, model, feeds, tmp, name, float_outputs, tolerance):
+    """Runs `model` on both modes and on ONNX Runtime's CPU provider; checks each output by name
+    (outputs in `float_outputs` within `tolerance`, the others exactly). Returns whether all
+    matched and ORT's outputs."""
+    import onnxruntime as ort
+    path, results = run_tessel(tessel, model, feeds, tmp, name)
+    want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)
+    ok = True
+    for mode, got in results.items():
+        for k, out in enumerate(o.name for o in model.graph.output):
+            got_one = got if isinstance(got, str) else {out: got[out]}
+            ok &= check(f"{name} {out} {mode}", got_one, [want[k]], tolerance if out in float_outputs else None)
+    return ok, want

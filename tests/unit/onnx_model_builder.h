@@ -66,6 +66,16 @@ struct ModelBuilder {
     for (auto& o : outs) n->add_output(o);
     return n;
   }
+  // A node of a subgraph (a loop's body) with one output, named "body_<out>".
+  static onnx::NodeProto* subgraph_node(onnx::GraphProto* body, const std::string& op,
+                                        const std::vector<std::string>& ins, const std::string& out) {
+    auto* n = body->add_node();
+    n->set_op_type(op);
+    n->set_name("body_" + out);
+    for (const auto& i : ins) n->add_input(i);
+    n->add_output(out);
+    return n;
+  }
   graph::Graph import(const onnx_frontend::ImportOptions& o = {}, const std::string& dir = ".") {
     return onnx_frontend::import_model_proto(model, dir, o);
   }

@@ -135,12 +135,7 @@ ModelBuilder growing_loop(bool trips_known) {
   ModelBuilder::value_info(body->add_input(), "cond", {}, onnx::TensorProto::BOOL);
   sequence_value_info(body->add_input(), "seq", 2);
   auto add = [&](const std::string& op, std::vector<std::string> ins, const std::string& out) {
-    auto* n = body->add_node();
-    n->set_op_type(op);
-    n->set_name("body_" + out);
-    for (auto& in : ins) n->add_input(in);
-    n->add_output(out);
-    return n;
+    return ModelBuilder::subgraph_node(body, op, ins, out);
   };
   add("Identity", {"cond"}, "cond_out");
   ModelBuilder::set_int(add("Cast", {"i"}, "fi"), "to", onnx::TensorProto::FLOAT);

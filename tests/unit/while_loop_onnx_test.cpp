@@ -18,12 +18,7 @@ constexpr int kBool = onnx::TensorProto::BOOL;
 
 onnx::NodeProto* add(onnx::GraphProto* g, const std::string& op, std::vector<std::string> ins,
                      const std::string& out) {
-  auto* n = g->add_node();
-  n->set_op_type(op);
-  n->set_name("body_" + out);
-  for (auto& i : ins) n->add_input(i);
-  n->add_output(out);
-  return n;
+  return ModelBuilder::subgraph_node(g, op, ins, out);
 }
 
 void initializer(onnx::GraphProto* g, const std::string& name, float v) {

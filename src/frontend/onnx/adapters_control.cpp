@@ -223,8 +223,7 @@ void adapt_loop(AdaptContext& c) {
          "value: got "
       << c.inputs.size() << " inputs and " << c.output_names.size() << " outputs";
   for (size_t k = 2; k < c.onnx_inputs.size(); ++k)
-    TESSEL_USER_CHECK(!c.onnx_inputs[k].is_tensor() || c.onnx_inputs[k].tensor, c.span())
-        << "loop-carried value " << k - 2 << " is omitted";
+    TESSEL_USER_CHECK(c.onnx_inputs[k].given(), c.span()) << "loop-carried value " << k - 2 << " is omitted";
   std::optional<int64_t> trip_count = known_trip_count(c);
   std::optional<bool> first = known_first_condition(c);
   if (trip_count && first == false) trip_count = 0;

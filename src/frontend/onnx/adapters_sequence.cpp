@@ -23,9 +23,7 @@ namespace {
 const OnnxValue& sequence_input(AdaptContext& c, size_t i, const char* what) {
   TESSEL_USER_CHECK(i < c.onnx_inputs.size() && c.onnx_inputs[i].is_sequence(), c.span())
       << "input '" << what << "' must be a sequence, got "
-      << (i < c.onnx_inputs.size() && (c.onnx_inputs[i].tensor || !c.onnx_inputs[i].is_tensor())
-              ? c.onnx_inputs[i].describe()
-              : "nothing");
+      << (i < c.onnx_inputs.size() && c.onnx_inputs[i].given() ? c.onnx_inputs[i].describe() : "nothing");
   return c.onnx_inputs[i];
 }
 
@@ -201,7 +199,7 @@ void adapt_sequence_map(AdaptContext& c) {
 }
 
 void adapt_optional(AdaptContext& c) {
-  if (c.onnx_inputs.empty() || (c.onnx_inputs[0].is_tensor() && !c.onnx_inputs[0].tensor)) {
+  if (c.onnx_inputs.empty() || !c.onnx_inputs[0].given()) {
     c.structured_results = {OnnxValue::optional(nullptr)};
     return;
   }
@@ -210,15 +208,13 @@ void adapt_optional(AdaptContext& c) {
 }
 
 void adapt_optional_has_element(AdaptContext& c) {
-  bool has = !c.onnx_inputs.empty() && (c.onnx_inputs[0].tensor || !c.onnx_inputs[0].is_tensor());
+  bool has = !c.onnx_inputs.empty() && c.onnx_inputs[0].given();
   if (has && c.onnx_inputs[0].is_optional()) has = c.onnx_inputs[0].content != nullptr;
   c.structured_results = {OnnxValue::of(c.constant(Tensor::scalar_f64(DType::kBool, has ? 1 : 0)))};
 }
 
 void adapt_optional_get_element(AdaptContext& c) {
-  TESSEL_USER_CHECK(!c.onnx_inputs.empty() && (c.onnx_inputs[0].tensor || !c.onnx_inputs[0].is_tensor()),
-                    c.span())
-      << "needs an input";
+  TESSEL_USER_CHECK(!c.onnx_inputs.empty() && c.onnx_inputs[0].given(), c.span()) << "needs an input";
   const OnnxValue& in = c.onnx_inputs[0];
   if (!in.is_optional()) {
     c.structured_results = {in};

@@ -57,7 +57,7 @@ std::vector<Value*> while_loop(AdaptContext& c, std::shared_ptr<graph::Graph> bo
                                size_t scan_outputs, std::optional<int64_t> trip_count) {
   const size_t n_carried = carried.size();
   check_scan_outputs(c, *body, 1 + n_carried, scan_outputs, trip_count);
-  Value* run_time_trips = trip_count ? nullptr : c.input_or_null(0);
+  Value* run_time_trips = trip_count || !c.input_or_null(0) ? nullptr : scalar(c, c.inputs[0]);
   std::vector<Value*> declared(body->inputs().begin(), body->inputs().begin() + long(2 + n_carried));
   std::vector<Value*> body_captures(body->inputs().begin() + long(2 + n_carried), body->inputs().end());
   Value* iteration = declared[0];
@@ -70,7 +70,7 @@ std::vector<Value*> while_loop(AdaptContext& c, std::shared_ptr<graph::Graph> bo
         {next_condition, body->add_constant(body->unique_name("scalar"), Tensor::from_i64({}, {0}))});
   Value* first_condition = c.input_or_null(1) ? scalar(c, c.inputs[1]) : c.scalar(DType::kBool, 1);
   if (run_time_trips) {
-    Value* m = scalar(c, run_time_trips);
+    Value* m = run_time_trips;
     Value* m_inside = body->add_input(body->unique_name("trip_count"), m->type);
     body_captures.push_back(m_inside);
     next_condition = add_body_node(
@@ -89,7 +89,7 @@ std::vector<Value*> while_loop(AdaptContext& c, std::shared_ptr<graph::Graph> bo
   std::vector<Value*> inputs{first_condition, c.scalar(DType::kI64, 0)};
   inputs.insert(inputs.end(), carried.begin(), carried.end());
   inputs.insert(inputs.end(), captured.begin(), captured.end());
-  if (run_time_trips) inputs.push_back(scalar(c, run_time_trips));
+  if (run_time_trips) inputs.push_back(run_time_trips);
   graph::Attrs attrs;
   attrs.set("length", trip_count ? *trip_count : std::numeric_limits<int64_t>::max());
   attrs.set("num_states", int64_t(2 + n_carried));

@@ -33,6 +33,9 @@ struct OnnxValue {
   }
 
   bool is_tensor() const { return kind == Kind::kTensor; }
+  // Whether it holds anything at all: not an omitted input (an empty
+  // optional is given, and holds nothing).
+  bool given() const { return !is_tensor() || tensor != nullptr; }
   bool is_sequence() const { return kind == Kind::kSequence; }
   bool is_optional() const { return kind == Kind::kOptional; }
   // "a tensor", "a sequence of 3 float32 tensors", "an empty optional", ...

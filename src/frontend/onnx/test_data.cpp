@@ -33,8 +33,12 @@ std::vector<fs::path> numbered_pbs(const fs::path& dir, const std::string& prefi
   return out;
 }
 
+// A SequenceProto or OptionalProto file (a TensorProto one: load_tensor_pb).
 template <typename Proto>
 Proto parse_file(const fs::path& path, const char* what) {
+  std::error_code ec;  // a FIFO would block forever, a folder reads as nothing
+  TESSEL_USER_CHECK(fs::is_regular_file(path, ec), Span{})
+      << path.string() << ": no such file or not a regular file";
   std::ifstream in(path, std::ios::binary);
   Proto proto;
   TESSEL_USER_CHECK(in.good() && proto.ParseFromIstream(&in), Span{})
@@ -82,7 +86,7 @@ void read_value(const fs::path& path, const std::string& name, const onnx::TypeP
       set.empty_optionals.insert(name);
     }
   } else {
-    tensors.push_back(decoded(parse_file<onnx::TensorProto>(path, "TensorProto"), path));
+    tensors.push_back(load_tensor_pb(path.string()));
     if (names) names->push_back(name);
   }
 }
