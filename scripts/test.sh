@@ -8,20 +8,29 @@ set -euo pipefail
 TESSEL_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$TESSEL_ROOT/scripts/lib/deps.sh"
 
+# Each stage's wall time, printed before ctest (whose own summary ends the run):
+# what to cut first when CI nears its time budget.
+stage_times=()
+timed() {
+  local name=$1 start=$SECONDS
+  shift
+  "$@"
+  stage_times+=("$name $((SECONDS - start)) s")
+}
+
 tessel_install_packages $TESSEL_BUILD_PACKAGES $TESSEL_TEST_PACKAGES
 tessel_check_cuda
-tessel_build "$TESSEL_ROOT/build"
+timed build tessel_build "$TESSEL_ROOT/build"
 
 echo "== fuzzing the ONNX importer (${TESSEL_FUZZ_SECONDS:-60} s)"
-"$TESSEL_ROOT/scripts/run_fuzz.sh" "${TESSEL_FUZZ_SECONDS:-60}"
+timed fuzz "$TESSEL_ROOT/scripts/run_fuzz.sh" "${TESSEL_FUZZ_SECONDS:-60}"
 
 echo "== AddressSanitizer + UBSan (build-asan): unit tests, milestone-1 conformance on llvm and tir"
-sanitizers_start=$SECONDS
-"$TESSEL_ROOT/scripts/run_sanitizers.sh"
-echo "== sanitizers: $((SECONDS - sanitizers_start)) s"
+timed sanitizers "$TESSEL_ROOT/scripts/run_sanitizers.sh"
 
 echo "== the CUDA-only build (build-gpu, without LLVM) and its bundle for a GPU machine"
-"$TESSEL_ROOT/scripts/build_gpu_bundle.sh"
+timed gpu-bundle "$TESSEL_ROOT/scripts/build_gpu_bundle.sh"
 
+echo "== stage times: $(IFS=,; echo "${stage_times[*]}" | sed 's/,/, /g')"
 echo "== ctest"
 ctest --test-dir "$TESSEL_ROOT/build" --output-on-failure -j2

@@ -17,19 +17,11 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/sanitized.h"
+
 namespace tessel::cli_test {
 
-#if defined(__SANITIZE_ADDRESS__)
-inline constexpr bool kAddressSanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-inline constexpr bool kAddressSanitizer = true;
-#else
-inline constexpr bool kAddressSanitizer = false;
-#endif
-#else
-inline constexpr bool kAddressSanitizer = false;
-#endif
+using test_support::kAddressSanitizer;
 
 struct Result {
   int code = -1;

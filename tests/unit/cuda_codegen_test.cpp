@@ -14,6 +14,7 @@
 #include "src/codegen/cuda/nvrtc_compile.h"
 #include "src/codegen/cuda/nvrtc_library.h"
 #include "tests/unit/cuda_test_util.h"
+#include "tests/unit/sanitized.h"
 
 namespace tessel::tir {
 namespace {
@@ -54,9 +55,11 @@ TEST(GpuDefaults, ADividingMatmulIsTiledThroughSharedMemory) {
 TEST(GpuDefaults, MatmulTilingsTheKnobsOfferComputeTheProduct) {
   Tensor a = ramp({128, 32}, 0.5), b = ramp({32, 128}, 0.25);
   std::vector<double> want = interpret(make_matmul_func(128, 128, 32), {a, b})[0].to_f64_vector();
+  int64_t point = 0;
   for (int64_t rows : {0, 1, 2, 4, 8})
     for (int64_t cols : {1, 8})
       for (int64_t threads_y : {8, 32}) {
+        if (!test_support::sweep_point_runs(point++)) continue;
         int64_t step = rows == 2 ? 32 : 4;
         sched::KnobChoices knobs({{"C.thread_rows", rows},
                                   {"C.thread_cols", cols},

@@ -7,6 +7,7 @@
 
 #include "schedules/defaults/cpu_knobs.h"
 #include "tests/unit/cuda_test_util.h"
+#include "tests/unit/sanitized.h"
 #include "tests/unit/sched_workloads_util.h"
 
 namespace tessel::sched_workloads {
@@ -47,8 +48,10 @@ TEST(GpuConvSchedule, EveryTileTheKnobsOfferComputesTheConv) {
     Shapes shapes = sixteen_channels();
     tir::PrimFunc f = lower_workload(w, shapes);
     Reference ref = reference_of(f);
+    int64_t point = 0;
     for (int64_t co : {0, 1, 2, 4, 8})
       for (int64_t pos : {1, 4}) {
+        if (!test_support::sweep_point_runs(point++)) continue;
         int64_t threads_co = co == 2 ? 1 : 2;
         SCOPED_TRACE(std::string(workload_name(w)) + " thread_co " + std::to_string(co) + " thread_pos " +
                      std::to_string(pos) + " threads_co " + std::to_string(threads_co));

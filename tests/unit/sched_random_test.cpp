@@ -19,6 +19,7 @@
 #include "src/tir_passes/compact_buffers.h"
 #include "src/tir_passes/flatten_blocks.h"
 #include "src/tir_passes/insert_barriers.h"
+#include "tests/unit/sanitized.h"
 #include "tests/unit/sched_workloads_util.h"
 
 namespace tessel::sched_workloads {
@@ -465,7 +466,7 @@ void run_one(Workload w, Style style, uint64_t seed, const Reference& ref, RunRe
                   << first_bad_step(w, style, *mutated, ref);
 }
 
-RunResult run_many(Style style, const std::vector<Workload>& workloads, int per_workload,
+RunResult run_many(Style style, const std::vector<Workload>& workloads, int64_t per_workload,
                    uint64_t first_seed) {
   RunResult result;
   for (Workload w : workloads) {
@@ -477,9 +478,10 @@ RunResult run_many(Style style, const std::vector<Workload>& workloads, int per_
 }
 
 TEST(SchedRandom, CpuSchedulesOnMatmulAndConv) {
-  RunResult run = run_many(Style::kCpu, {Workload::kMatmul, Workload::kConv2d}, 100, 1000);
+  const int64_t per_workload = test_support::sweep_samples(100);
+  RunResult run = run_many(Style::kCpu, {Workload::kMatmul, Workload::kConv2d}, per_workload, 1000);
   if (!HasFailure()) {
-    EXPECT_EQ(run.schedules, 200);
+    EXPECT_EQ(run.schedules, 2 * per_workload);
   }
   EXPECT_GE(run.stats.applied, run.stats.attempted * 7 / 10) << run.stats.summary();
   std::cout << "[ cpu ] " << run.schedules << " schedules, " << run.stats.summary() << "; " << run.mutated
@@ -489,9 +491,10 @@ TEST(SchedRandom, CpuSchedulesOnMatmulAndConv) {
 // The conv with its bias+relu epilogue: the conv (and its copies) computed at
 // sampled loops of the epilogue.
 TEST(SchedRandom, CpuSchedulesOnTheFusedConv) {
-  RunResult run = run_many(Style::kCpu, {Workload::kFusedConv}, 50, 3000);
+  const int64_t per_workload = test_support::sweep_samples(50);
+  RunResult run = run_many(Style::kCpu, {Workload::kFusedConv}, per_workload, 3000);
   if (!HasFailure()) {
-    EXPECT_EQ(run.schedules, 50);
+    EXPECT_EQ(run.schedules, per_workload);
   }
   EXPECT_GE(run.stats.applied, run.stats.attempted * 7 / 10) << run.stats.summary();
   std::cout << "[ cpu ] " << run.schedules << " schedules, " << run.stats.summary() << "; " << run.mutated
@@ -499,9 +502,10 @@ TEST(SchedRandom, CpuSchedulesOnTheFusedConv) {
 }
 
 TEST(SchedRandom, GpuSchedulesOnMatmulAndConv) {
-  RunResult run = run_many(Style::kGpu, {Workload::kMatmul, Workload::kConv2d}, 100, 5000);
+  const int64_t per_workload = test_support::sweep_samples(100);
+  RunResult run = run_many(Style::kGpu, {Workload::kMatmul, Workload::kConv2d}, per_workload, 5000);
   if (!HasFailure()) {
-    EXPECT_EQ(run.schedules, 200);
+    EXPECT_EQ(run.schedules, 2 * per_workload);
   }
   EXPECT_GE(run.stats.applied, run.stats.attempted * 7 / 10) << run.stats.summary();
   std::cout << "[ gpu ] " << run.schedules << " schedules, " << run.stats.summary() << "; " << run.mutated
