@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <limits>
+#include <sstream>
 
 #include "ir/tensor/scalar_semantics.h"
 #include "src/codegen/llvm/llvm_module.h"
@@ -298,6 +299,45 @@ TEST(CodegenLlvm, IntegerSemanticsFollowTheInterpreter) {
     for (int k = 0; k < 6; ++k)
       EXPECT_EQ(got[size_t(o)].data<int32_t>()[k], want[size_t(o)].data<int32_t>()[k])
           << "output " << o << " " << k;
+}
+
+// A float that a clamp and a NaN guard keep in int32's range converts to
+// int32 in vector lanes (float_bounds.h); the same conversion unclamped goes
+// through int64 and wraps: both as the interpreter computes them.
+TEST(CodegenLlvm, AClampedFloatConvertsThroughInt32InVectorLanes) {
+  const int64_t n = 16;
+  tir::Buffer x = tir::make_buffer("x", DType::kF64, {n});
+  tir::Buffer clamped = tir::make_buffer("c", DType::kI8, {n}),
+              wrapped = tir::make_buffer("w", DType::kI32, {n});
+  tir::Var i = tir::var("i");
+  tir::Expr xi = tir::load(x, {i}), lo = tir::float_imm(-1000, DType::kF64),
+            hi = tir::float_imm(1000, DType::kF64);
+  tir::Expr above_lo = tir::select(tir::lt(xi, lo), lo, xi);
+  tir::Expr v = tir::select(tir::lt(hi, above_lo), hi, above_lo);
+  tir::Expr guarded = tir::select(tir::eq(v, v), v, tir::float_imm(0, DType::kF64));
+  tir::Stmt body = tir::make_for(i, tir::int_imm(0), tir::int_imm(n), tir::ForKind::kVectorized,
+                                 tir::make_seq({tir::make_store(clamped, tir::cast(DType::kI8, guarded), {i}),
+                                                tir::make_store(wrapped, tir::cast(DType::kI32, xi), {i})}));
+  tir::PrimFunc f = tir::make_prim_func("convert", {x}, {clamped, wrapped}, body);
+  Tensor tx(DType::kF64, {n});
+  for (int64_t k = 0; k < n; ++k) tx.data<double>()[k] = (k % 2 ? -1 : 1) * (300.7 + 4e8 * double(k * k));
+  tx.data<double>()[3] = std::numeric_limits<double>::quiet_NaN();
+  std::string ir;
+  std::vector<Tensor> got = run_compiled(f, {tx}, &ir);
+  bool vector_int32_conversion = false;  // fptosi <N x double> ... to <N x i32>, any N
+  std::istringstream lines(ir);
+  for (std::string line; std::getline(lines, line);)
+    vector_int32_conversion = vector_int32_conversion || (line.find("fptosi <") != std::string::npos &&
+                                                          line.find(" x double>") != std::string::npos &&
+                                                          line.find(" x i32>") != std::string::npos);
+  EXPECT_TRUE(vector_int32_conversion) << ir.substr(0, 6000);
+  std::vector<Tensor> want = tir::interpret(f, {tx});
+  for (int64_t k = 0; k < n; ++k) {
+    EXPECT_EQ(got[0].data<int8_t>()[k], want[0].data<int8_t>()[k]) << k;
+    EXPECT_EQ(got[1].data<int32_t>()[k], want[1].data<int32_t>()[k]) << k;
+  }
+  EXPECT_EQ(want[0].data<int8_t>()[1], int8_t(-1000 & 0xff));  // clamped, then wrapped
+  EXPECT_EQ(want[0].data<int8_t>()[3], 0);                     // NaN
 }
 
 }  // namespace

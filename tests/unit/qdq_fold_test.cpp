@@ -69,16 +69,17 @@ ModelBuilder qdq_conv_model(const QdqConv& c) {
   return b;
 }
 
-// The `op` nodes computing an integer product (their sums converted to int32:
-// exact integers in f32 lanes, integer_products.h) or, integer false, a float one.
+// The `op` nodes computing an integer product (exact sums of the centred
+// 8-bit values in f32 lanes, integer_products.h: their first operand is
+// converted from int32) or, integer false, a float one (on dequantized values).
 int count_products(const graph::Graph& g, const std::string& op, bool integer) {
   int n = 0;
   for (const graph::Node* node : g.nodes()) {
     if (node->op != op) continue;
-    bool to_int32 = false;
-    for (const graph::Node* user : graph::users_of(g, node->outputs[0]))
-      to_int32 = to_int32 || (user->op == "Cast" && user->outputs[0]->type.dtype == DType::kI32);
-    n += to_int32 == integer;
+    const graph::Node* producer = node->inputs[0]->producer;
+    bool from_int32 = is_integer(node->inputs[0]->type.dtype) ||
+                      (producer && producer->op == "Cast" && producer->inputs[0]->type.dtype == DType::kI32);
+    n += from_int32 == integer;
   }
   return n;
 }

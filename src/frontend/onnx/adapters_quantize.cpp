@@ -125,12 +125,13 @@ void adapt_dynamic_quantize(AdaptContext& c) {
 }
 
 void adapt_matmul_integer(AdaptContext& c) {
-  c.results = std::vector<graph::Value*>{integer_matmul(c, c.required_input(0, "A"), c.input_or_null(2),
-                                                        c.required_input(1, "B"), c.input_or_null(3))};
+  graph::Value* product = integer_matmul(c, c.required_input(0, "A"), c.input_or_null(2),
+                                         c.required_input(1, "B"), c.input_or_null(3));
+  c.results = std::vector<graph::Value*>{c.cast(product, DType::kI32)};
 }
 
 // saturate(round((A - a_zero) (B - b_zero) * a_scale * b_scale / y_scale) + y_zero),
-// the int32 product scaled in f64 by the f32 ratio of the scales, as ONNX's reference.
+// the exact product scaled in f64 by the f32 ratio of the scales, as ONNX's reference.
 void adapt_qlinear_matmul(AdaptContext& c) {
   graph::Value* product = integer_matmul(c, c.required_input(0, "a"), c.required_input(2, "a_zero_point"),
                                          c.required_input(3, "b"), c.required_input(5, "b_zero_point"));
@@ -153,11 +154,13 @@ void adapt_conv_integer(AdaptContext& c) {
 // and B per output channel, scaled as QLinearMatMul is.
 void adapt_qlinear_conv(AdaptContext& c) {
   graph::Value* x = c.required_input(0, "x");
-  graph::Value* acc = integer_conv(c, x, c.required_input(2, "x_zero_point"), c.required_input(3, "w"),
-                                   c.required_input(5, "w_zero_point"));
+  graph::Value* acc = c.cast(integer_conv(c, x, c.required_input(2, "x_zero_point"), c.required_input(3, "w"),
+                                          c.required_input(5, "w_zero_point")),
+                             DType::kF64);
   int64_t rank = acc->type.rank();
+  // In f64 the sum with the int32 bias is exact, as int32's is short of wrapping around.
   if (graph::Value* bias = c.input_or_null(8))
-    acc = c.emit("Add", {acc, per_channel(c, c.cast(bias, DType::kI32), 1, rank)})[0];
+    acc = c.emit("Add", {acc, per_channel(c, c.cast(bias, DType::kF64), 1, rank)})[0];
   graph::Value* x_scale = c.cast(c.required_input(1, "x_scale"), DType::kF32);
   graph::Value* w_scale = per_channel(c, c.cast(c.required_input(4, "w_scale"), DType::kF32), 1, rank);
   graph::Value* y_scale = c.cast(c.required_input(6, "y_scale"), DType::kF32);

@@ -82,12 +82,17 @@ graph::Value* slice(AdaptContext& c, graph::Value* v, int64_t axis, int64_t star
   return c.emit("Slice", {v, c.i64_vector({start}), c.i64_vector({end}), c.i64_vector({axis})})[0];
 }
 
-// The int32 sum over chunks [start, start + step) of [0, extent) of product(start, end).
+// The sum over chunks [start, start + step) of [0, extent) of product(start,
+// end), each an exact f32 sum: the one chunk as it is, or the chunks added in
+// f64, where every partial sum below 2^53 is exact (a chunk is below 2^24).
+// Neither goes through int32, whose conversion from a float the lowering
+// must guard for values out of its range.
 graph::Value* chunked_sum(AdaptContext& c, int64_t extent, int64_t step,
                           const std::function<graph::Value*(int64_t, int64_t)>& product) {
+  if (step >= extent) return product(0, extent);
   graph::Value* sum = nullptr;
   for (int64_t start = 0; start < extent; start += step) {
-    graph::Value* part = c.cast(product(start, std::min(extent, start + step)), DType::kI32);
+    graph::Value* part = c.cast(product(start, std::min(extent, start + step)), DType::kF64);
     sum = sum ? c.emit("Add", {sum, part})[0] : part;
   }
   return sum;

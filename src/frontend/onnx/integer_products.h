@@ -27,12 +27,15 @@ namespace tessel::onnx_frontend {
 // zero point of A ([M]) lines up with A's rows.
 graph::Value* centred(AdaptContext& c, graph::Value* v, graph::Value* zero_point, bool per_row);
 
-// (A - a_zero) x (B - b_zero) as int32 ([..., M, N]); A and B are int8 or uint8.
+// (A - a_zero) x (B - b_zero) ([..., M, N]); A and B are int8 or uint8. The
+// exact sum int32 accumulation gives (short of wrapping around), in f32 (one
+// exact chunk), f64 (chunks added) or int32 (the products computed in int32).
 graph::Value* integer_matmul(AdaptContext& c, graph::Value* a, graph::Value* a_zero, graph::Value* b,
                              graph::Value* b_zero);
 
-// Conv(x - x_zero, w - w_zero) as int32, with the Conv attributes of the
-// node being adapted; w_zero is a scalar or one per output channel.
+// Conv(x - x_zero, w - w_zero), with the Conv attributes of the node being
+// adapted; w_zero is a scalar or one per output channel. The sum in f32, f64
+// or int32, as integer_matmul's.
 graph::Value* integer_conv(AdaptContext& c, graph::Value* x, graph::Value* x_zero, graph::Value* w,
                            graph::Value* w_zero);
 

@@ -6,6 +6,7 @@
 #include "ir/core/diagnostics.h"
 #include "ir/graph/op_registry.h"
 #include "ir/graph/ops/shape_helpers.h"
+#include "ir/tensor/float_bounds.h"
 #include "ir/tensor/functor.h"
 #include "ir/tensor/simplify.h"
 #include "src/lower/ops/elem_lowerings.h"
@@ -249,31 +250,6 @@ Expr std_max(Expr a, Expr b) {
   return select(cond, std::move(b), std::move(a));
 }
 
-namespace {
-
-struct FloatBounds {
-  double lo, hi;
-};
-
-// Bounds of a float expression made of constants and the min/max selects of
-// std_min and std_max (a Clip, a QuantizeLinear's saturation); unbounded
-// for anything else. A NaN operand can still come through either select.
-FloatBounds float_bounds(const Expr& e) {
-  constexpr double kInf = std::numeric_limits<double>::infinity();
-  if (const auto* c = e.as<tir::FloatImmNode>()) return {c->value, c->value};
-  const auto* s = e.as<tir::SelectNode>();
-  const auto* less = s ? s->cond.as<tir::LTNode>() : nullptr;
-  if (!less) return {-kInf, kInf};
-  bool min = s->true_value.same_as(less->a) && s->false_value.same_as(less->b);
-  bool max = s->true_value.same_as(less->b) && s->false_value.same_as(less->a);
-  if (!min && !max) return {-kInf, kInf};
-  FloatBounds a = float_bounds(less->a), b = float_bounds(less->b);
-  if (min) return {std::min(a.lo, b.lo), std::min(a.hi, b.hi)};
-  return {std::max(a.lo, b.lo), std::max(a.hi, b.hi)};
-}
-
-}  // namespace
-
 Expr float_to_int(const Expr& value, DType to) {
   constexpr double kLimit = 9223372036854775808.0;  // 2^63
   Expr v = cast(compute_dtype(value->dtype), value);
@@ -282,7 +258,7 @@ Expr float_to_int(const Expr& value, DType to) {
   // instruction where int64 takes several): the same result, as truncation
   // then wrapping to `to` agree there; a NaN gives what INT64_MIN wraps to
   // in 32 bits or fewer, 0.
-  FloatBounds bounds = float_bounds(v);
+  tir::FloatBounds bounds = tir::float_bounds(v);
   bool narrow = is_integer(to) && !is_small(to) && dtype_size(to) <= 4;
   if (narrow && bounds.lo >= -2147483648.0 && bounds.hi < 2147483648.0) {
     Expr ordered = eq(v, v);
