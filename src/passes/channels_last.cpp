@@ -23,10 +23,11 @@ bool is_f32(DType t) {
 }
 
 // A 4-D activation a kernel makes and kernels read, of a plane larger than
-// one position whose rows are at most `widest` long.
+// one position whose rows are at most `widest` long. Of any dtype: the
+// quantized convs' requantization runs in f64 and int8 between them.
 bool activation(const Value& v, const std::unordered_set<const Value*>& interface, int64_t widest) {
   if (v.is_constant() || !v.producer || interface.count(&v) || !v.type.rank_known || v.type.rank() != 4 ||
-      !v.type.is_static() || !is_f32(v.type.dtype))
+      !v.type.is_static() || is_small(v.type.dtype))
     return false;
   std::vector<int64_t> d = v.type.static_dims();
   return d[2] * d[3] > 1 && d[3] <= widest;
@@ -38,6 +39,7 @@ bool activation(const Value& v, const std::unordered_set<const Value*>& interfac
 // so that the tile's vector is never cut short.
 bool channels_last_conv(const Node& n, int64_t lanes) {
   if (n.op != "Conv" || !n.has_input(1) || !n.inputs[1]->is_constant()) return false;
+  if (!is_f32(n.inputs[0]->type.dtype) || !is_f32(n.outputs[0]->type.dtype)) return false;
   const Value& w = *n.inputs[1];
   if (w.type.rank() != 4 || !n.inputs[0]->type.is_static() || !n.outputs[0]->type.is_static()) return false;
   int64_t group = n.attrs.get_int("group"), m = w.type.static_dims()[0], cg = w.type.static_dims()[1];
@@ -57,17 +59,18 @@ bool elementwise(const Node& n) {
 }
 
 // The values of n that must share a storage order: an elementwise op's
-// output and its operands of the same shape (it reads them at its own
-// indices); a depthwise conv's input and output (computed channels-last only
-// from a channels-last input, per channel it would write a channels-last
-// output a plane apart per channel).
+// output and its operands of the same shape, whatever their dtypes (it reads
+// them at its own indices; a Cast too); a depthwise conv's input and output
+// (computed channels-last only from a channels-last input, per channel it
+// would write a channels-last output a plane apart per channel).
 std::vector<const Value*> tied(const Node& n) {
   if (depthwise(n)) return {n.inputs[0], n.outputs[0]};
   std::vector<const Value*> out;
   if (!elementwise(n)) return out;
   out.push_back(n.outputs[0]);
+  const graph::TensorType& type = n.outputs[0]->type;
   for (const Value* in : n.inputs)
-    if (in && in->type == n.outputs[0]->type) out.push_back(in);
+    if (in && in->type.rank_known == type.rank_known && in->type.dims == type.dims) out.push_back(in);
   return out;
 }
 

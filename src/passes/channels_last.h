@@ -34,14 +34,16 @@ enum class ChannelsLastPolicy {
   kAll,        // every region, whatever its rows (for comparisons and tests)
 };
 
-// A region is a connected set of 4-D f32 activations, not the graph's inputs
+// A region is a connected set of 4-D activations, not the graph's inputs
 // or outputs, whose plane holds more than one position (a 1 x 1 plane is in
 // the same order either way), and whose producer and readers all keep them
-// in order channels-last: a 2-D Conv with a constant weight (one group,
-// groups of several channels, or one channel each) and whole vectors of
-// output channels (per group), its input and output both in the region if it
-// is depthwise; an elementwise op whose operands of its output's type are all
-// in the region; or (reading only) a global average pool. The policy says
+// in order channels-last: a 2-D Conv from f32 to f32 with a constant weight
+// (one group, groups of several channels, or one channel each) and whole
+// vectors of output channels (per group), its input and output both in the
+// region if it is depthwise; an elementwise op (a Cast included) whose
+// operands of its output's shape are all in the region, whatever their
+// dtypes (a quantized conv's requantization between two convs); or (reading
+// only) a global average pool. The policy says
 // which regions are stored channels-last; `vector_lanes` are the target's
 // f32 lanes. Requires: a verified graph. Guarantees: the same outputs; only
 // storage orders change.

@@ -245,5 +245,49 @@ TEST(ChannelsLast, ADepthwiseConvIsComputedWithItsChannelsInTheVectorLanes) {
   EXPECT_LE(driver::error_stats(got, want).max_rel, 1e-5);
 }
 
+graph::Value* cast(graph::Graph& g, graph::Value* v, DType to) {
+  graph::Attrs attrs;
+  attrs.set("to", std::string(dtype_name(to)));
+  return add(g, "Cast", {v}, attrs)->outputs[0];
+}
+
+graph::Value* f64_scalar(graph::Graph& g, double value) {
+  Tensor t(DType::kF64, {});
+  t.set_f64(0, value);
+  return g.add_constant(g.unique_name("c"), std::move(t));
+}
+
+// A quantized model's convs, as --qdq integer imports them: the exact sums
+// requantized in f64, rounded, clipped and cast to uint8, converted back to
+// f32 for the next conv. The region runs through every dtype and Cast, so
+// the depthwise conv's output is requantized in its stored order (no
+// transposing epilogue) and the 1x1 conv after it reads it in order.
+TEST(ChannelsLast, ARegionRunsThroughTheRequantizationOfAQuantizedConv) {
+  graph::Graph g;
+  graph::Value* x = g.add_input("x", graph::TensorType(DType::kF32, {1, 16, 7, 7}));
+  auto requantized = [&](graph::Value* sum) {
+    graph::Value* scaled = add(g, "Mul", {cast(g, sum, DType::kF64), f64_scalar(g, 0.37)})->outputs[0];
+    graph::Value* rounded = add(g, "Round", {scaled})->outputs[0];
+    graph::Value* clipped = add(g, "Clip", {rounded, f64_scalar(g, 0), f64_scalar(g, 255)})->outputs[0];
+    return std::vector<graph::Value*>{scaled, clipped, cast(g, clipped, DType::kU8)};
+  };
+  std::vector<graph::Value*> first = requantized(conv(g, x, 32, 1));
+  graph::Value* dequantized = cast(g, first.back(), DType::kF32);
+  graph::Value* depthwise = conv(g, dequantized, 32, 3, /*group=*/32);
+  std::vector<graph::Value*> second = requantized(depthwise);
+  graph::Value* projected = conv(g, cast(g, second.back(), DType::kF32), 16, 1);
+  g.set_outputs({add(g, "GlobalAveragePool", {projected})->outputs[0]});
+  passes::store_channels_last(g, ChannelsLastPolicy::kDepthwise, 16);
+  EXPECT_NO_THROW(graph::verify_graph(g));
+  for (const std::vector<graph::Value*>& chain : {first, second})
+    for (const graph::Value* v : chain) EXPECT_TRUE(stored(v)) << v->name << ": " << v->type.str();
+  EXPECT_TRUE(stored(dequantized) && stored(depthwise) && stored(projected));
+  driver::CheckOptions check;
+  check.compile = with_policy(ChannelsLastPolicy::kAll);
+  check.per_kernel = true;
+  std::ostringstream report;
+  EXPECT_EQ(driver::run_check(g, check, report), 0) << report.str();
+}
+
 }  // namespace
 }  // namespace tessel

@@ -179,7 +179,9 @@ TEST(FusionPolicies, EveryPolicyIsAConvexOrderedPartitionThatComputesTheReferenc
       EXPECT_EQ(group_of.size(), g.nodes().size());
       for (const Node* n : g.nodes())
         for (const Value* v : n->inputs)
-          if (v && v->producer) EXPECT_LE(group_of.at(v->producer), group_of.at(n)) << n->name << " before its input";
+          if (v && v->producer) {
+            EXPECT_LE(group_of.at(v->producer), group_of.at(n)) << n->name << " before its input";
+          }
       std::vector<std::vector<Tensor>> runs{driver::TirExecutor(g, p).run(inputs)};
       if (seed <= 4 && p != FusionPolicy::kNone) {  // compiled with the default schedule too
         driver::CompileOptions options;

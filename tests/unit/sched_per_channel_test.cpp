@@ -50,7 +50,9 @@ TEST(PerChannelTaps, ARowShorterThanAVectorRunsItsTapsInsideOneMaskedVector) {
     EXPECT_EQ(text.find("masked_tail") != std::string::npos && text.find("unrolled") != std::string::npos,
               c.inside)
         << text;
-    if (c.inside) EXPECT_EQ(text.find("] local"), std::string::npos) << text;
+    if (c.inside) {
+      EXPECT_EQ(text.find("] local"), std::string::npos) << text;
+    }
     driver::JitModel model(std::move(compiled));
     std::vector<Tensor> inputs = driver::random_inputs(g, 3);
     EXPECT_LE(driver::error_stats(model.run(inputs)[0], reference::Executor(g).run(inputs)[0]).max_rel, 0.0);
