@@ -1,7 +1,7 @@
 // ONNX's If, Loop and Scan with their subgraphs (adapters_control.cpp,
 // graph_importer.cpp): outer values read inside a body, an If chosen while
 // compiling (inlined) and at run time (both branches compiled, one run),
-// Scan's axes and directions, a Loop with a known trip count (as a loop, and
+// Scan's axes and directions (Scan-8's batch axis), a Loop with a known trip count (as a loop, and
 // unrolled when its shapes follow the iteration), and the refusals. Values
 // are worked out by hand; each runs on the reference and compiled.
 #include <gtest/gtest.h>
@@ -217,6 +217,49 @@ TEST(ControlFlowOps, BranchesOfDifferentShapesAreRefusedAtRunTime) {
   else_branch->mutable_output(0)->set_name("both");
   else_branch->mutable_output(0)->clear_type();
   expect_import_error(b, "output 0 is f32[3] in the then branch and f32[6] in the else branch");
+}
+
+// Scan-8: batch axis 0, scan axis 1. Running sums of x [2, 3, 2] scanned
+// backwards per batch entry from that entry's state; sequence_lens may only
+// say the whole scan axis.
+ModelBuilder scan8(const std::string& sequence_lens) {
+  ModelBuilder b(8);
+  b.input("x", {2, 3, 2});
+  b.input("s0", {2, 2});
+  onnx::NodeProto* n = b.node("Scan", {sequence_lens, "s0", "x"}, {"s", "ys"}, "scan");
+  ModelBuilder::set_int(n, "num_scan_inputs", 1);
+  ModelBuilder::set_ints(n, "directions", {1});
+  onnx::GraphProto* body = subgraph(n, "body");
+  typed(body->add_input(), "acc", {2});
+  typed(body->add_input(), "row", {2});
+  add(body, "Add", {"acc", "row"}, {"next"});
+  add(body, "Identity", {"next"}, {"out"});
+  typed(body->add_output(), "next", {2});
+  typed(body->add_output(), "out", {2});
+  b.output("s");
+  b.output("ys");
+  return b;
+}
+
+TEST(ControlFlowOps, Scan8ScansEachBatchEntry) {
+  Tensor x(DType::kF32, {2, 3, 2}), s0(DType::kF32, {2, 2});
+  for (int64_t e = 0; e < 12; ++e) x.set_f64(e, double((e / 6) * 10 + e % 6));
+  for (int64_t e = 0; e < 4; ++e) s0.set_f64(e, e < 2 ? 0 : 100);
+  ModelBuilder b = scan8("");
+  graph::Graph g = b.import();
+  EXPECT_TRUE(has_op(g, "Scan"));
+  // Entry 0: rows [0 1] [2 3] [4 5] from the last; entry 1: [10 11] [12 13] [14 15] from 100.
+  expect_both(g, {x, s0}, {{6, 9, 136, 139}, {4, 5, 6, 8, 6, 9, 114, 115, 126, 128, 136, 139}});
+  ModelBuilder whole = scan8("lens");
+  whole.typed_initializer("lens", onnx::TensorProto::INT32, {2}, {3, 3});
+  graph::Graph g2 = whole.import();
+  expect_both(g2, {x, s0}, {{6, 9, 136, 139}, {4, 5, 6, 8, 6, 9, 114, 115, 126, 128, 136, 139}});
+  ModelBuilder shorter = scan8("lens");
+  shorter.typed_initializer("lens", onnx::TensorProto::INT32, {2}, {3, 2});
+  expect_import_error(shorter, "'scan' (Scan): sequence_lens[1] is 2, shorter than the scan axis (3)");
+  ModelBuilder at_run_time = scan8("lens");
+  at_run_time.input("lens", {2}, onnx::TensorProto::INT32);
+  expect_import_error(at_run_time, "sequence_lens known only at run time is not supported");
 }
 
 TEST(ControlFlowOps, AScanBodyWithTooFewOutputsIsRefused) {

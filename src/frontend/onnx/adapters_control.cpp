@@ -1,5 +1,6 @@
 // ONNX's control flow onto the graph's Scan (ir/graph/scan.h): Scan-9 and
-// later (scan axes and directions by transposes and reversed slices), Loop
+// later (scan axes and directions by transposes and reversed slices; Scan-8
+// in adapters_scan8.cpp), Loop
 // (counted: a trip count known while compiling and no early exit, the
 // iteration number a scanned input; otherwise a while loop,
 // adapters_while.cpp; unrolled when its shapes follow the iteration or it
@@ -51,8 +52,7 @@ std::vector<Value*> add_scan(AdaptContext& c, std::shared_ptr<graph::Graph> body
 namespace {
 
 void adapt_scan(AdaptContext& c) {
-  TESSEL_USER_CHECK(c.opset >= 9, c.span())
-      << "Scan-8 (sequence lengths and a batch axis) is not supported; Scan-9 and later are";
+  if (c.opset < 9) return adapt_scan8(c);
   const int64_t scans = c.int_attr("num_scan_inputs", 0);
   TESSEL_USER_CHECK(scans >= 1 && size_t(scans) <= c.inputs.size(), c.span())
       << "needs at least one scan input to know its length, got num_scan_inputs " << scans;

@@ -13,6 +13,9 @@ namespace tessel::onnx_frontend {
 std::vector<graph::Value*> add_scan(AdaptContext& c, std::shared_ptr<graph::Graph> body,
                                     std::vector<graph::Value*> inputs, graph::Attrs attrs);
 
+// Scan-8 (a batch axis 0 on every input), as one Scan per batch entry.
+void adapt_scan8(AdaptContext& c);
+
 // A Loop whose iterations only a run decides (its body computes the
 // condition, or its trip count or first condition is known only at run
 // time) as a Scan with a while_state: the states are the condition, the

@@ -48,13 +48,6 @@ const std::map<std::string, int>& newer_operators() {
   return ops;
 }
 
-// Operators whose first versions the importer refuses, with the first it takes.
-const std::map<std::string, int>& first_supported_opsets() {
-  static const std::map<std::string, int> ops = {
-      {"Scan", 9}};  // Scan-8 has a batch axis and sequence lengths
-  return ops;
-}
-
 // The first opset of each default-domain operator the ONNX library knows.
 std::map<std::string, int> library_first_opsets() {
   std::map<std::string, int> first;
@@ -92,10 +85,8 @@ std::vector<OpSupport> supported_ops() {
   std::vector<OpSupport> out;
   for (const auto& [op, since] : first)
     if (is_supported_op(op) && since <= kMaxOpset)
-      out.push_back({op,
-                     std::max({since, kMinOpset,
-                               first_supported_opsets().count(op) ? first_supported_opsets().at(op) : 0}),
-                     adapters().count(op) > 0, structured_adapters().count(op) > 0 && op != "Identity"});
+      out.push_back({op, std::max(since, kMinOpset), adapters().count(op) > 0,
+                     structured_adapters().count(op) > 0 && op != "Identity"});
   return out;
 }
 
