@@ -222,10 +222,10 @@ TEST(ControlFlowOps, BranchesOfDifferentShapesAreRefusedAtRunTime) {
 // Scan-8: batch axis 0, scan axis 1. Running sums of x [2, 3, 2] scanned
 // backwards per batch entry from that entry's state; sequence_lens may only
 // say the whole scan axis.
-ModelBuilder scan8(const std::string& sequence_lens) {
+ModelBuilder scan8(const std::string& sequence_lens, int64_t batch = 2) {
   ModelBuilder b(8);
-  b.input("x", {2, 3, 2});
-  b.input("s0", {2, 2});
+  b.input("x", {batch, 3, 2});
+  b.input("s0", {batch, 2});
   onnx::NodeProto* n = b.node("Scan", {sequence_lens, "s0", "x"}, {"s", "ys"}, "scan");
   ModelBuilder::set_int(n, "num_scan_inputs", 1);
   ModelBuilder::set_ints(n, "directions", {1});
@@ -260,6 +260,8 @@ TEST(ControlFlowOps, Scan8ScansEachBatchEntry) {
   ModelBuilder at_run_time = scan8("lens");
   at_run_time.input("lens", {2}, onnx::TensorProto::INT32);
   expect_import_error(at_run_time, "sequence_lens known only at run time is not supported");
+  ModelBuilder large = scan8("", 100000);
+  expect_import_error(large, "a batch of 100000 entries, each a scan of its own; at most 64 are supported");
 }
 
 TEST(ControlFlowOps, AScanBodyWithTooFewOutputsIsRefused) {

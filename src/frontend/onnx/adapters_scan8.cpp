@@ -15,6 +15,10 @@ namespace {
 
 using graph::Value;
 
+// Each batch entry imports the body once more: a few bytes of model must not
+// ask for thousands of copies.
+constexpr int64_t kMaxBatch = 64;
+
 // Every entry of sequence_lens is the whole scan axis, `length`.
 void require_whole_sequences(AdaptContext& c, int64_t batch, int64_t length) {
   if (!c.input_or_null(0)) return;
@@ -68,6 +72,9 @@ void adapt_scan8(AdaptContext& c) {
   }
   TESSEL_USER_CHECK(batch >= 1 && length >= 1, c.span())
       << "a batch of " << batch << " and " << length << " slices: its outputs would be empty";
+  TESSEL_USER_CHECK(batch <= kMaxBatch, c.span())
+      << "a batch of " << batch << " entries, each a scan of its own; at most " << kMaxBatch
+      << " are supported";
   require_whole_sequences(c, batch, length);
 
   graph::Attrs attrs;
