@@ -50,6 +50,13 @@ int panel_read(const Schedule& sch, const BlockInfo& info, int64_t vec, int64_t 
 // row of the next linear layer), else 0: the reduction then runs as those two
 // loops, and each row's address steps by a constant instead of being
 // recomputed from a division per row and step.
+// A short inner part (r % c for c up to this) is unrolled: a channel
+// shuffle's interleaved groups, read as (r % c) * (C / c) + r // c from an
+// inlined Concat, choose their input by r % c, and unrolled each copy reads
+// one input (LLVM folds the choice) instead of a select between two loads
+// at every step of the reduction.
+constexpr int64_t kUnrolledSplit = 8;
+
 int64_t reduction_split_factor(const tir::BlockNode& block, const tir::VarNode* r, int64_t extent) {
   int64_t factor = 0;
   tir::walk_exprs(block.body, [&](const tir::Expr& e) {
@@ -178,6 +185,7 @@ std::vector<LoopRV> tile_reduction(Schedule& sch, const BlockInfo& info, const T
   }
   tir::Stmt block_stmt = find_block(sch.func(), info.name);
   const auto* block_node = block_stmt.as<tir::BlockNode>();
+  std::vector<LoopRV> short_splits;
   for (int p : info.reduce) {
     const tir::VarNode* r = block_node->iter_vars[size_t(p)].var.get();
     int64_t factor = blocked || shape.first_reduction_innermost
@@ -189,6 +197,7 @@ std::vector<LoopRV> tile_reduction(Schedule& sch, const BlockInfo& info, const T
     }
     std::vector<LoopRV> parts = sch.split(loops[p], {info.extents[p] / factor, factor}, /*exact=*/true);
     reduce.insert(reduce.end(), parts.begin(), parts.end());
+    if (factor <= kUnrolledSplit) short_splits.push_back(parts[1]);
   }
   if (shape.first_reduction_innermost && reduce.size() > 1) std::rotate(reduce.begin(), reduce.begin() + 1, reduce.end());
   bool columns_first = row_tiles < column_tiles && column_tiles != SIZE_MAX &&
@@ -231,6 +240,7 @@ std::vector<LoopRV> tile_reduction(Schedule& sch, const BlockInfo& info, const T
   }
   BlockRV init = sch.decompose_reduction(block, blocked ? reduction_blocks : reduce.front());
   for (LoopRV l : unrolled) sch.unroll(l);
+  for (LoopRV l : short_splits) sch.unroll(l);
   if (shape.unroll_reduction && !shape.taps_inside) sch.unroll(reduce.back());
   if (shape.taps_inside)
     for (LoopRV l : reduce) sch.unroll(l);

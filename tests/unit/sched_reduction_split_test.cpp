@@ -1,7 +1,8 @@
 // The default schedule's tile over a reduction that an operand reads as
 // (k // c, k % c) (attention heads read back as one row of the output
 // projection): the reduction runs as two loops and every read is affine in
-// them, with no division left in the kernel; it matches the reference.
+// them, with no division left in the kernel; it matches the reference. A
+// short inner loop (a channel shuffle's groups) is unrolled.
 #include <gtest/gtest.h>
 
 #include "ir/graph/op_registry.h"
@@ -45,6 +46,49 @@ TEST(ReductionSplit, AReductionReadAsHeadAndColumnRunsAsTwoLoops) {
   driver::JitModel model(std::move(compiled));
   std::vector<Tensor> inputs = driver::random_inputs(g, 5);
   EXPECT_LE(driver::error_stats(model.run(inputs)[0], reference::Executor(g).run(inputs)[0]).max_rel, 1e-4);
+}
+
+// Concat(a, b) [1, 2C, 7, 7] with its channels shuffled (ShuffleNet: Reshape
+// [1, 2, C, 7, 7], Transpose(0, 2, 1, 3, 4), Reshape back), then a 1x1 conv:
+// input channel r is read as (r % 2) * C + r // 2, from a or b by r % 2.
+void build_shuffled_conv(graph::Graph& g, int64_t c) {
+  auto node = [&](const std::string& op, const std::string& name, std::vector<graph::Value*> in,
+                  graph::Attrs attrs = {}) {
+    graph::Node* nd = g.add_node(op, name, std::move(in), {name + "_out"}, std::move(attrs));
+    graph::infer_node(*nd);
+    return nd->outputs[0];
+  };
+  graph::Value* a = g.add_input("a", graph::TensorType(DType::kF32, {1, c, 7, 7}));
+  graph::Value* b = g.add_input("b", graph::TensorType(DType::kF32, {1, c, 7, 7}));
+  graph::Attrs axis;
+  axis.set("axis", int64_t(1));
+  graph::Value* both = node("Concat", "concat", {a, b}, axis);
+  graph::Value* groups =
+      node("Reshape", "groups", {both, g.add_constant("s1", Tensor::from_i64({1, 2, c, 7, 7}))});
+  graph::Attrs perm;
+  perm.set("perm", std::vector<int64_t>{0, 2, 1, 3, 4});
+  graph::Value* swapped = node("Transpose", "shuffle", {groups}, perm);
+  graph::Value* x =
+      node("Reshape", "flat", {swapped, g.add_constant("s2", Tensor::from_i64({1, 2 * c, 7, 7}))});
+  graph::Value* w = g.add_constant("w", lower_nn_test::random_tensor(DType::kF32, {64, 2 * c, 1, 1}, 3));
+  g.set_outputs({node("Conv", "conv", {x, w})});
+}
+
+TEST(ReductionSplit, AChannelShufflesGroupsAreUnrolledSoEachReadsOneInput) {
+  graph::Graph g;
+  build_shuffled_conv(g, 24);
+  driver::CompiledGraph compiled = driver::compile_graph(g, {});
+  ASSERT_EQ(compiled.kernels.size(), 1u);
+  std::string text = tir::to_string(compiled.kernels[0].flat);
+  EXPECT_NE(text.find(" in 0..2 unrolled:"), std::string::npos) << text;
+  driver::JitModel model(std::move(compiled));
+  std::vector<Tensor> inputs = driver::random_inputs(g, 5);
+  EXPECT_LE(driver::error_stats(model.run(inputs)[0], reference::Executor(g).run(inputs)[0]).max_rel, 1e-5);
+  // Heads of 32 columns: a long inner loop, left rolled.
+  graph::Graph heads;
+  build_head_projection(heads, 4, 16, 32, 96);
+  std::string projection = tir::to_string(driver::compile_graph(heads, {}).kernels[0].flat);
+  EXPECT_EQ(projection.find(" in 0..32 unrolled:"), std::string::npos) << projection;
 }
 
 }  // namespace
