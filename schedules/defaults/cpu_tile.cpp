@@ -45,18 +45,18 @@ int panel_read(const Schedule& sch, const BlockInfo& info, int64_t vec, int64_t 
   return -1;
 }
 
+// The inner part of a split reduction (r % c, below) is unrolled for c up to
+// this: a channel shuffle's interleaved groups, read as (r % c) * (C / c) +
+// r // c from an inlined Concat, choose their input by r % c; unrolled, each
+// copy reads one input (LLVM folds the choice) instead of a select between
+// two loads at every step of the reduction.
+constexpr int64_t kUnrolledSplit = 8;
+
 // A divisor c of a reduction variable's extent when an operand reads it as
 // (r // c, r % c) (an attention's heads and their columns read back as one
 // row of the next linear layer), else 0: the reduction then runs as those two
 // loops, and each row's address steps by a constant instead of being
 // recomputed from a division per row and step.
-// A short inner part (r % c for c up to this) is unrolled: a channel
-// shuffle's interleaved groups, read as (r % c) * (C / c) + r // c from an
-// inlined Concat, choose their input by r % c, and unrolled each copy reads
-// one input (LLVM folds the choice) instead of a select between two loads
-// at every step of the reduction.
-constexpr int64_t kUnrolledSplit = 8;
-
 int64_t reduction_split_factor(const tir::BlockNode& block, const tir::VarNode* r, int64_t extent) {
   int64_t factor = 0;
   tir::walk_exprs(block.body, [&](const tir::Expr& e) {
