@@ -112,6 +112,18 @@ TEST(ControlFlowOps, IfChosenAtRunTimeRunsOneBranch) {
   EXPECT_EQ(jit.run(no)[0].to_f64_vector(), (std::vector<double>{2, 6, 12}));
 }
 
+// A Scan's body of one [2] state and one [2] slice: next = acc + slice,
+// returned as the state and as the scanned output.
+void add_running_sum_body(onnx::NodeProto* scan) {
+  onnx::GraphProto* body = subgraph(scan, "body");
+  typed(body->add_input(), "acc", {2});
+  typed(body->add_input(), "slice", {2});
+  add(body, "Add", {"acc", "slice"}, {"next"});
+  add(body, "Identity", {"next"}, {"out"});
+  typed(body->add_output(), "next", {2});
+  typed(body->add_output(), "out", {2});
+}
+
 // Scan-9 summing x [2, 3] along axis 1, backwards, the running sums stacked along axis 1.
 TEST(ControlFlowOps, ScanAxesAndDirections) {
   ModelBuilder b(11);
@@ -128,13 +140,7 @@ TEST(ControlFlowOps, ScanAxesAndDirections) {
   ints("scan_input_axes", 1);
   ints("scan_input_directions", 1);
   ints("scan_output_axes", -1);
-  onnx::GraphProto* body = subgraph(n, "body");
-  typed(body->add_input(), "acc", {2});
-  typed(body->add_input(), "column", {2});
-  add(body, "Add", {"acc", "column"}, {"next"});
-  add(body, "Identity", {"next"}, {"out"});
-  typed(body->add_output(), "next", {2});
-  typed(body->add_output(), "out", {2});
+  add_running_sum_body(n);
   b.output("s");
   b.output("ys");
   graph::Graph g = b.import();
@@ -229,13 +235,7 @@ ModelBuilder scan8(const std::string& sequence_lens, int64_t batch = 2) {
   onnx::NodeProto* n = b.node("Scan", {sequence_lens, "s0", "x"}, {"s", "ys"}, "scan");
   ModelBuilder::set_int(n, "num_scan_inputs", 1);
   ModelBuilder::set_ints(n, "directions", {1});
-  onnx::GraphProto* body = subgraph(n, "body");
-  typed(body->add_input(), "acc", {2});
-  typed(body->add_input(), "row", {2});
-  add(body, "Add", {"acc", "row"}, {"next"});
-  add(body, "Identity", {"next"}, {"out"});
-  typed(body->add_output(), "next", {2});
-  typed(body->add_output(), "out", {2});
+  add_running_sum_body(n);
   b.output("s");
   b.output("ys");
   return b;

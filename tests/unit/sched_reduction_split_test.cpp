@@ -16,22 +16,24 @@
 namespace tessel {
 namespace {
 
+// Node `name` of g, its one output `name`_out with its type inferred.
+graph::Value* node(graph::Graph& g, const std::string& op, const std::string& name,
+                   std::vector<graph::Value*> in, graph::Attrs attrs = {}) {
+  graph::Node* nd = g.add_node(op, name, std::move(in), {name + "_out"}, std::move(attrs));
+  graph::infer_node(*nd);
+  return nd->outputs[0];
+}
+
 // heads [H, T, D] -> Transpose(1, 0, 2) -> Reshape [T, H * D] -> MatMul with a constant [H * D, N].
 void build_head_projection(graph::Graph& g, int64_t heads, int64_t tokens, int64_t dim, int64_t n) {
-  auto node = [&](const std::string& op, const std::string& name, std::vector<graph::Value*> in,
-                  graph::Attrs attrs = {}) {
-    graph::Node* nd = g.add_node(op, name, std::move(in), {name + "_out"}, std::move(attrs));
-    graph::infer_node(*nd);
-    return nd->outputs[0];
-  };
   graph::Value* x = g.add_input("heads", graph::TensorType(DType::kF32, {heads, tokens, dim}));
   graph::Attrs perm;
   perm.set("perm", std::vector<int64_t>{1, 0, 2});
-  graph::Value* t = node("Transpose", "transpose", {x}, perm);
+  graph::Value* t = node(g, "Transpose", "transpose", {x}, perm);
   graph::Value* shape = g.add_constant("shape", Tensor::from_i64({tokens, heads * dim}));
-  graph::Value* rows = node("Reshape", "reshape", {t, shape});
+  graph::Value* rows = node(g, "Reshape", "reshape", {t, shape});
   graph::Value* w = g.add_constant("w", lower_nn_test::random_tensor(DType::kF32, {heads * dim, n}, 3));
-  graph::Value* y = node("MatMul", "proj", {rows, w});
+  graph::Value* y = node(g, "MatMul", "proj", {rows, w});
   g.set_outputs({y});
 }
 
@@ -52,26 +54,20 @@ TEST(ReductionSplit, AReductionReadAsHeadAndColumnRunsAsTwoLoops) {
 // [1, 2, C, 7, 7], Transpose(0, 2, 1, 3, 4), Reshape back), then a 1x1 conv:
 // input channel r is read as (r % 2) * C + r // 2, from a or b by r % 2.
 void build_shuffled_conv(graph::Graph& g, int64_t c) {
-  auto node = [&](const std::string& op, const std::string& name, std::vector<graph::Value*> in,
-                  graph::Attrs attrs = {}) {
-    graph::Node* nd = g.add_node(op, name, std::move(in), {name + "_out"}, std::move(attrs));
-    graph::infer_node(*nd);
-    return nd->outputs[0];
-  };
   graph::Value* a = g.add_input("a", graph::TensorType(DType::kF32, {1, c, 7, 7}));
   graph::Value* b = g.add_input("b", graph::TensorType(DType::kF32, {1, c, 7, 7}));
   graph::Attrs axis;
   axis.set("axis", int64_t(1));
-  graph::Value* both = node("Concat", "concat", {a, b}, axis);
+  graph::Value* both = node(g, "Concat", "concat", {a, b}, axis);
   graph::Value* groups =
-      node("Reshape", "groups", {both, g.add_constant("s1", Tensor::from_i64({1, 2, c, 7, 7}))});
+      node(g, "Reshape", "groups", {both, g.add_constant("s1", Tensor::from_i64({1, 2, c, 7, 7}))});
   graph::Attrs perm;
   perm.set("perm", std::vector<int64_t>{0, 2, 1, 3, 4});
-  graph::Value* swapped = node("Transpose", "shuffle", {groups}, perm);
+  graph::Value* swapped = node(g, "Transpose", "shuffle", {groups}, perm);
   graph::Value* x =
-      node("Reshape", "flat", {swapped, g.add_constant("s2", Tensor::from_i64({1, 2 * c, 7, 7}))});
+      node(g, "Reshape", "flat", {swapped, g.add_constant("s2", Tensor::from_i64({1, 2 * c, 7, 7}))});
   graph::Value* w = g.add_constant("w", lower_nn_test::random_tensor(DType::kF32, {64, 2 * c, 1, 1}, 3));
-  g.set_outputs({node("Conv", "conv", {x, w})});
+  g.set_outputs({node(g, "Conv", "conv", {x, w})});
 }
 
 TEST(ReductionSplit, AChannelShufflesGroupsAreUnrolledSoEachReadsOneInput) {

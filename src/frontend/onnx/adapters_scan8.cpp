@@ -5,7 +5,6 @@
 // Sequence lengths shorter than the scan axis (whose outputs ONNX pads past
 // each sequence's end) are refused; lengths equal to it are what an omitted
 // sequence_lens means.
-#include "ir/graph/scan.h"
 #include "src/frontend/onnx/adapters.h"
 #include "src/frontend/onnx/control_flow.h"
 
