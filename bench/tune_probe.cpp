@@ -5,9 +5,14 @@
 // flush, as the tuner measures), so that what the tuner's measurement says can
 // be held against what the model shows (`tessel run --profile`).
 //
-//   build/bench/tessel_tune_probe MODEL.onnx LOG.jsonl TASK [--threads N] [--rounds R]
+//   build/bench/tessel_tune_probe MODEL.onnx LOG.jsonl TASK [--threads N] [--rounds R] [--log-layouts]
+//
+// --log-layouts: the model compiled with the log's conv layout decisions, so
+// that the tasks are those of the tuned library.
 #include <cstdio>
 #include <map>
+#include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -23,10 +28,15 @@
 int main(int argc, char** argv) {
   using namespace tessel;
   if (argc < 4) {
-    std::fprintf(stderr, "usage: tessel_tune_probe MODEL.onnx LOG.jsonl TASK [--threads N] [--rounds R]\n");
+    std::fprintf(
+        stderr,
+        "usage: tessel_tune_probe MODEL.onnx LOG.jsonl TASK [--threads N] [--rounds R] [--log-layouts]\n");
     return 2;
   }
   int threads = 1, rounds = 5;
+  bool log_layouts = false;
+  for (int i = 4; i < argc; ++i)
+    if (std::string(argv[i]) == "--log-layouts") log_layouts = true;
   for (int i = 4; i + 1 < argc; i += 2) {
     if (std::string(argv[i]) == "--threads") threads = std::stoi(argv[i + 1]);
     if (std::string(argv[i]) == "--rounds") rounds = std::stoi(argv[i + 1]);
@@ -34,6 +44,13 @@ int main(int argc, char** argv) {
   try {
     driver::CompileOptions options;
     options.target.cpu.cores = threads;
+    if (log_layouts) {
+      std::ostringstream notes;
+      auto tuned = std::make_shared<driver::TunedSchedules>(
+          driver::load_tuned_schedules(argv[2], options.target, notes));
+      tuned->tasks.clear();  // the log's layouts only: the tasks keep their default schedules
+      options.tuned = tuned;
+    }
     graph::Graph g = driver::load_graph(argv[1], {});
     driver::CompiledGraph compiled = driver::compile_graph(g, options);
     sched::CpuScheduleOptions cpu = *driver::cpu_schedule_options(options);
@@ -41,7 +58,11 @@ int main(int argc, char** argv) {
     std::vector<driver::TuningTask> tasks = driver::extract_tasks(compiled);
     for (const driver::TuningTask& t : tasks)
       if (t.key == argv[3]) task = &t;
-    if (!task) throw std::runtime_error(std::string("no task ") + argv[3] + " in the model");
+    if (!task) {
+      std::string known;
+      for (const driver::TuningTask& t : tasks) known += "\n  " + t.key + "  " + t.name;
+      throw std::runtime_error(std::string("no task ") + argv[3] + " in the model; its tasks:" + known);
+    }
     tune::TuningLog log = tune::read_tuning_log(argv[2], driver::log_target(options.target), driver::compiler_version());
     const tune::TuningRecord* best = nullptr;
     double default_ms = 0;

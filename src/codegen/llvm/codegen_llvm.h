@@ -72,9 +72,15 @@ class CodegenLLVM {
   static bool reads_at_a_stride(const tir::ForNode& loop);
   // The element offset of buffer[indices], sum of index times stride.
   static tir::Expr flat_offset(const tir::BufferNode& buffer, const std::vector<tir::Expr>& indices);
-  llvm::MDNode* vector_loop_hints(const tir::ForNode& loop, llvm::MDNode* group);
+  // whole_vectors: the loop's iterations are whole vectors (the head of a
+  // masked-tail loop), vectorized without interleaving, so that no scalar
+  // remainder is left.
+  llvm::MDNode* vector_loop_hints(const tir::ForNode& loop, llvm::MDNode* group, bool whole_vectors);
   llvm::MDNode* no_vectorize_hint();
   void emit_serial_loop(const tir::ForNode& loop, llvm::MDNode* loop_metadata);
+  void emit_vector_loop(const tir::ForNode& loop, bool whole_vectors);
+  int64_t whole_vectors_before_masked_tail(const tir::ForNode& loop) const;
+  void emit_with_masked_tail(const tir::ForNode& loop, int64_t whole);
   void emit_loop(const std::string& name, llvm::Value* begin, llvm::Value* end, llvm::MDNode* loop_metadata,
                  const std::function<void(llvm::Value*)>& body);
   void emit_unrolled(const tir::ForNode& loop, int64_t extent);

@@ -13,7 +13,7 @@ using namespace tir;
 // group `group`, declared free of loop-carried dependences, and the vectorizer
 // must vectorize it (at the width its cost model finds best for the target;
 // the tail runs scalar).
-llvm::MDNode* CodegenLLVM::vector_loop_hints(const ForNode& loop, llvm::MDNode* group) {
+llvm::MDNode* CodegenLLVM::vector_loop_hints(const ForNode& loop, llvm::MDNode* group, bool whole_vectors) {
   llvm::Metadata* parallel[] = {llvm::MDString::get(ctx_, "llvm.loop.parallel_accesses"), group};
   llvm::Metadata* enable[] = {llvm::MDString::get(ctx_, "llvm.loop.vectorize.enable"),
                               llvm::ConstantAsMetadata::get(b_.getTrue())};
@@ -38,6 +38,11 @@ llvm::MDNode* CodegenLLVM::vector_loop_hints(const ForNode& loop, llvm::MDNode* 
     hint_list.push_back(llvm::MDNode::get(
         ctx_, {llvm::MDString::get(ctx_, "llvm.loop.vectorize.followup_all"),
                llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.isvectorized")})}));
+  }
+  if (whole_vectors) {
+    llvm::Metadata* once[] = {llvm::MDString::get(ctx_, "llvm.loop.interleave.count"),
+                              llvm::ConstantAsMetadata::get(b_.getInt32(1))};
+    hint_list.push_back(llvm::MDNode::get(ctx_, once));
   }
   // A masked tail (tir::kMaskedTail) is folded into masked vectors, and
   // the loop is not unrolled before the vectorizer sees it.

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "ir/core/diagnostics.h"
+#include "ir/tensor/simplify.h"
 #include "src/codegen/llvm/codegen_llvm.h"
 
 namespace tessel::codegen {
@@ -127,16 +128,47 @@ void CodegenLLVM::emit_for(const ForNode& loop) {
       return emit_serial_loop(loop, full);
     }
     case ForKind::kVectorized: {
-      llvm::MDNode* group = llvm::MDNode::getDistinct(ctx_, {});
-      llvm::MDNode* hints = vector_loop_hints(loop, group);
-      access_groups_.push_back(group);
-      loop_local_buffers_.emplace_back();
-      emit_serial_loop(loop, hints);
-      access_groups_.pop_back();
-      loop_local_buffers_.pop_back();
-      return;
+      if (int64_t whole = whole_vectors_before_masked_tail(loop)) return emit_with_masked_tail(loop, whole);
+      return emit_vector_loop(loop, /*whole_vectors=*/false);
     }
   }
+}
+
+void CodegenLLVM::emit_vector_loop(const ForNode& loop, bool whole_vectors) {
+  llvm::MDNode* group = llvm::MDNode::getDistinct(ctx_, {});
+  llvm::MDNode* hints = vector_loop_hints(loop, group, whole_vectors);
+  access_groups_.push_back(group);
+  loop_local_buffers_.emplace_back();
+  emit_serial_loop(loop, hints);
+  access_groups_.pop_back();
+  loop_local_buffers_.pop_back();
+}
+
+// The iterations of a masked-tail loop (tir::kMaskedTail) in whole f32
+// vectors, where there are some before the tail; else 0. LLVM folds a tail
+// into masks on every vector of the loop, and a masked store is slow on x86
+// (a row of 111 spent most of its time in them): the whole vectors run as a
+// loop of their own, and only the last, partial vector is masked.
+int64_t CodegenLLVM::whole_vectors_before_masked_tail(const ForNode& loop) const {
+  const int64_t* extent = as_const_int(loop.extent);
+  int64_t lanes = vector_bits_ / 32;
+  if (!loop.annotations.count(kMaskedTail) || !extent || lanes <= 1 || *extent <= lanes ||
+      *extent % lanes == 0)
+    return 0;
+  return *extent - *extent % lanes;
+}
+
+void CodegenLLVM::emit_with_masked_tail(const ForNode& loop, int64_t whole) {
+  Annotations unmasked = loop.annotations;
+  unmasked.erase(kMaskedTail);
+  const int64_t* extent = as_const_int(loop.extent);
+  Stmt head = make_for(loop.var, loop.min, int_imm(whole), ForKind::kVectorized, loop.body, {}, unmasked);
+  Stmt tail = make_for(loop.var, simplify(loop.min + int_imm(whole)), int_imm(*extent - whole),
+                       ForKind::kVectorized, loop.body, {}, loop.annotations);
+  const auto& head_loop = static_cast<const ForNode&>(*head);
+  loop_ranges_.bind(head_loop.var, Range{head_loop.min, head_loop.extent});
+  emit_vector_loop(head_loop, /*whole_vectors=*/true);
+  emit_for(static_cast<const ForNode&>(*tail));
 }
 
 void CodegenLLVM::emit_serial_loop(const ForNode& loop, llvm::MDNode* loop_metadata) {
