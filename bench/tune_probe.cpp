@@ -35,11 +35,16 @@ int main(int argc, char** argv) {
   }
   int threads = 1, rounds = 5;
   bool log_layouts = false;
-  for (int i = 4; i < argc; ++i)
-    if (std::string(argv[i]) == "--log-layouts") log_layouts = true;
-  for (int i = 4; i + 1 < argc; i += 2) {
-    if (std::string(argv[i]) == "--threads") threads = std::stoi(argv[i + 1]);
-    if (std::string(argv[i]) == "--rounds") rounds = std::stoi(argv[i + 1]);
+  for (int i = 4; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--log-layouts") {
+      log_layouts = true;
+    } else if ((arg == "--threads" || arg == "--rounds") && i + 1 < argc) {
+      (arg == "--threads" ? threads : rounds) = std::stoi(argv[++i]);
+    } else {
+      std::fprintf(stderr, "tessel_tune_probe: unknown argument %s\n", argv[i]);
+      return 2;
+    }
   }
   try {
     driver::CompileOptions options;
