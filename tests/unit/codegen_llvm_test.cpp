@@ -10,44 +10,15 @@
 
 #include "ir/tensor/scalar_semantics.h"
 #include "src/codegen/llvm/llvm_module.h"
-#include "src/runtime/runtime_symbols.h"
-#include "src/tir_passes/flatten_blocks.h"
+#include "tests/unit/codegen_llvm_util.h"
 #include "tests/unit/sched_workloads_util.h"
 
 namespace tessel {
 namespace {
 
 using namespace sched_workloads;
+using namespace codegen_test;
 using codegen::CpuTarget;
-
-// Runs chunks one after another, three per loop, so that the chunk bounds
-// the generated code receives are exercised without a thread pool.
-extern "C" void serial_parallel_for(int64_t n, void (*body)(int64_t, int64_t, void*), void* closure) {
-  int64_t chunk = (n + 2) / 3;
-  for (int64_t begin = 0; begin < n; begin += chunk) body(begin, std::min(n, begin + chunk), closure);
-}
-
-std::vector<codegen::RuntimeSymbol> test_runtime() {
-  return codegen::runtime_symbols(rt::kernel_runtime_symbols(&serial_parallel_for));
-}
-
-// Compiles func (scheduled, not flattened) and runs it on inputs.
-std::vector<Tensor> run_compiled(const tir::PrimFunc& func, const std::vector<Tensor>& inputs,
-                                 std::string* ir = nullptr, const CpuTarget& target = codegen::host_cpu_target()) {
-  tir::PrimFunc flat = tir_passes::flatten_blocks(func);
-  codegen::CodegenOptions options;
-  options.target = target;
-  codegen::LlvmModule m = codegen::LlvmModule::build({{"kernel", flat}}, options);
-  if (ir) *ir = m.ir_text();
-  auto jit = codegen::JitModule::create(std::move(m), test_runtime());
-  std::vector<Tensor> outputs;
-  std::vector<void*> args;
-  for (const Tensor& t : inputs) args.push_back(const_cast<void*>(t.raw()));
-  for (const tir::Buffer& b : flat->outputs) outputs.emplace_back(b->dtype, b->shape);
-  for (Tensor& t : outputs) args.push_back(t.raw());
-  EXPECT_EQ(jit->lookup("kernel")(args.data()), 0);
-  return outputs;
-}
 
 void expect_compiled_equal(Workload w, const tir::PrimFunc& scheduled) {
   const Reference& ref = reference(w);
@@ -88,32 +59,6 @@ TEST(CodegenLlvm, ParallelUnrolledAndVectorizedLoopsOfEveryWorkload) {
     }
     expect_compiled_equal(w, sch.func());
   }
-}
-
-// A function y = f(x) over n elements, the loop vectorized.
-tir::PrimFunc unary_func(tir::Intrinsic op, DType t, int64_t n) {
-  tir::Buffer x = tir::make_buffer("x", t, {n}), y = tir::make_buffer("y", t, {n});
-  tir::Var i = tir::var("i");
-  tir::Expr value = tir::call(op, {tir::load(x, {i})});
-  if (value->dtype == DType::kBool) value = tir::cast(t, value);
-  tir::Stmt body = tir::make_for(i, tir::int_imm(0), tir::int_imm(n), tir::ForKind::kVectorized,
-                                 tir::make_store(y, value, {i}));
-  return tir::make_prim_func("unary", {x}, {y}, body);
-}
-
-// The host, and on an AVX-512 host the same CPU without it: the vector width
-// and the reciprocal estimate (14 bits or 12 before the Newton step) differ.
-std::vector<CpuTarget> host_feature_sets() {
-  CpuTarget host = codegen::host_cpu_target();
-  std::vector<CpuTarget> targets = {host};
-  if (codegen::vector_register_bits(host) == 512) {
-    CpuTarget avx2 = host;
-    std::erase_if(avx2.features, [](const std::string& f) { return f.starts_with("+avx512"); });
-    avx2.features.push_back("-avx512f");
-    avx2.vector_bits = 256;
-    targets.push_back(avx2);
-  }
-  return targets;
 }
 
 TEST(CodegenLlvm, BuiltInMathMatchesTheCLibrary) {
@@ -160,62 +105,6 @@ TEST(CodegenLlvm, VectorizedLoopsBecomeVectorCode) {
   EXPECT_EQ(ir.find("call float @expf"), std::string::npos);
   // The tail: 1000 is not a multiple of 16, and the last element is right.
   EXPECT_NEAR(y.data<float>()[999], std::exp(9.99f), 1e-6 * std::exp(9.99f));
-}
-
-// A vectorized loop annotated with a masked tail (a row of 14 with 16 lanes,
-// 6 with 8) runs as masked full-width vectors, not narrower vectors and a
-// scalar tail; every element is right.
-TEST(CodegenLlvm, AMaskedTailIsMaskedVectors) {
-  for (const CpuTarget& target : host_feature_sets()) {
-    int lanes = codegen::vector_register_bits(target) / 32;
-    int64_t n = lanes - 2;
-    SCOPED_TRACE(std::to_string(lanes) + " lanes, a loop of " + std::to_string(n));
-    std::string ir;
-    Tensor x(DType::kF32, {n});
-    for (int64_t k = 0; k < n; ++k) x.data<float>()[k] = float(k) / 4 - 1;
-    tir::PrimFunc f = unary_func(tir::Intrinsic::k_sigmoid, DType::kF32, n);
-    const auto& loop = static_cast<const tir::ForNode&>(*f->body);
-    f = tir::make_prim_func("unary", f->inputs, f->outputs,
-                            tir::make_for(loop.var, loop.min, loop.extent, loop.for_kind, loop.body, "",
-                                          {{tir::kMaskedTail, 1}}));
-    Tensor y = run_compiled(f, {x}, &ir, target)[0];
-    EXPECT_NE(ir.find("@llvm.masked.store.v" + std::to_string(lanes) + "f32"), std::string::npos) << ir.substr(0, 6000);
-    for (int64_t k = 0; k < n; ++k) {
-      float v = x.data<float>()[k];
-      EXPECT_NEAR(y.data<float>()[k], 1 / (1 + std::exp(-v)), 1e-6) << k;
-    }
-  }
-}
-
-// A masked-tail loop longer than a vector (a row of 111): its whole vectors
-// run unmasked, and only the last, partial vector is masked, once (masked
-// stores are slow on x86); every element is right.
-TEST(CodegenLlvm, AMaskedTailMasksOnlyTheLastVector) {
-  for (const CpuTarget& target : host_feature_sets()) {
-    int lanes = codegen::vector_register_bits(target) / 32;
-    int64_t n = 3 * lanes + 5;
-    SCOPED_TRACE(std::to_string(lanes) + " lanes, a loop of " + std::to_string(n));
-    Tensor x(DType::kF32, {n});
-    for (int64_t k = 0; k < n; ++k) x.data<float>()[k] = float(k) / 8 - 3;
-    tir::PrimFunc f = unary_func(tir::Intrinsic::k_sigmoid, DType::kF32, n);
-    const auto& loop = static_cast<const tir::ForNode&>(*f->body);
-    f = tir::make_prim_func("unary", f->inputs, f->outputs,
-                            tir::make_for(loop.var, loop.min, loop.extent, loop.for_kind, loop.body, "",
-                                          {{tir::kMaskedTail, 1}}));
-    std::string ir;
-    Tensor y = run_compiled(f, {x}, &ir, target)[0];
-    std::string vector = "<" + std::to_string(lanes) + " x float>";
-    size_t masked_stores = 0;
-    for (size_t at = ir.find("call void @llvm.masked.store"); at != std::string::npos;
-         at = ir.find("call void @llvm.masked.store", at + 1))
-      ++masked_stores;
-    EXPECT_EQ(masked_stores, 1u) << ir.substr(0, 8000);
-    EXPECT_NE(ir.find("store " + vector), std::string::npos) << ir.substr(0, 8000);
-    for (int64_t k = 0; k < n; ++k) {
-      float v = x.data<float>()[k];
-      EXPECT_NEAR(y.data<float>()[k], 1 / (1 + std::exp(-v)), 1e-6) << k;
-    }
-  }
 }
 
 // A serial loop of rows around a vectorized row shorter than a vector (a

@@ -9,6 +9,7 @@
 #include <llvm/IR/Module.h>
 
 #include <functional>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -75,10 +76,15 @@ class CodegenLLVM {
   // whole_vectors: the loop's iterations are whole vectors (the head of a
   // masked-tail loop), vectorized without interleaving, so that no scalar
   // remainder is left.
-  llvm::MDNode* vector_loop_hints(const tir::ForNode& loop, llvm::MDNode* group, bool whole_vectors);
+  // one_vector_copy: one vector of a loop emitted as copies of one vector
+  // each (emit_vector_copies).
+  llvm::MDNode* vector_loop_hints(const tir::ForNode& loop, llvm::MDNode* group, bool whole_vectors,
+                                  bool one_vector_copy = false);
   llvm::MDNode* no_vectorize_hint();
   void emit_serial_loop(const tir::ForNode& loop, llvm::MDNode* loop_metadata);
   void emit_vector_loop(const tir::ForNode& loop, bool whole_vectors);
+  void emit_vector_copies(const tir::ForNode& loop, int64_t vectors);
+  std::set<const tir::ForNode*> vector_loops_to_copy(const tir::Stmt& root) const;
   int64_t whole_vectors_before_masked_tail(const tir::ForNode& loop) const;
   void emit_with_masked_tail(const tir::ForNode& loop, int64_t whole);
   void emit_loop(const std::string& name, llvm::Value* begin, llvm::Value* end, llvm::MDNode* loop_metadata,
@@ -114,6 +120,7 @@ class CodegenLLVM {
   std::string kernel_symbol_;
   Scope scope_;
   int vector_bits_;
+  std::set<const tir::ForNode*> copied_vector_loops_;  // of the kernel being emitted
   tir::Analyzer loop_ranges_;  // every loop variable seen so far, bound to its range
   // Vectorized loops being emitted, innermost last: the access group that
   // marks their memory accesses as free of loop-carried dependences.

@@ -1,6 +1,11 @@
 // The loop metadata of the LLVM backend: what LLVM's loop passes are told
 // about the loops the schedule vectorized, and about the serial loops around
 // them.
+#include <functional>
+#include <map>
+#include <set>
+#include <vector>
+
 #include "ir/tensor/functor.h"
 #include "ir/tensor/simplify.h"
 #include "src/codegen/llvm/codegen_llvm.h"
@@ -13,7 +18,8 @@ using namespace tir;
 // group `group`, declared free of loop-carried dependences, and the vectorizer
 // must vectorize it (at the width its cost model finds best for the target;
 // the tail runs scalar).
-llvm::MDNode* CodegenLLVM::vector_loop_hints(const ForNode& loop, llvm::MDNode* group, bool whole_vectors) {
+llvm::MDNode* CodegenLLVM::vector_loop_hints(const ForNode& loop, llvm::MDNode* group, bool whole_vectors,
+                                             bool one_vector_copy) {
   llvm::Metadata* parallel[] = {llvm::MDString::get(ctx_, "llvm.loop.parallel_accesses"), group};
   llvm::Metadata* enable[] = {llvm::MDString::get(ctx_, "llvm.loop.vectorize.enable"),
                               llvm::ConstantAsMetadata::get(b_.getTrue())};
@@ -25,7 +31,7 @@ llvm::MDNode* CodegenLLVM::vector_loop_hints(const ForNode& loop, llvm::MDNode* 
   std::vector<llvm::Metadata*> hint_list = {llvm::MDNode::get(ctx_, parallel),
                                             llvm::MDNode::get(ctx_, enable)};
   const int64_t* extent = as_const_int(loop.extent);
-  bool one_vector = extent && *extent == vector_bits_ / 32;
+  bool one_vector = (extent && *extent == vector_bits_ / 32) || one_vector_copy;
   if (one_vector)
     hint_list.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.disable")}));
   // A loop that reads at a constant stride (a stride phase's copy,
@@ -89,6 +95,59 @@ llvm::MDNode* CodegenLLVM::no_vectorize_hint() {
   llvm::Metadata* disable[] = {llvm::MDString::get(ctx_, "llvm.loop.vectorize.enable"),
                                llvm::ConstantAsMetadata::get(b_.getFalse())};
   return llvm::MDNode::get(ctx_, {llvm::MDNode::get(ctx_, disable)});
+}
+
+// A loop of a few whole vectors (a register tile's row of two or three) runs
+// as that many copies of a loop of one vector each (emit_vector_copies): LLVM
+// vectorizes a loop of one vector into straight vector code, where a loop of
+// several was vectorized, then unrolled by passes that come after the last
+// removal of redundant loads, and a tile of such rows reloaded its input per
+// row, rebuilt it with shuffles, and stored its accumulators at every step
+// of the reduction. Only where every vector loop sharing a buffer with it
+// is copied too: a pool's accumulator row initialized and copied out by such
+// loops, but updated by a loop of a partial vector, was slower with its
+// loops vectorized in two ways.
+constexpr int64_t kMostVectorCopies = 8;
+
+std::set<const ForNode*> CodegenLLVM::vector_loops_to_copy(const Stmt& root) const {
+  int64_t lanes = vector_bits_ / 32;
+  auto copies = [&](const ForNode& loop) {
+    const int64_t* extent = as_const_int(loop.extent);
+    return extent && lanes > 1 && *extent % lanes == 0 && *extent / lanes >= 2 &&
+           *extent / lanes <= kMostVectorCopies && !loop.annotations.count(kMaskedTail);
+  };
+  std::vector<const ForNode*> loops;
+  walk(root, [&](const Stmt& s) {
+    const auto* f = s.as<ForNode>();
+    if (f && f->for_kind == ForKind::kVectorized) loops.push_back(f);
+    return true;
+  });
+  std::vector<size_t> parent(loops.size());
+  for (size_t i = 0; i < loops.size(); ++i) parent[i] = i;
+  std::function<size_t(size_t)> find = [&](size_t i) {
+    return parent[i] == i ? i : parent[i] = find(parent[i]);
+  };
+  std::map<const BufferNode*, size_t> first_user;
+  for (size_t i = 0; i < loops.size(); ++i) {
+    auto link = [&](const BufferNode* buffer) {
+      auto [it, added] = first_user.emplace(buffer, i);
+      if (!added) parent[find(i)] = find(it->second);
+    };
+    walk(loops[i]->body, [&](const Stmt& s) {
+      if (const auto* store = s.as<StoreNode>()) link(store->buffer.get());
+      return true;
+    });
+    walk_exprs(loops[i]->body, [&](const Expr& e) {
+      if (const auto* load = e.as<LoadNode>()) link(load->buffer.get());
+    });
+  }
+  std::vector<bool> group_copies(loops.size(), true);
+  for (size_t i = 0; i < loops.size(); ++i)
+    if (!copies(*loops[i])) group_copies[find(i)] = false;
+  std::set<const ForNode*> out;
+  for (size_t i = 0; i < loops.size(); ++i)
+    if (group_copies[find(i)]) out.insert(loops[i]);
+  return out;
 }
 
 }  // namespace tessel::codegen

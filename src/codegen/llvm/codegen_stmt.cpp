@@ -86,6 +86,7 @@ void CodegenLLVM::emit_kernel(const std::string& symbol, const PrimFunc& func) {
   for (size_t i = 0; i < params.size(); ++i) scope_.buffers[params[i].get()] = body->getArg(unsigned(i));
   const Stmt& root = func->body;
   TESSEL_ICHECK(root->kind != StmtKind::kBlock) << "emit_kernel needs a flattened function (flatten_blocks)";
+  copied_vector_loops_ = vector_loops_to_copy(root);
   emit(root);
   b_.CreateRet(b_.getInt32(0));
 }
@@ -134,7 +135,30 @@ void CodegenLLVM::emit_for(const ForNode& loop) {
   }
 }
 
+void CodegenLLVM::emit_vector_copies(const ForNode& loop, int64_t vectors) {
+  int64_t lanes = vector_bits_ / 32;
+  llvm::Value* begin = emit(loop.min);
+  llvm::Type* ty = begin->getType();
+  for (int64_t v = 0; v < vectors; ++v) {
+    llvm::Value* base = b_.CreateAdd(begin, llvm::ConstantInt::get(ty, uint64_t(v * lanes)));
+    llvm::MDNode* group = llvm::MDNode::getDistinct(ctx_, {});
+    llvm::MDNode* hints = vector_loop_hints(loop, group, /*whole_vectors=*/true, /*one_vector_copy=*/true);
+    access_groups_.push_back(group);
+    loop_local_buffers_.emplace_back();
+    emit_loop(loop.var->name, llvm::ConstantInt::get(ty, 0), llvm::ConstantInt::get(ty, uint64_t(lanes)),
+              hints, [&](llvm::Value* iv) {
+                scope_.vars[loop.var.get()] = b_.CreateAdd(base, iv, "", /*HasNUW=*/true, /*HasNSW=*/true);
+                emit(loop.body);
+              });
+    access_groups_.pop_back();
+    loop_local_buffers_.pop_back();
+  }
+  scope_.vars.erase(loop.var.get());
+}
+
 void CodegenLLVM::emit_vector_loop(const ForNode& loop, bool whole_vectors) {
+  if (copied_vector_loops_.count(&loop))
+    return emit_vector_copies(loop, *as_const_int(loop.extent) / (vector_bits_ / 32));
   llvm::MDNode* group = llvm::MDNode::getDistinct(ctx_, {});
   llvm::MDNode* hints = vector_loop_hints(loop, group, whole_vectors);
   access_groups_.push_back(group);
