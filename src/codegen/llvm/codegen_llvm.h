@@ -74,10 +74,9 @@ class CodegenLLVM {
   // The element offset of buffer[indices], sum of index times stride.
   static tir::Expr flat_offset(const tir::BufferNode& buffer, const std::vector<tir::Expr>& indices);
   // whole_vectors: the loop's iterations are whole vectors (the head of a
-  // masked-tail loop), vectorized without interleaving, so that no scalar
-  // remainder is left.
-  // one_vector_copy: one vector of a loop emitted as copies of one vector
-  // each (emit_vector_copies).
+  // masked-tail loop, a copy), vectorized without interleaving, so that no
+  // scalar remainder is left. one_vector_copy: the loop is one of the
+  // one-vector copies of a longer one (emit_vector_copies).
   llvm::MDNode* vector_loop_hints(const tir::ForNode& loop, llvm::MDNode* group, bool whole_vectors,
                                   bool one_vector_copy = false);
   llvm::MDNode* no_vectorize_hint();
