@@ -15,6 +15,23 @@ namespace {
 using namespace codegen_test;
 using codegen::CpuTarget;
 
+// y = sigmoid(x) over n elements, its vectorized loop annotated with a
+// masked tail, and the check of its every element.
+tir::PrimFunc masked_tail_sigmoid(int64_t n) {
+  tir::PrimFunc f = unary_func(tir::Intrinsic::k_sigmoid, DType::kF32, n);
+  const auto& loop = static_cast<const tir::ForNode&>(*f->body);
+  return tir::make_prim_func("unary", f->inputs, f->outputs,
+                             tir::make_for(loop.var, loop.min, loop.extent, loop.for_kind, loop.body, "",
+                                           {{tir::kMaskedTail, 1}}));
+}
+
+void expect_sigmoid(const Tensor& x, const Tensor& y) {
+  for (int64_t k = 0; k < x.numel(); ++k) {
+    float v = x.data<float>()[k];
+    EXPECT_NEAR(y.data<float>()[k], 1 / (1 + std::exp(-v)), 1e-6) << k;
+  }
+}
+
 // A vectorized loop annotated with a masked tail (a row of 14 with 16 lanes,
 // 6 with 8) runs as masked full-width vectors, not narrower vectors and a
 // scalar tail; every element is right.
@@ -26,18 +43,10 @@ TEST(CodegenLlvm, AMaskedTailIsMaskedVectors) {
     std::string ir;
     Tensor x(DType::kF32, {n});
     for (int64_t k = 0; k < n; ++k) x.data<float>()[k] = float(k) / 4 - 1;
-    tir::PrimFunc f = unary_func(tir::Intrinsic::k_sigmoid, DType::kF32, n);
-    const auto& loop = static_cast<const tir::ForNode&>(*f->body);
-    f = tir::make_prim_func("unary", f->inputs, f->outputs,
-                            tir::make_for(loop.var, loop.min, loop.extent, loop.for_kind, loop.body, "",
-                                          {{tir::kMaskedTail, 1}}));
-    Tensor y = run_compiled(f, {x}, &ir, target)[0];
+    Tensor y = run_compiled(masked_tail_sigmoid(n), {x}, &ir, target)[0];
     EXPECT_NE(ir.find("@llvm.masked.store.v" + std::to_string(lanes) + "f32"), std::string::npos)
         << ir.substr(0, 6000);
-    for (int64_t k = 0; k < n; ++k) {
-      float v = x.data<float>()[k];
-      EXPECT_NEAR(y.data<float>()[k], 1 / (1 + std::exp(-v)), 1e-6) << k;
-    }
+    expect_sigmoid(x, y);
   }
 }
 
@@ -51,13 +60,8 @@ TEST(CodegenLlvm, AMaskedTailMasksOnlyTheLastVector) {
     SCOPED_TRACE(std::to_string(lanes) + " lanes, a loop of " + std::to_string(n));
     Tensor x(DType::kF32, {n});
     for (int64_t k = 0; k < n; ++k) x.data<float>()[k] = float(k) / 8 - 3;
-    tir::PrimFunc f = unary_func(tir::Intrinsic::k_sigmoid, DType::kF32, n);
-    const auto& loop = static_cast<const tir::ForNode&>(*f->body);
-    f = tir::make_prim_func("unary", f->inputs, f->outputs,
-                            tir::make_for(loop.var, loop.min, loop.extent, loop.for_kind, loop.body, "",
-                                          {{tir::kMaskedTail, 1}}));
     std::string ir;
-    Tensor y = run_compiled(f, {x}, &ir, target)[0];
+    Tensor y = run_compiled(masked_tail_sigmoid(n), {x}, &ir, target)[0];
     std::string vector = "<" + std::to_string(lanes) + " x float>";
     size_t masked_stores = 0;
     for (size_t at = ir.find("call void @llvm.masked.store"); at != std::string::npos;
@@ -65,10 +69,7 @@ TEST(CodegenLlvm, AMaskedTailMasksOnlyTheLastVector) {
       ++masked_stores;
     EXPECT_EQ(masked_stores, 1u) << ir.substr(0, 8000);
     EXPECT_NE(ir.find("store " + vector), std::string::npos) << ir.substr(0, 8000);
-    for (int64_t k = 0; k < n; ++k) {
-      float v = x.data<float>()[k];
-      EXPECT_NEAR(y.data<float>()[k], 1 / (1 + std::exp(-v)), 1e-6) << k;
-    }
+    expect_sigmoid(x, y);
   }
 }
 
