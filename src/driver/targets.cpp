@@ -82,8 +82,15 @@ std::string log_target(const codegen::Target& target) {
   return out;
 }
 
+// Raised when a change to code generation makes the same schedules run at
+// other speeds (revision 2: masked tails masking only their last vector, a
+// tile's rows emitted as one-vector loops), so that a tuning log measured on
+// the earlier code is reported instead of applied: its layout and schedule
+// choices were decided by times that no longer hold.
+constexpr int kCodegenRevision = 2;
+
 std::string compiler_version() {
-  return tessel_version();
+  return std::string(tessel_version()) + "+codegen." + std::to_string(kCodegenRevision);
 }
 
 std::string gpu_unavailable_reason() {

@@ -25,14 +25,15 @@ std::string target_report(const std::string& spec);
 
 // `tessel version`: Tessel, LLVM, NVRTC, XGBoost, protobuf, the targets this
 // build serves, the host CPU.
-// "0.1.0": the version the tuning log's records carry.
+// "0.1.0", the release (compiler_version() adds the code generation's revision).
 const char* tessel_version();
 std::string version_report();
 
 // The log's target: the target's kind, CPU and vector width (a log made on
 // another machine kind is reported, not applied).
 std::string log_target(const codegen::Target& target);
-// The compiler version the log's records carry.
+// The compiler version the log's records carry: the release and the code
+// generation's revision ("0.1.0+codegen.2").
 std::string compiler_version();
 
 // Why target cuda cannot run on a GPU here ("" if it can: a CUDA driver and

@@ -11,6 +11,7 @@
 #include <optional>
 #include <sstream>
 
+#include "src/driver/targets.h"
 #include "src/driver/tune_session.h"
 #include "tuner/log/tuning_log.h"
 
@@ -28,11 +29,11 @@ class TunedSchedulesTest : public ::testing::Test {
 
   // A record of `task` measured in `ms` by the search's round `round`.
   void add(const std::string& task, const std::string& name, double ms, int64_t round,
-           std::optional<double> vs_default = std::nullopt) {
+           std::optional<double> vs_default = std::nullopt, const std::string& version = compiler_version()) {
     tune::TuningRecord r;
     r.task = task;
     r.target = log_target(host_);
-    r.compiler_version = compiler_version();
+    r.compiler_version = version;
     r.trace = R"({"name":")" + name + R"("})";
     r.times_ms = {ms};
     r.round = round;
@@ -76,6 +77,20 @@ TEST_F(TunedSchedulesTest, ACandidateTimedBesideTheDefaultRanksByThatRatio) {
   EXPECT_EQ(s.tasks.at("a").trace, R"({"name":"a-default"})");
   EXPECT_EQ(s.tasks.at("b").trace, R"({"name":"b-unlucky"})");
   EXPECT_DOUBLE_EQ(s.tasks.at("b").best_ms, 0.85);
+}
+
+// The version names the code generation's revision: a log measured by the
+// same release before code generation changed is reported, not applied.
+TEST_F(TunedSchedulesTest, ALogOfAnEarlierCodeGenerationIsReportedNotApplied) {
+  EXPECT_EQ(compiler_version().rfind(tessel_version(), 0), 0u);
+  EXPECT_NE(compiler_version(), tessel_version());
+  add("a", "a-default", 1.0, 0, std::nullopt, tessel_version());
+  add("a", "a-faster", 0.5, 1, std::nullopt, tessel_version());
+  TunedSchedules s = load();
+  EXPECT_TRUE(s.tasks.empty());
+  EXPECT_NE(notes_.find("2 records for another target or compiler version left out"), std::string::npos)
+      << notes_;
+  EXPECT_NE(notes_.find(compiler_version()), std::string::npos) << notes_;
 }
 
 }  // namespace
