@@ -39,7 +39,8 @@ def log_records(path: str) -> int:
     if not os.path.exists(path):
         return 0
     with open(path) as f:
-        return sum(1 for line in f if line.endswith("\n") and not line.startswith(('{"fusion"', '{"layout"')))
+        decisions = ('{"fusion"', '{"layout"', '{"in_model"')
+        return sum(1 for line in f if line.endswith("\n") and not line.startswith(decisions))
 
 
 def tune(tessel: str, model: str, log: str, trials: int, threads: int, fusion: str, layouts: str) -> float:

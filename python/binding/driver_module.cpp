@@ -202,10 +202,11 @@ std::string fusion_report(const std::string& path, const Shapes& shapes, const s
 }
 
 // `tessel tune`: progress on stderr; the summary as a dict.
-py::dict tune(const std::string& path, const Shapes& shapes, const std::string& target, const std::string& fusion,
-              const std::string& log, int trials, int per_round, int threads, uint64_t seed, bool resume,
-              const std::string& search, const std::string& cost_model, const std::string& save_cost_model,
-              const std::string& events, const std::string& layouts) {
+py::dict tune(const std::string& path, const Shapes& shapes, const std::string& target,
+              const std::string& fusion, const std::string& log, int trials, int per_round, int threads,
+              uint64_t seed, bool resume, const std::string& search, const std::string& cost_model,
+              const std::string& save_cost_model, const std::string& events, const std::string& layouts,
+              bool model_check) {
   TESSEL_USER_CHECK(search == "model" || search == "random", Span{}) << "search is 'model' or 'random', not " << search;
   TESSEL_USER_CHECK(layouts == "search" || layouts == "default", Span{})
       << "layouts is 'search' or 'default', not " << layouts;
@@ -225,6 +226,7 @@ py::dict tune(const std::string& path, const Shapes& shapes, const std::string& 
   o.resume = resume;
   o.random_search = search == "random";
   o.search_layouts = layouts == "search";
+  o.check_in_model = model_check;
   o.cost_model_in = cost_model;
   o.cost_model_out = save_cost_model;
   o.events_path = events;
@@ -239,6 +241,7 @@ py::dict tune(const std::string& path, const Shapes& shapes, const std::string& 
     d["key"] = t.key, d["name"] = t.name, d["runs"] = t.weight, d["flops"] = t.flops;
     d["default_ms"] = t.default_ms, d["best_ms"] = t.best_ms, d["applied_ms"] = t.applied_ms();
     d["trials"] = t.trials, d["errors"] = t.errors, d["alternative_only"] = t.alternative_only;
+    d["left_out"] = t.left_out;
     tasks.append(d);
   }
   py::list decisions;
@@ -270,6 +273,15 @@ py::dict tune(const std::string& path, const Shapes& shapes, const std::string& 
   out["seconds"] = summary.seconds;
   out["default_ms"] = summary.default_ms();
   out["tuned_ms"] = summary.tuned_ms();
+  const driver::ModelCheck& c = summary.model_check;
+  if (c.passes > 0) {
+    py::dict check;
+    check["default_ms"] = c.default_ms, check["tuned_ms"] = c.tuned_ms;
+    check["checked"] = c.checked, check["left_out"] = c.left_out;
+    out["in_model"] = check;
+  } else {
+    out["in_model"] = py::none();
+  }
   out["log"] = log;
   return out;
 }

@@ -132,19 +132,22 @@ def fusion_report(model: str, policies: Optional[Sequence[str]] = None, threads:
 def tune(model: str, log: str, trials: int = 1000, threads: int = 0, seed: int = 0, resume: bool = False,
          search: str = "model", per_round: int = 8, fusion: str = "default", target: str = "llvm",
          input_shapes: Optional[Mapping[str, Sequence[int]]] = None, cost_model: Optional[str] = None,
-         save_cost_model: Optional[str] = None, events: Optional[str] = None, layouts: str = "search") -> dict:
+         save_cost_model: Optional[str] = None, events: Optional[str] = None, layouts: str = "search",
+         model_check: bool = True) -> dict:
     """What `tessel tune` does: tunes the model's kernels, appending every measured candidate to `log` (JSON lines),
     progress on stderr; Ctrl-C stops it with everything measured kept (the result says "interrupted"). Returns
     {"tasks": [{"key", "name", "runs", "flops", "default_ms", "best_ms", "applied_ms", "trials", "errors",
-    "alternative_only"}], "fusion": [...], "layouts": [...], "trials", "interrupted", "seconds", "default_ms",
-    "tuned_ms", "log"};
+    "alternative_only", "left_out"}], "fusion": [...], "layouts": [...], "trials", "interrupted", "seconds",
+    "default_ms", "tuned_ms", "in_model", "log"};
     compile(model, tuning_log=log) applies it. threads 0: every core. fusion="tuned" also decides, where the default
     and aggressive fusion policies group nodes otherwise, which grouping is faster: "fusion" lists each region's
     {"choice", "default_ms", "aggressive_ms", "default_ops", "aggressive_ops"}, and
     compile(model, fusion="tuned", tuning_log=log) applies them. layouts="search" (the default) also measures each
     conv in its other layouts: "layouts" lists each conv's {"conv", "choice" (an index into "measured"),
     "measured": [{"form", "align", "ms"}]}, which compile(model, tuning_log=log) applies; "default" keeps the
-    default schedule's layouts."""
+    default schedule's layouts. model_check (CPU): at the end the decisions are checked in the model itself, the
+    libraries with and without the log run in alternation, and those slower in place are left out (a task's
+    "left_out"); "in_model" is then {"default_ms", "tuned_ms", "checked", "left_out"}, else None."""
     return _call(lambda d: d.tune, str(model), _shapes(input_shapes), target, fusion, str(log), int(trials),
                  int(per_round), int(threads), int(seed), bool(resume), search, str(cost_model or ""),
-                 str(save_cost_model or ""), str(events or ""), layouts)
+                 str(save_cost_model or ""), str(events or ""), layouts, bool(model_check))

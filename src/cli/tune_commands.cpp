@@ -42,6 +42,7 @@ int cmd_tune(Args& args) {
   TESSEL_USER_CHECK(layouts == "search" || layouts == "default", Span{})
       << "--layouts is search (each conv's layouts measured) or default, not " << layouts;
   o.search_layouts = layouts == "search";
+  o.check_in_model = !args.flag("--no-model-check");
   o.cost_model_in = args.value("--cost-model").value_or("");
   o.cost_model_out = args.value("--save-cost-model").value_or("");
   o.events_path = args.value("--events").value_or("");

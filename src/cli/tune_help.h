@@ -8,6 +8,7 @@ inline constexpr const char* kTuneHelp =
                    [--per-round N] [--search model|random] [--cost-model FILE] [--save-cost-model FILE]
                    [--events FILE] [--timeout S] [--repeat N] [--cache-flush l2|memory|none]
                    [--fusion POLICY] [--layouts search|default] [--target llvm|cuda|cuda-emulated]
+                   [--no-model-check]
 
 Tunes the model's kernels for this CPU, or for a GPU (--target cuda). The
 tasks (`tessel tasks`) are first measured with their default schedules (the
@@ -38,6 +39,12 @@ plane, flat pointwise, channels-last, direct rows), those kernels are tuned
 beside the default's, and the log gets a decision per conv (another form
 where its kernels measured faster by the same margin), which compile
 --tuning-log applies to that conv in any model.
+At the end of a CPU session its decisions are checked in the model itself:
+the model is compiled with the log and without it, the two run in
+alternation in a child process, and each tuned schedule and re-laid-out conv
+whose kernels took no less time in place than what they replace is logged as
+left out ("in_model" records, which compile --tuning-log follows); the
+summary's last line is the model's time both ways as measured there.
 On a GPU (--target cuda, needs a GPU and its driver) the candidates are the
 default GPU schedule's knobs (a matmul's register tile rows and columns,
 threads per block side and reduction step through shared memory; a conv's
@@ -65,6 +72,7 @@ log is kept apart from cuda's).
                       tuned: default's and aggressive's where they differ
   --layouts L         search (default): each conv's other layouts measured too;
                       default: the default schedule's layouts only
+  --no-model-check    skip the check of the decisions in the model at the end
   --cache-flush F     written between timed runs: l2 (default; four times the
                       L2, so that data comes from the last-level cache, as in
                       a model that runs again and again), memory (64 MiB: from

@@ -88,6 +88,10 @@ TuneReport make_tune_report(const std::string& log_path) {
   });
   report.summary.layouts =
       last_decisions(all.layouts, report, [](const tune::LayoutRecord& l) { return l.conv; });
+  report.checks = last_decisions(all.in_model, report, [](const tune::InModelRecord& r) {
+    return r.is_layout() ? "conv " + r.conv : "task " + r.task;
+  });
+  apply_model_checks(report.summary, report.checks);
   return report;
 }
 
@@ -96,6 +100,18 @@ void print_tune_report(const TuneReport& report, std::ostream& out) {
       << " tasks, target " << report.target << ", tessel " << report.version << "\n";
   if (report.other_records) out << report.other_records << " records for another target or version left out\n";
   print_tune_summary(report.summary, out);
+  if (!report.checks.empty()) {
+    size_t left_out = 0;
+    for (const tune::InModelRecord& r : report.checks) left_out += !r.kept;
+    out << "checked in the model: " << report.checks.size() << " decisions, " << left_out
+        << " left out (slower in place than what they replace)\n"
+        << std::fixed << std::setprecision(4);
+    for (const tune::InModelRecord& r : report.checks)
+      if (!r.kept)
+        out << "  " << (r.is_layout() ? r.conv + " " + r.form : "task " + r.task) << ": " << r.tuned_ms
+            << " ms in place, default " << r.default_ms << " ms\n";
+    out << std::defaultfloat;
+  }
   if (!report.accuracy.empty()) {
     double sum = 0;
     for (const RoundAccuracy& a : report.accuracy) sum += a.accuracy;

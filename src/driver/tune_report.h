@@ -36,6 +36,7 @@ struct TuneReport {
   TuneSummary summary;  // the tasks (without names: the log has none) and trials
   std::vector<CurvePoint> curve;
   std::vector<RoundAccuracy> accuracy;
+  std::vector<tune::InModelRecord> checks;  // the last check in the model of each decision
 };
 
 TuneReport make_tune_report(const std::string& log_path);

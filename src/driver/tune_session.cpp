@@ -11,6 +11,7 @@
 #include <set>
 
 #include "ir/core/diagnostics.h"
+#include "src/driver/model_check.h"
 #include "src/driver/targets.h"
 #include "src/driver/tune_fusion.h"
 #include "src/driver/tune_interrupt.h"
@@ -377,14 +378,12 @@ TuneSummary Session::run() {
   TuneSummary s = summary();
   for (const tune::FusionRecord& f : s.fusion) writer_->append(f);
   for (const tune::LayoutRecord& l : s.layouts) writer_->append(l);
-  std::string decisions;
-  for (const tune::FusionRecord& f : s.fusion)
-    decisions += std::string(decisions.empty() ? "" : ",") + "{\"choice\":\"" +
-                 (f.take_alternative ? "aggressive" : "default") + "\",\"default_ms\":" + std::to_string(f.base_ms) +
-                 ",\"aggressive_ms\":" + std::to_string(f.alternative_ms) + "}";
-  progress_->event("end", "\"trials\":" + std::to_string(s.trials) + ",\"interrupted\":" +
-                              (s.interrupted ? "true" : "false") + ",\"estimated_ms\":" + std::to_string(s.tuned_ms()) +
-                              ",\"default_ms\":" + std::to_string(s.default_ms()) + ",\"fusion\":[" + decisions + "]");
+  if (o_.check_in_model && !s.interrupted && !space_->gpu()) {
+    s.model_check = check_decisions_in_model(o_, *writer_, out_);
+    apply_model_checks(
+        s, tune::read_tuning_log(o_.log_path, log_target(o_.compile.target), compiler_version()).in_model);
+  }
+  progress_->event("end", end_event_fields(s));
   return s;
 }
 

@@ -8,6 +8,8 @@
 // alternately with the default (tune::compare_with_baseline) and ranks by
 // that ratio. A progress line after each round; JSON-lines events for tools;
 // SIGINT stops after the measurement in flight with everything kept.
+// At the end, the decisions are checked in the model itself and those
+// slower there are left out (model_check.h).
 // `--resume` reads the log back: its measured candidates are not measured
 // again and their trials count.
 #pragma once
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "src/driver/compile_model.h"
+#include "src/driver/model_check.h"
 #include "src/driver/targets.h"  // log_target, compiler_version
 #include "tuner/log/tuning_log.h"
 #include "tuner/measure/measure.h"
@@ -35,6 +38,7 @@ struct TuneOptions {
   bool resume = false;        // continue the log (else it must not hold records yet)
   bool random_search = false; // rank with a random model: the baseline search efficiency is measured against
   bool search_layouts = true;  // each conv's other layouts measured too (tune_layouts.h)
+  bool check_in_model = true;  // a CPU session's decisions checked in the model at the end (model_check.h)
   std::string cost_model_in;  // a saved cost model to start from (warm start)
   std::string cost_model_out; // where to save the cost model at the end
   std::string events_path;    // JSON lines, one per event; empty: none
@@ -51,7 +55,9 @@ struct TunedTask {
   // layout, have it: it counts in the estimates through the decisions, not
   // by its weight.
   bool alternative_only = false;
-  // What compile --tuning-log applies: the best when it beat the default by kMinTunedGain.
+  bool left_out = false;  // its best was slower in the model (model_check.h): the default applies
+  // What compile --tuning-log applies: the best when it beat the default by
+  // kMinTunedGain and was not left out.
   double applied_ms() const;
   // One more trial: measured in `ms` (a round-0 one is the default's), or failed.
   void count(bool ok, double ms, int64_t round);
@@ -64,11 +70,22 @@ struct TuneSummary {
   int trials = 0;          // measured in this session and earlier ones (resumed)
   bool interrupted = false;
   double seconds = 0;
+  ModelCheck model_check;     // passes 0: not checked
   double default_ms() const;  // sum of weight * default time (default's groups)
   double tuned_ms() const;    // sum of weight * applied time, the regions as decided
 };
 
 TuneSummary run_tuning(const TuneOptions& options, std::ostream& out);
+
+// The checks in the model (a log's, for the summary's target and version)
+// applied to the summary: a task whose last check left its schedule out
+// counts at its default time, a conv whose last check left its layout out
+// at its default layout's.
+void apply_model_checks(TuneSummary& summary, const std::vector<tune::InModelRecord>& checks);
+
+// The fields of the session's "end" event (a JSON object's members): trials,
+// estimates, fusion decisions, the check in the model.
+std::string end_event_fields(const TuneSummary& summary);
 
 // The per-task table of a summary (default, best, speedup, trials, errors)
 // and the estimated end-to-end latency.

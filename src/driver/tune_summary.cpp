@@ -2,6 +2,7 @@
 // `tessel tune` prints at the end and `tessel tune-report` prints from a log.
 #include <algorithm>
 #include <iomanip>
+#include <map>
 
 #include "src/driver/tune_layouts.h"
 #include "src/driver/tune_progress.h"
@@ -38,7 +39,41 @@ void TunedTask::count(bool ok, double ms, int64_t round) {
 }
 
 double TunedTask::applied_ms() const {
-  return applied_time(default_ms, best_ms);
+  return left_out ? default_ms : applied_time(default_ms, best_ms);
+}
+
+void apply_model_checks(TuneSummary& s, const std::vector<tune::InModelRecord>& checks) {
+  std::map<std::string, const tune::InModelRecord*> last;
+  for (const tune::InModelRecord& r : checks) last[r.is_layout() ? "conv " + r.conv : "task " + r.task] = &r;
+  for (TunedTask& t : s.tasks) {
+    auto it = last.find("task " + t.key);
+    t.left_out = it != last.end() && !it->second->kept;
+  }
+  for (tune::LayoutRecord& l : s.layouts) {
+    auto it = last.find("conv " + l.conv);
+    if (it == last.end() || it->second->kept) continue;
+    const tune::LayoutOption& chosen = l.measured.at(l.choice);
+    if (chosen.form == it->second->form && chosen.align == it->second->align) l.choice = 0;
+  }
+}
+
+std::string end_event_fields(const TuneSummary& s) {
+  std::string decisions;
+  for (const tune::FusionRecord& f : s.fusion)
+    decisions += std::string(decisions.empty() ? "" : ",") + "{\"choice\":\"" +
+                 (f.take_alternative ? "aggressive" : "default") +
+                 "\",\"default_ms\":" + std::to_string(f.base_ms) +
+                 ",\"aggressive_ms\":" + std::to_string(f.alternative_ms) + "}";
+  std::string fields =
+      "\"trials\":" + std::to_string(s.trials) + ",\"interrupted\":" + (s.interrupted ? "true" : "false") +
+      ",\"estimated_ms\":" + std::to_string(s.tuned_ms()) +
+      ",\"default_ms\":" + std::to_string(s.default_ms()) + ",\"fusion\":[" + decisions + "]";
+  const ModelCheck& c = s.model_check;
+  if (c.passes > 0)
+    fields += ",\"in_model\":{\"default_ms\":" + std::to_string(c.default_ms) +
+              ",\"tuned_ms\":" + std::to_string(c.tuned_ms) + ",\"checked\":" + std::to_string(c.checked) +
+              ",\"left_out\":" + std::to_string(c.left_out) + "}";
+  return fields;
 }
 
 void print_tune_summary(const TuneSummary& s, std::ostream& out) {
@@ -81,7 +116,14 @@ void print_tune_summary(const TuneSummary& s, std::ostream& out) {
       << " ms, tuned " << s.tuned_ms() << " ms (" << std::setprecision(2)
       << (s.tuned_ms() > 0 ? s.default_ms() / s.tuned_ms() : 0) << "x); " << s.trials << " trials";
   if (s.seconds > 0) out << " in " << format_duration(s.seconds);
-  out << (s.interrupted ? ", interrupted" : "") << "\n" << std::defaultfloat << std::setprecision(6);
+  out << (s.interrupted ? ", interrupted" : "") << "\n";
+  const ModelCheck& c = s.model_check;
+  if (c.passes > 0)
+    out << std::setprecision(3) << "in the model (the two libraries run in alternation): default "
+        << c.default_ms << " ms, tuned " << c.tuned_ms << " ms (" << std::setprecision(2)
+        << c.default_ms / c.tuned_ms << "x); " << c.left_out << " of " << c.checked
+        << " decisions left out, slower there\n";
+  out << std::defaultfloat << std::setprecision(6);
 }
 
 }  // namespace tessel::driver

@@ -9,6 +9,40 @@
 
 namespace tessel::driver {
 
+namespace {
+
+// Leaves out what the last check in the model of a decision (the same trace,
+// the same layout) did not keep; returns how many.
+size_t leave_out_checked(const std::vector<tune::InModelRecord>& checks,
+                         const std::map<std::string, TunedSchedule>& defaults, TunedSchedules& out) {
+  std::map<std::string, const tune::InModelRecord*> last;
+  for (const tune::InModelRecord& r : checks)
+    last[r.is_layout() ? "conv " + r.conv + " " + r.form + " " + std::to_string(r.align)
+                       : "task " + r.task + " " + r.trace] = &r;
+  size_t left_out = 0;
+  for (const auto& [key, r] : last) {
+    if (r->kept) continue;
+    if (r->is_layout()) {
+      auto it = out.conv_layouts.find(r->conv);
+      if (it == out.conv_layouts.end() || lower::conv_form_name(it->second.form) != r->form ||
+          it->second.flat_align != r->align)
+        continue;
+      out.conv_layouts.erase(it);  // its default layout
+      ++left_out;
+      continue;
+    }
+    auto it = out.tasks.find(r->task);
+    auto d = defaults.find(r->task);
+    if (it == out.tasks.end() || d == defaults.end() || !it->second.tuned || it->second.trace != r->trace)
+      continue;
+    it->second = d->second;
+    ++left_out;
+  }
+  return left_out;
+}
+
+}  // namespace
+
 TunedSchedules load_tuned_schedules(const std::string& path, const codegen::Target& target, std::ostream& notes) {
   tune::TuningLog log = tune::read_tuning_log(path, log_target(target), compiler_version());
   TunedSchedules out;
@@ -34,6 +68,10 @@ TunedSchedules load_tuned_schedules(const std::string& path, const codegen::Targ
     kept_default += best.trace != d->second.trace;
     best = d->second;
   }
+  for (auto& [task, best] : out.tasks) {
+    auto d = defaults.find(task);
+    best.tuned = d == defaults.end() || best.trace != d->second.trace;
+  }
   notes << "tuning log " << path << ": the fastest of " << measured << " measured candidates for " << out.tasks.size()
         << " tasks";
   if (kept_default) notes << " (" << kept_default << " kept their default schedule: no candidate was "
@@ -43,6 +81,8 @@ TunedSchedules load_tuned_schedules(const std::string& path, const codegen::Targ
   if (!out.fusion.empty()) notes << "; " << out.fusion.size() << " fusion decisions";
   out.conv_layouts = decided_layouts(log.layouts);
   if (!log.layouts.empty()) notes << "; layout decisions for " << out.conv_layouts.size() << " convs";
+  if (size_t n = leave_out_checked(log.in_model, defaults, out))
+    notes << "; " << n << " decisions left out, slower in the model than what they replace";
   if (log.foreign_layouts)
     notes << "; " << log.foreign_layouts << " layout decisions for another target or version left out";
   if (!log.foreign.empty())

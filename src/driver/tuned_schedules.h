@@ -2,7 +2,9 @@
 // kernel's lowered function, blocks named by position), the schedule of the
 // fastest candidate the log measured for this target and compiler version,
 // when it measured at least 3% faster than the task's default schedule (else
-// the default's).
+// the default's) and no check in the model found it slower there
+// (model_check.h). A conv's layout decision likewise stands unless the
+// model check left it out.
 // Compiling, a kernel whose task has one gets it replayed on its function
 // (renamed as the task's); the others keep the default schedules.
 #pragma once
@@ -28,6 +30,7 @@ inline double applied_time(double default_ms, double best_ms) {
 struct TunedSchedule {
   std::string trace;  // sched::Trace::to_json
   double best_ms = 0;
+  bool tuned = false;  // not the task's default schedule
 };
 
 // A region's decision of a `--fusion tuned` session (tuned_fusion.h).

@@ -50,6 +50,9 @@ assert tuned["trials"] == 12 and not tuned["interrupted"] and alternatives >= 1,
 assert len(tuned["tasks"]) == 6 + alternatives, tuned
 assert len(tuned["layouts"]) == 2 and all(len(l["measured"]) >= 2 for l in tuned["layouts"]), tuned["layouts"]
 assert all(t["default_ms"] > 0 and t["applied_ms"] <= t["default_ms"] for t in tuned["tasks"]), tuned["tasks"]
+check = tuned["in_model"]
+assert check["default_ms"] > 0 and check["tuned_ms"] > 0 and 0 <= check["left_out"] <= check["checked"], check
+assert sum(t["left_out"] for t in tuned["tasks"]) <= check["left_out"], tuned["tasks"]
 more = tessel.tune(model, log=tmp + "/tiny.jsonl", trials=16, threads=1, input_shapes=shape, resume=True)
 assert more["trials"] == 16, more
 fast = tessel.compile(model, input_shapes=shape, tuning_log=tmp + "/tiny.jsonl")

@@ -81,9 +81,18 @@ TEST(TuneCli, ATinySessionWritesALogThatCompileAndCheckApply) {
   // width), each measured at least with its default schedule, and a decision per conv.
   size_t alternatives = alternative_tasks(tune.err);
   EXPECT_GE(alternatives, 1u) << tune.err;
-  EXPECT_EQ(lines_of(log).size(), 26u);
-  EXPECT_TRUE(contains(lines_of(log).back(), "{\"layout\":{\"choice\":")) << lines_of(log).back();
+  // Then its decisions checked in the model: a record per tuned schedule or
+  // re-laid-out conv, after the layout decisions.
+  std::vector<std::string> lines = lines_of(log);
+  size_t checks = size_t(std::count_if(lines.begin(), lines.end(),
+                                       [](const std::string& l) { return contains(l, "{\"in_model\":{"); }));
+  ASSERT_EQ(lines.size(), 26u + checks);
+  EXPECT_TRUE(contains(lines[25], "{\"layout\":{\"choice\":")) << lines[25];
   EXPECT_TRUE(contains(tune.out, "conv layouts: 2 convs measured in other layouts")) << tune.out;
+  EXPECT_TRUE(contains(tune.err, "in the model, pass 1: default ")) << tune.err;
+  EXPECT_TRUE(contains(tune.out, "in the model (the two libraries run in alternation): default "))
+      << tune.out;
+  EXPECT_TRUE(contains(tune.out, " of " + std::to_string(checks) + " decisions left out")) << tune.out;
   // The summary lists the model's tasks first, the alternatives' after.
   // So does the table of default schedules the session prints first.
   for (const std::string& text : {tune.out, tune.err}) {
@@ -100,6 +109,7 @@ TEST(TuneCli, ATinySessionWritesALogThatCompileAndCheckApply) {
   ASSERT_GE(event_lines.size(), 3u);
   EXPECT_TRUE(contains(event_lines.front(), "\"event\":\"start\""));
   EXPECT_TRUE(contains(event_lines.back(), "\"event\":\"end\""));
+  EXPECT_TRUE(contains(event_lines.back(), "\"in_model\":{\"default_ms\":")) << event_lines.back();
 
   Result compile = run_tessel({"compile", kTinyCnn, "--input-shape", "image=1x1x28x28", "--tuning-log",
                                log.string(), "-o", (dir / "tiny.so").string()});
@@ -115,6 +125,9 @@ TEST(TuneCli, ATinySessionWritesALogThatCompileAndCheckApply) {
   EXPECT_TRUE(contains(report.out, "24 trials, " + std::to_string(6 + alternatives) + " tasks"))
       << report.out;
   EXPECT_TRUE(contains(report.out, "conv layouts: 2 convs")) << report.out;
+  EXPECT_EQ(contains(report.out, "checked in the model: " + std::to_string(checks) + " decisions"),
+            checks > 0)
+      << report.out;
   for (const char* file : {"tasks.csv", "curve.csv", "accuracy.csv", "curve.svg", "layouts.csv"})
     EXPECT_TRUE(fs::exists(dir / "report" / file)) << file;
   EXPECT_EQ(lines_of(dir / "report" / "curve.csv").size(), 25u);
@@ -127,8 +140,12 @@ TEST(TuneCli, ATinySessionWritesALogThatCompileAndCheckApply) {
 TEST(TuneCli, ALogIsContinuedOnlyWithResume) {
   TempDir dir;
   fs::path log = dir / "resume.jsonl";
-  Result first = run_tessel(tune_args(log, 10));
+  std::vector<std::string> unchecked = tune_args(log, 10);
+  unchecked.push_back("--no-model-check");
+  Result first = run_tessel(unchecked);
   ASSERT_EQ(first.code, 0) << first.err;
+  EXPECT_FALSE(contains(first.err, "in the model")) << first.err;
+  for (const std::string& line : lines_of(log)) EXPECT_FALSE(contains(line, "in_model")) << line;
   size_t alternatives = alternative_tasks(first.err);
   expect_user_error(run_tessel(tune_args(log, 16)), "pass --resume to continue");
   EXPECT_EQ(measured_of(log).size(), 10u);

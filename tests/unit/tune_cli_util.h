@@ -23,11 +23,13 @@ inline std::vector<std::string> lines_of(const std::filesystem::path& path) {
   return out;
 }
 
-// The measured candidates of a log: its lines without the fusion and layout decisions.
+// The measured candidates of a log: its lines without the fusion and layout
+// decisions and the checks in the model.
 inline std::vector<std::string> measured_of(const std::filesystem::path& log) {
   std::vector<std::string> out;
   for (std::string& line : lines_of(log))
-    if (line.rfind("{\"fusion\"", 0) != 0 && line.rfind("{\"layout\"", 0) != 0)
+    if (line.rfind("{\"fusion\"", 0) != 0 && line.rfind("{\"layout\"", 0) != 0 &&
+        line.rfind("{\"in_model\"", 0) != 0)
       out.push_back(std::move(line));
   return out;
 }

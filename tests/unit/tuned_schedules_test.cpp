@@ -40,6 +40,37 @@ class TunedSchedulesTest : public ::testing::Test {
     r.vs_default = vs_default;
     tune::TuningLogWriter(path_).append(r);
   }
+  // A check in the model of `task`'s schedule `name`, or of `conv` laid out as `form`.
+  void check(const std::string& task, const std::string& name, bool kept) {
+    tune::InModelRecord r = in_model(kept);
+    r.task = task;
+    r.trace = R"({"name":")" + name + R"("})";
+    tune::TuningLogWriter(path_).append(r);
+  }
+  void check_layout(const std::string& conv, const std::string& form, bool kept) {
+    tune::InModelRecord r = in_model(kept);
+    r.conv = conv;
+    r.form = form;
+    tune::TuningLogWriter(path_).append(r);
+  }
+  void decide_layout(const std::string& conv, const std::string& form) {
+    tune::LayoutRecord l;
+    l.target = log_target(host_);
+    l.compiler_version = compiler_version();
+    l.conv = conv;
+    l.measured = {{"flat", 48, 1.0}, {form, 1, 0.8}};
+    l.choice = 1;
+    tune::TuningLogWriter(path_).append(l);
+  }
+  tune::InModelRecord in_model(bool kept) {
+    tune::InModelRecord r;
+    r.target = log_target(host_);
+    r.compiler_version = compiler_version();
+    r.default_ms = 1.0;
+    r.tuned_ms = kept ? 0.9 : 1.1;
+    r.kept = kept;
+    return r;
+  }
   TunedSchedules load() {
     std::ostringstream notes;
     TunedSchedules out = load_tuned_schedules(path_, host_, notes);
@@ -91,6 +122,37 @@ TEST_F(TunedSchedulesTest, ALogOfAnEarlierCodeGenerationIsReportedNotApplied) {
   EXPECT_NE(notes_.find("2 records for another target or compiler version left out"), std::string::npos)
       << notes_;
   EXPECT_NE(notes_.find(compiler_version()), std::string::npos) << notes_;
+}
+
+// The model check's verdicts: a schedule or layout it did not keep is left
+// out while the log's decision is still the one it checked; the last check of
+// a decision counts.
+TEST_F(TunedSchedulesTest, ADecisionTheModelCheckDidNotKeepIsLeftOut) {
+  add("a", "a-default", 1.0, 0);
+  add("a", "a-faster", 0.8, 1);
+  check("a", "a-faster", /*kept=*/false);
+  add("b", "b-default", 1.0, 0);
+  add("b", "b-first", 0.9, 1);
+  check("b", "b-first", false);
+  add("b", "b-later", 0.8, 2);  // found after the check: not the schedule it left out
+  add("c", "c-default", 1.0, 0);
+  add("c", "c-faster", 0.8, 1);
+  check("c", "c-faster", false);
+  check("c", "c-faster", true);  // checked again in a later session
+  decide_layout("conv x", "channels-last");
+  check_layout("conv x", "channels-last", false);
+  decide_layout("conv y", "channels-last");
+  check_layout("conv y", "flat-pointwise", false);  // another layout than the decided one
+  TunedSchedules s = load();
+  EXPECT_EQ(s.tasks.at("a").trace, R"({"name":"a-default"})");
+  EXPECT_FALSE(s.tasks.at("a").tuned);
+  EXPECT_EQ(s.tasks.at("b").trace, R"({"name":"b-later"})");
+  EXPECT_TRUE(s.tasks.at("b").tuned);
+  EXPECT_EQ(s.tasks.at("c").trace, R"({"name":"c-faster"})");
+  EXPECT_EQ(s.conv_layouts.count("conv x"), 0u);
+  ASSERT_EQ(s.conv_layouts.count("conv y"), 1u);
+  EXPECT_EQ(s.conv_layouts.at("conv y").form, lower::ConvForm::kChannelsLast);
+  EXPECT_NE(notes_.find("2 decisions left out, slower in the model"), std::string::npos) << notes_;
 }
 
 }  // namespace

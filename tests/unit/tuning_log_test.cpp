@@ -255,6 +255,58 @@ TEST(TuningLog, LayoutDecisionsReadBackBesideTheRecords) {
   std::filesystem::remove(path);
 }
 
+// Checks in the model read back apart, each naming a task and its trace or a
+// conv and its layout; one naming both or neither, or without its times or
+// verdict, is an error.
+TEST(TuningLog, ChecksInTheModelReadBackBesideTheRecords) {
+  std::string path = temp_log("in_model.jsonl");
+  InModelRecord task;
+  task.target = "llvm -mcpu=znver4";
+  task.compiler_version = "0.1.0";
+  task.task = "9f3c";
+  task.trace = R"({"steps":[]})";
+  task.default_ms = 1.10;
+  task.tuned_ms = 1.23;
+  InModelRecord conv = task;
+  conv.task = conv.trace = "";
+  conv.conv = "conv 1x64x56x56 k3x3 s1x1 d1x1 p1,1,1,1 g1 c64";
+  conv.form = "channels-last";
+  conv.align = 1;
+  conv.kept = true;
+  InModelRecord foreign = conv;
+  foreign.compiler_version = "0.0.9";
+  {
+    TuningLogWriter log(path);
+    log.append(measured("a1", 1.0));
+    for (const InModelRecord& r : {task, conv, foreign}) log.append(r);
+  }
+  TuningLog read = read_tuning_log(path, "llvm -mcpu=znver4", "0.1.0");
+  EXPECT_EQ(read.records.size(), 1u);
+  ASSERT_EQ(read.in_model.size(), 2u);
+  EXPECT_EQ(read.foreign_in_model, 1u);
+  const InModelRecord &t = read.in_model[0], &c = read.in_model[1];
+  EXPECT_FALSE(t.is_layout());
+  EXPECT_EQ(t.task, "9f3c");
+  EXPECT_EQ(t.trace, R"({"steps":[]})");
+  EXPECT_DOUBLE_EQ(t.default_ms, 1.10);
+  EXPECT_DOUBLE_EQ(t.tuned_ms, 1.23);
+  EXPECT_FALSE(t.kept);
+  EXPECT_TRUE(c.is_layout());
+  EXPECT_EQ(c.conv, conv.conv);
+  EXPECT_EQ(c.form, "channels-last");
+  EXPECT_EQ(c.align, 1);
+  EXPECT_TRUE(c.kept);
+  for (
+      const char* bad :
+      {R"({"in_model":{"task":"a","trace":{},"conv":"c","form":"flat","default_ms":1,"tuned_ms":1,"kept":true},"target":"llvm","version":"1"})",
+       R"({"in_model":{"default_ms":1,"tuned_ms":1,"kept":true},"target":"llvm","version":"1"})",
+       R"({"in_model":{"task":"a","trace":{},"default_ms":0,"tuned_ms":1,"kept":true},"target":"llvm","version":"1"})",
+       R"({"in_model":{"task":"a","trace":{},"default_ms":1,"tuned_ms":1},"target":"llvm","version":"1"})",
+       R"({"in_model":{"conv":"c","form":"flat","align":0,"default_ms":1,"tuned_ms":1,"kept":false},"target":"llvm","version":"1"})"})
+    EXPECT_THROW(in_model_record_from_line(bad), UserError) << bad;
+  std::filesystem::remove(path);
+}
+
 // A writer process appends records as fast as it can and is killed with
 // SIGKILL: every complete line reads back, a line cut short (if the kill
 // landed mid-write) is dropped and reported, and the next writer truncates

@@ -241,6 +241,55 @@ LayoutRecord layout_record_from_line(const std::string& line) {
   return layout_record_from_json(parse_object(line));
 }
 
+namespace {
+
+InModelRecord in_model_record_from_json(const json& j) {
+  TESSEL_USER_CHECK(j.contains("in_model") && j["in_model"].is_object(), Span{})
+      << "not a check in the model";
+  InModelRecord r;
+  r.target = field_string(j, "target");
+  r.compiler_version = field_string(j, "version");
+  const json& m = j["in_model"];
+  TESSEL_USER_CHECK(m.contains("task") != m.contains("conv"), Span{})
+      << "a check in the model names either a task or a conv";
+  if (m.contains("task")) {
+    r.task = field_string(m, "task");
+    TESSEL_USER_CHECK(!r.task.empty() && m.contains("trace") && m["trace"].is_object(), Span{})
+        << "a schedule's check in the model without its task key or trace";
+    r.trace = m["trace"].dump();
+  } else {
+    r.conv = field_string(m, "conv");
+    r.form = field_string(m, "form");
+    TESSEL_USER_CHECK(!r.conv.empty() && !r.form.empty(), Span{})
+        << "a layout's check without its conv or form";
+    r.align = int64_t(optional_number(m, "align", 1));
+    TESSEL_USER_CHECK(r.align >= 1, Span{}) << "field \"align\" is below 1";
+  }
+  r.default_ms = optional_number(m, "default_ms", -1);
+  r.tuned_ms = optional_number(m, "tuned_ms", -1);
+  TESSEL_USER_CHECK(r.default_ms > 0 && r.tuned_ms > 0, Span{}) << "a check's time is not a positive number";
+  TESSEL_USER_CHECK(m.contains("kept") && m["kept"].is_boolean(), Span{})
+      << "field \"kept\" is not true or false";
+  r.kept = m["kept"].get<bool>();
+  return r;
+}
+
+}  // namespace
+
+std::string to_line(const InModelRecord& r) {
+  json m = r.is_layout()
+               ? json{{"conv", r.conv}, {"form", r.form}, {"align", r.align}}
+               : json{{"task", r.task}, {"trace", r.trace.empty() ? json::object() : json::parse(r.trace)}};
+  m["default_ms"] = r.default_ms;
+  m["tuned_ms"] = r.tuned_ms;
+  m["kept"] = r.kept;
+  return json{{"in_model", m}, {"target", r.target}, {"version", r.compiler_version}}.dump();
+}
+
+InModelRecord in_model_record_from_line(const std::string& line) {
+  return in_model_record_from_json(parse_object(line));
+}
+
 TuningLogWriter::TuningLogWriter(const std::string& path) : path_(path) {
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   TESSEL_USER_CHECK(fd_ >= 0, Span{}) << "cannot open the tuning log " << path << " for appending: "
@@ -261,6 +310,10 @@ void TuningLogWriter::append(const TuningRecord& record) { append_line(to_line(r
 void TuningLogWriter::append(const FusionRecord& record) { append_line(to_line(record)); }
 
 void TuningLogWriter::append(const LayoutRecord& record) {
+  append_line(to_line(record));
+}
+
+void TuningLogWriter::append(const InModelRecord& record) {
   append_line(to_line(record));
 }
 
@@ -310,6 +363,10 @@ TuningLog read_tuning_log(const std::string& path, const std::string& target, co
       }
       if (j.contains("layout")) {
         keep(layout_record_from_json(j), log.layouts, log.foreign_layouts);
+        continue;
+      }
+      if (j.contains("in_model")) {
+        keep(in_model_record_from_json(j), log.in_model, log.foreign_in_model);
         continue;
       }
       TuningRecord r = record_from_json(j);

@@ -96,6 +96,29 @@ struct LayoutRecord {
   size_t choice = 0;                   // into measured
 };
 
+// A session's decision checked in the model itself: the library compiled
+// with the log and the one compiled without it, run in alternation, each
+// kernel timed in place. For a task's tuned schedule, its kernels' time in
+// each library (kernels whose conv the log re-lays out count for the
+// layout, not here); for a conv's layout, the time of the kernels that
+// compute that conv. A decision not kept is left out when compiling with the
+// log, as long as the log's decision is still the one checked (the same
+// trace, the same layout); the last check of a decision counts.
+//
+//   {"in_model":{"task":"9f3c...","trace":{...},"default_ms":1.10,"tuned_ms":1.23,"kept":false},
+//    "target":"llvm ...","version":"0.1.0"}
+//   {"in_model":{"conv":"conv 1x64x56x56 ...","form":"channels-last","align":1,"default_ms":0.91,
+//    "tuned_ms":0.84,"kept":true},"target":"llvm ...","version":"0.1.0"}
+struct InModelRecord {
+  std::string target, compiler_version;
+  std::string task, trace;  // a tuned schedule's check (trace: sched::Trace::to_json)
+  std::string conv, form;   // or a layout decision's: its conv and the layout checked
+  int64_t align = 1;
+  double default_ms = 0, tuned_ms = 0;
+  bool kept = false;
+  bool is_layout() const { return !conv.empty(); }
+};
+
 // One line of the log (without its newline), and back; from_line throws a
 // tessel::UserError saying what is wrong with the line.
 std::string to_line(const TuningRecord& record);
@@ -104,6 +127,8 @@ std::string to_line(const FusionRecord& record);
 FusionRecord fusion_record_from_line(const std::string& line);
 std::string to_line(const LayoutRecord& record);
 LayoutRecord layout_record_from_line(const std::string& line);
+std::string to_line(const InModelRecord& record);
+InModelRecord in_model_record_from_line(const std::string& line);
 
 // Appends records to a log file, creating it; each append is one write of a
 // whole line followed by fsync. A last line cut short (a killed session's
@@ -118,6 +143,7 @@ class TuningLogWriter {
   void append(const TuningRecord& record);
   void append(const FusionRecord& record);
   void append(const LayoutRecord& record);
+  void append(const InModelRecord& record);
   const std::string& path() const { return path_; }
 
  private:
@@ -133,6 +159,8 @@ struct TuningLog {
   size_t foreign_fusion = 0;          // fusion records for another target or version
   std::vector<LayoutRecord> layouts;  // for the expected target and version, in file order
   size_t foreign_layouts = 0;         // layout records for another target or version
+  std::vector<InModelRecord> in_model;  // checks in the model, for the expected target and version
+  size_t foreign_in_model = 0;
   bool dropped_partial_line = false;  // the last line was cut short (an interrupted write) and dropped
 };
 
