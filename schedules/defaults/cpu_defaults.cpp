@@ -262,6 +262,9 @@ TileShape tile_shape(Context& ctx, const std::vector<BlockInfo>& blocks, size_t 
     bool first = columns_first_by_default(ctx.sch, info, shape.vec, shape.unroll);
     shape.columns_first = choose(ctx, ctx.sch, b + ".cols_first", {0, 1}, first);
   }
+  if (row_tiles_can_go_inside(info) && !shape.columns_first.value_or(false))
+    shape.row_tiles_inside = choose(ctx, ctx.sch, b + ".rows_inside", {0, 1},
+                                    row_tiles_inside_by_default(ctx.sch, info, ctx.options.l2_bytes));
   if (contraction && info.reduce.size() > 1)
     shape.first_reduction_innermost = choose(ctx, ctx.sch, b + ".k_order", {0, 1}, 0);
   if (contraction && !shape.local_tile && !shape.first_reduction_innermost) {

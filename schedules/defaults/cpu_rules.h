@@ -55,6 +55,9 @@ struct TileShape {
   int64_t vec = 1, unroll = 1;
   bool local_tile = false;
   std::optional<bool> columns_first;
+  // The row tiles walked inside the outer loops between them and the column
+  // tiles (a direct conv's output-channel tiles inside its output rows).
+  bool row_tiles_inside = false;
   bool unroll_reduction = false;
   bool first_reduction_innermost = false;  // [ic, kh, kw] -> [kh, kw, ic]
   // The reduction loops inside the vectorized loop, unrolled: a window's taps
@@ -87,6 +90,15 @@ void prefetch_next_panel(Context& ctx, const BlockInfo& info);
 // Whether a matmul walks its column tiles outside its row tiles by default:
 // a wide weight, or a B panel worth packing at run time.
 bool columns_first_by_default(const Schedule& sch, const BlockInfo& info, int64_t vec, int64_t unroll);
+// A direct conv (not channels-last) with an outer loop of extent > 1 between
+// its row tiles (output channels) and its column tiles.
+bool row_tiles_can_go_inside(const BlockInfo& info);
+// Whether a direct conv walks its output-channel tiles inside its output rows
+// by default: where its input does not stay in L2 and its weight does, each
+// input row is then read from memory once and serves every channel tile from
+// cache, instead of the whole input streaming through once per channel tile
+// (the weight is walked once per row instead, from L2).
+bool row_tiles_inside_by_default(const Schedule& sch, const BlockInfo& info, int64_t l2_bytes);
 // A block's serial time as the default schedule estimates it, in core
 // cycles (at least 1): its arithmetic `lanes` operations at a time or its
 // bytes at what one core streams from its L2, whichever takes longer.

@@ -96,6 +96,31 @@ bool columns_first_by_default(const Schedule& sch, const BlockInfo& info, int64_
          info.extents[size_t(info.vector_loop)] > info.extents[size_t(info.unroll_loop)];
 }
 
+bool row_tiles_can_go_inside(const BlockInfo& info) {
+  if (info.kind != BlockKind::kConv || info.channels_in_lanes || info.vector_loop < 0 || info.unroll_loop < 0)
+    return false;
+  auto at = [&info](int loop) { return std::find(info.spatial.begin(), info.spatial.end(), loop); };
+  auto rows = at(info.unroll_loop), columns = at(info.vector_loop);
+  if (rows == info.spatial.end() || columns == info.spatial.end() || rows > columns) return false;
+  return std::any_of(rows + 1, columns, [&info](int p) { return info.extents[size_t(p)] > 1; });
+}
+
+bool row_tiles_inside_by_default(const Schedule& sch, const BlockInfo& info, int64_t l2_bytes) {
+  if (!row_tiles_can_go_inside(info)) return false;
+  tir::Stmt block_stmt = find_block(sch.func(), info.name);
+  const auto* block = block_stmt.as<tir::BlockNode>();
+  const tir::VarNode* rows = block->iter_vars[size_t(info.unroll_loop)].var.get();
+  int64_t streamed = 0, reused = 0;  // bytes of what the rows do not index, and of what they do
+  for (const tir::BufferRegion& read : block->reads) {
+    if (lists_buffer(block->writes, read.buffer)) continue;
+    int64_t bytes = read.buffer->num_elements() * int64_t(dtype_size(read.buffer->dtype));
+    bool by_row = std::any_of(read.region.begin(), read.region.end(),
+                              [rows](const tir::Range& r) { return tir::uses_var(r.min, rows); });
+    (by_row ? reused : streamed) += bytes;
+  }
+  return 2 * streamed > l2_bytes && 4 * reused <= l2_bytes;
+}
+
 void vectorize_masking_short(Schedule& sch, LoopRV loop, int64_t lanes) {
   sch.vectorize(loop);
   int64_t extent = extent_of(sch, loop);
@@ -200,6 +225,11 @@ std::vector<LoopRV> tile_reduction(Schedule& sch, const BlockInfo& info, const T
     if (factor <= kUnrolledSplit) short_splits.push_back(parts[1]);
   }
   if (shape.first_reduction_innermost && reduce.size() > 1) std::rotate(reduce.begin(), reduce.begin() + 1, reduce.end());
+  if (shape.row_tiles_inside && row_tiles < column_tiles && column_tiles != SIZE_MAX) {
+    std::rotate(outer.begin() + long(row_tiles), outer.begin() + long(row_tiles) + 1,
+                outer.begin() + long(column_tiles));
+    row_tiles = column_tiles - 1;
+  }
   bool columns_first = row_tiles < column_tiles && column_tiles != SIZE_MAX &&
                        shape.columns_first.value_or(columns_first_by_default(sch, info, vec, unroll));
   if (columns_first) std::swap(outer[row_tiles], outer[column_tiles]);
@@ -210,7 +240,8 @@ std::vector<LoopRV> tile_reduction(Schedule& sch, const BlockInfo& info, const T
     reduction_blocks = parts[0];
     reduce.front() = parts[1];
   }
-  if (!unrolled.empty() || !vectorized.empty() || columns_first || shape.first_reduction_innermost || blocked) {
+  if (!unrolled.empty() || !vectorized.empty() || columns_first || shape.row_tiles_inside ||
+      shape.first_reduction_innermost || blocked) {
     std::vector<LoopRV> order(outer.begin(), outer.end() - (blocked ? 1 : 0));
     if (blocked) order.insert(order.end(), {reduction_blocks, outer.back()});
     std::vector<const std::vector<LoopRV>*> parts = {&reduce, &unrolled, &vectorized};

@@ -33,7 +33,7 @@ std::string version_report();
 // another machine kind is reported, not applied).
 std::string log_target(const codegen::Target& target);
 // The compiler version the log's records carry: the release and the code
-// generation's revision ("0.1.0+codegen.2").
+// generation's revision ("0.1.0+codegen.3").
 std::string compiler_version();
 
 // Why target cuda cannot run on a GPU here ("" if it can: a CUDA driver and

@@ -186,5 +186,36 @@ TEST(SchedDefaultsOrder, AnEpilogueOfAHeadAndATailRunsInParallel) {
   EXPECT_EQ(check_against(reference_of(f), sch.func(), false), "");
 }
 
+// A direct 3x3 conv, 8 -> 8 channels on 12 rows of 32: its input is 12 KiB,
+// its weight 2.3 KiB. Where the input does not stay in L2 (16 KiB) and the
+// weight does, each output row is computed for every channel tile before the
+// next row: the input row is read once and serves each tile from cache. Where
+// the input stays in L2 (1 MiB), the channel tiles stay outside the rows.
+TEST(SchedDefaultsOrder, ADirectConvWalksItsChannelTilesInsideTheRowsWhenItsInputLeavesL2) {
+  Shapes shapes;
+  shapes.C = shapes.OC = 8;
+  shapes.H = 12;
+  for (int64_t l2 : {int64_t(16) << 10, int64_t(1) << 20}) {
+    CpuScheduleOptions options = eager_parallel();
+    options.vector_lanes = 8;
+    options.l2_bytes = l2;
+    tir::PrimFunc f = lower_workload(Workload::kConv2d, shapes);
+    Schedule sch(f);
+    apply_default_cpu_schedule(sch, options);
+    std::vector<const tir::ForNode*> loops = loops_of(sch.func(), "conv");
+    ASSERT_GE(loops.size(), 3u) << sch.func();
+    // Rows outside: the parallel loop is the 12 rows, the two tiles of 4
+    // channels under it; else the parallel loop fuses the tiles and the rows.
+    EXPECT_EQ(loops[0]->for_kind, tir::ForKind::kParallel) << sch.func();
+    if (l2 < (int64_t(1) << 20)) {
+      EXPECT_EQ(extent(loops[0]), 12) << sch.func();
+      EXPECT_EQ(extent(loops[1]), 2) << sch.func();
+    } else {
+      EXPECT_EQ(extent(loops[0]), 24) << sch.func();
+    }
+    EXPECT_EQ(check_against(reference_of(f), sch.func(), false), "");
+  }
+}
+
 }  // namespace
 }  // namespace tessel::sched_workloads
