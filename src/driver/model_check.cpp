@@ -112,6 +112,8 @@ Library compile_library(const TuneOptions& o, std::shared_ptr<const TunedSchedul
   Library l;
   l.graph = std::make_unique<graph::Graph>(load_graph(o.model_path, o.pipeline));
   CompileOptions c = o.compile;
+  // Without the log, fusion tuned has no decisions: its default is default's groups.
+  if (!tuned && c.fusion == passes::FusionPolicy::kTuned) c.fusion = passes::FusionPolicy::kDefault;
   c.tuned = std::move(tuned);
   CompiledGraph compiled = compile_graph(*l.graph, c);
   l.placed.kernels.resize(compiled.kernels.size());
