@@ -73,13 +73,16 @@ std::vector<tune::InModelRecord> judge_in_model(const PlacedTimes& by_default, c
     out.push_back(std::move(r));
   };
   for (const auto& [conv, layout] : relaid) {
-    if (!checked.insert("conv " + conv).second) continue;
+    std::string key = "conv " + conv;
+    if (checked.count(key)) continue;
     tune::InModelRecord r;
     r.conv = conv;
     r.form = lower::conv_form_name(layout.form);
     r.align = layout.flat_align;
     auto on_either = [&conv](const PlacedKernel& k) { return computes(k, conv); };
+    size_t before = out.size();
     judge(std::move(r), on_either, on_either, /*same_count=*/false);
+    if (out.size() > before) checked.insert(key);
   }
   auto relays = [&relaid](const PlacedKernel& k) {
     return std::any_of(k.convs.begin(), k.convs.end(),
