@@ -77,7 +77,8 @@ int cmd_tune_report(Args& args) {
   driver::print_tune_report(report, std::cout);
   std::cout << "wrote " << *out << "/tasks.csv, curve.csv, accuracy.csv, curve.svg"
             << (report.summary.fusion.empty() ? "" : ", fusion.csv")
-            << (report.summary.layouts.empty() ? "" : ", layouts.csv") << "\n";
+            << (report.summary.layouts.empty() ? "" : ", layouts.csv")
+            << (report.checks.empty() ? "" : ", in_model.csv") << "\n";
   return 0;
 }
 

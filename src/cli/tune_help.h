@@ -93,7 +93,9 @@ task's best and the estimated end-to-end latency), DIR/accuracy.csv and
 DIR/curve.svg; for a session with --fusion tuned also its decisions (each
 region's sides, their times and the choice) and DIR/fusion.csv; for a session
 that searched conv layouts its decisions (each conv's measured layouts and the
-one chosen) and DIR/layouts.csv.
+one chosen) and DIR/layouts.csv; for a session whose decisions were checked
+in the model, those left out and DIR/in_model.csv (each decision's last check:
+its kernels' time in place with and without it, kept or not).
 )";
 
 }  // namespace tessel::cli

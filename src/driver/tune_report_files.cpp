@@ -92,6 +92,19 @@ void write_layouts_csv(const std::vector<tune::LayoutRecord>& decisions, const s
   TESSEL_USER_CHECK(out.good(), Span{}) << "cannot write " << path;
 }
 
+// One row per decision checked in the model (its last check): a task's key
+// or a conv's key (quoted) and layout, the two times in place, kept or not.
+void write_checks_csv(const std::vector<tune::InModelRecord>& checks, const std::string& path) {
+  std::ofstream out = open_for_writing(path);
+  out << "decision,key,layout,default_ms,tuned_ms,kept\n";
+  for (const tune::InModelRecord& r : checks)
+    out << (r.is_layout() ? "conv,\"" + r.conv + "\"," + r.form + " " + std::to_string(r.align)
+                          : "task," + r.task + ",")
+        << "," << r.default_ms << "," << r.tuned_ms << "," << (r.kept ? 1 : 0) << "\n";
+  out.close();
+  TESSEL_USER_CHECK(out.good(), Span{}) << "cannot write " << path;
+}
+
 }  // namespace
 
 void write_tune_report(const TuneReport& report, const std::string& dir) {
@@ -108,6 +121,7 @@ void write_tune_report(const TuneReport& report, const std::string& dir) {
   }
   if (!report.summary.fusion.empty()) write_fusion_csv(report.summary.fusion, dir + "/fusion.csv");
   if (!report.summary.layouts.empty()) write_layouts_csv(report.summary.layouts, dir + "/layouts.csv");
+  if (!report.checks.empty()) write_checks_csv(report.checks, dir + "/in_model.csv");
   std::ofstream curve = open_for_writing(dir + "/curve.csv");
   curve << "trial,task,ms,estimated_ms\n";
   for (const CurvePoint& p : report.curve)

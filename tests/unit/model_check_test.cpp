@@ -2,9 +2,16 @@
 // log judged by its kernels' times in place in the two libraries.
 #include "src/driver/model_check.h"
 
-#include "src/driver/tune_session.h"
-
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <tuple>
+
+#include "src/driver/tune_report.h"
+#include "src/driver/tune_session.h"
 
 namespace tessel::driver {
 namespace {
@@ -117,6 +124,59 @@ TEST(ModelCheck, TheEstimateCountsWhatWasLeftOutAtTheDefault) {
   EXPECT_FALSE(s.tasks[1].left_out);
   EXPECT_EQ(s.layouts[0].choice, 0u);
   EXPECT_DOUBLE_EQ(s.tuned_ms(), 1.0 + 0.8);
+}
+
+// tune-report over a log with checks: each decision's last check in
+// DIR/in_model.csv, those left out listed, the estimate at the default.
+TEST(ModelCheck, TheReportListsEachDecisionsLastCheck) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("tessel_checks_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::string log = (dir / "log.jsonl").string();
+  {
+    tune::TuningLogWriter writer(log);
+    for (auto [trace, ms, round] : {std::tuple{"d", 1.0, 0}, std::tuple{"t", 0.8, 1}}) {
+      tune::TuningRecord r;
+      r.task = "a1";
+      r.target = "llvm -mcpu=znver3";
+      r.compiler_version = "0.1.0";
+      r.trace = std::string(R"({"name":")") + trace + R"("})";
+      r.times_ms = {ms};
+      r.round = round;
+      writer.append(r);
+    }
+    tune::InModelRecord check;
+    check.target = "llvm -mcpu=znver3";
+    check.compiler_version = "0.1.0";
+    check.task = "a1";
+    check.trace = R"({"name":"t"})";
+    check.default_ms = 1.0;
+    check.tuned_ms = 0.9;
+    check.kept = true;
+    writer.append(check);
+    check.tuned_ms = 1.2;  // checked again: slower this time
+    check.kept = false;
+    writer.append(check);
+  }
+  TuneReport report = make_tune_report(log);
+  ASSERT_EQ(report.checks.size(), 1u);
+  EXPECT_FALSE(report.checks[0].kept);
+  EXPECT_DOUBLE_EQ(report.summary.tuned_ms(), 1.0);
+  std::ostringstream printed;
+  print_tune_report(report, printed);
+  EXPECT_NE(printed.str().find("checked in the model: 1 decisions, 1 left out"), std::string::npos)
+      << printed.str();
+  EXPECT_NE(printed.str().find("task a1: 1.2000 ms in place, default 1.0000 ms"), std::string::npos)
+      << printed.str();
+  write_tune_report(report, (dir / "report").string());
+  std::ifstream csv(dir / "report" / "in_model.csv");
+  std::string header, row;
+  std::getline(csv, header);
+  std::getline(csv, row);
+  EXPECT_EQ(header, "decision,key,layout,default_ms,tuned_ms,kept");
+  EXPECT_EQ(row, "task,a1,,1,1.2,0");
+  fs::remove_all(dir);
 }
 
 }  // namespace
