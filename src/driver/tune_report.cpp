@@ -88,9 +88,8 @@ TuneReport make_tune_report(const std::string& log_path) {
   });
   report.summary.layouts =
       last_decisions(all.layouts, report, [](const tune::LayoutRecord& l) { return l.conv; });
-  report.checks = last_decisions(all.in_model, report, [](const tune::InModelRecord& r) {
-    return r.is_layout() ? "conv " + r.conv : "task " + r.task;
-  });
+  report.checks =
+      last_decisions(all.in_model, report, [](const tune::InModelRecord& r) { return r.decision(); });
   apply_model_checks(report.summary, report.checks);
   return report;
 }

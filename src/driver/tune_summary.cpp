@@ -44,7 +44,7 @@ double TunedTask::applied_ms() const {
 
 void apply_model_checks(TuneSummary& s, const std::vector<tune::InModelRecord>& checks) {
   std::map<std::string, const tune::InModelRecord*> last;
-  for (const tune::InModelRecord& r : checks) last[r.is_layout() ? "conv " + r.conv : "task " + r.task] = &r;
+  for (const tune::InModelRecord& r : checks) last[r.decision()] = &r;
   for (TunedTask& t : s.tasks) {
     auto it = last.find("task " + t.key);
     t.left_out = it != last.end() && !it->second->kept;

@@ -117,6 +117,8 @@ struct InModelRecord {
   double default_ms = 0, tuned_ms = 0;
   bool kept = false;
   bool is_layout() const { return !conv.empty(); }
+  // The decision checked, whichever trace or layout: "task KEY" or "conv KEY".
+  std::string decision() const { return is_layout() ? "conv " + conv : "task " + task; }
 };
 
 // One line of the log (without its newline), and back; from_line throws a

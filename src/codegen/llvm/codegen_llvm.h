@@ -119,6 +119,7 @@ class CodegenLLVM {
   std::string kernel_symbol_;
   Scope scope_;
   int vector_bits_;
+  int64_t f32_lanes() const { return vector_bits_ / 32; }  // of one vector register
   std::set<const tir::ForNode*> copied_vector_loops_;  // of the kernel being emitted
   tir::Analyzer loop_ranges_;  // every loop variable seen so far, bound to its range
   // Vectorized loops being emitted, innermost last: the access group that

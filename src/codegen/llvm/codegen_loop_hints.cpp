@@ -31,7 +31,7 @@ llvm::MDNode* CodegenLLVM::vector_loop_hints(const ForNode& loop, llvm::MDNode* 
   std::vector<llvm::Metadata*> hint_list = {llvm::MDNode::get(ctx_, parallel),
                                             llvm::MDNode::get(ctx_, enable)};
   const int64_t* extent = as_const_int(loop.extent);
-  bool one_vector = (extent && *extent == vector_bits_ / 32) || one_vector_copy;
+  bool one_vector = (extent && *extent == f32_lanes()) || one_vector_copy;
   if (one_vector)
     hint_list.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.disable")}));
   // A loop that reads at a constant stride (a stride phase's copy,
@@ -110,7 +110,7 @@ llvm::MDNode* CodegenLLVM::no_vectorize_hint() {
 constexpr int64_t kMostVectorCopies = 8;
 
 std::set<const ForNode*> CodegenLLVM::vector_loops_to_copy(const Stmt& root) const {
-  int64_t lanes = vector_bits_ / 32;
+  int64_t lanes = f32_lanes();
   auto copies = [&](const ForNode& loop) {
     const int64_t* extent = as_const_int(loop.extent);
     return extent && lanes > 1 && *extent % lanes == 0 && *extent / lanes >= 2 &&

@@ -136,7 +136,7 @@ void CodegenLLVM::emit_for(const ForNode& loop) {
 }
 
 void CodegenLLVM::emit_vector_copies(const ForNode& loop, int64_t vectors) {
-  int64_t lanes = vector_bits_ / 32;
+  int64_t lanes = f32_lanes();
   llvm::Value* begin = emit(loop.min);
   llvm::Type* ty = begin->getType();
   for (int64_t v = 0; v < vectors; ++v) {
@@ -158,7 +158,7 @@ void CodegenLLVM::emit_vector_copies(const ForNode& loop, int64_t vectors) {
 
 void CodegenLLVM::emit_vector_loop(const ForNode& loop, bool whole_vectors) {
   if (copied_vector_loops_.count(&loop))
-    return emit_vector_copies(loop, *as_const_int(loop.extent) / (vector_bits_ / 32));
+    return emit_vector_copies(loop, *as_const_int(loop.extent) / f32_lanes());
   llvm::MDNode* group = llvm::MDNode::getDistinct(ctx_, {});
   llvm::MDNode* hints = vector_loop_hints(loop, group, whole_vectors);
   access_groups_.push_back(group);
@@ -175,7 +175,7 @@ void CodegenLLVM::emit_vector_loop(const ForNode& loop, bool whole_vectors) {
 // loop of their own, and only the last, partial vector is masked.
 int64_t CodegenLLVM::whole_vectors_before_masked_tail(const ForNode& loop) const {
   const int64_t* extent = as_const_int(loop.extent);
-  int64_t lanes = vector_bits_ / 32;
+  int64_t lanes = f32_lanes();
   if (!loop.annotations.count(kMaskedTail) || !extent || lanes <= 1 || *extent <= lanes ||
       *extent % lanes == 0)
     return 0;
