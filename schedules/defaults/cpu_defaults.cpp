@@ -154,6 +154,9 @@ int64_t tile_vector_factor(const BlockInfo& info, int64_t lanes, int threads) {
     if (int64_t columns = matmul_panel_columns(rows, extent, lanes, threads)) return columns;
     return vector_factor(extent, lanes);
   }
+  // A depthwise conv computed channels-last loads its input as vectors, not
+  // one broadcast per row: two vectors of channels, the rows taking the rest.
+  if (info.input_per_channel && extent % (2 * lanes) == 0) return 2 * lanes;
   if (info.kind == BlockKind::kConv && info.unroll_loop >= 0)
     return contraction_tile_columns(info.extents[info.unroll_loop], extent, lanes);
   return vector_factor(extent, lanes);
@@ -194,17 +197,22 @@ constexpr int64_t kShortReduction = 32;
 // A channels-last conv's rows are output positions, whose count (49, 196)
 // rarely divides by tile_rows' preferences: the most rows up to 8 that
 // divide it with the accumulators in the vector registers, four left over.
-int64_t position_rows(int64_t extent, int64_t vec, int64_t lanes, const CpuScheduleOptions& options) {
+// A depthwise one reads a vector of input per row and tap, and neighbouring
+// rows share those of their overlapping taps, which LLVM keeps in registers
+// too: its accumulators take half the registers (with more, they spilled).
+int64_t position_rows(const BlockInfo& info, int64_t vec, int64_t lanes, const CpuScheduleOptions& options) {
+  int64_t extent = info.extents[size_t(info.unroll_loop)];
   int64_t vectors = (vec + lanes - 1) / lanes, registers = vector_registers(options);
+  int64_t accumulators = info.input_per_channel ? registers / 2 : registers - 4;
   for (int64_t r = 8; r > 1; --r)
-    if (extent % r == 0 && r * vectors <= registers - 4) return r;
+    if (extent % r == 0 && r * vectors <= accumulators) return r;
   return 1;
 }
 
 // The default's rows (tile_rows) with a short reduction's exception.
 int64_t default_rows(const BlockInfo& info, int64_t vec, int64_t lanes, const CpuScheduleOptions& options) {
   if (info.channels_in_lanes)
-    return position_rows(info.extents[size_t(info.unroll_loop)], vec, lanes, options);
+    return position_rows(info, vec, lanes, options);
   // A conv whose whole reduction is a few taps of a window (an RGB stem:
   // 3 x 3 x 3) is unrolled whole by LLVM, and a tile of more than 4 x 2
   // vectors of it came out as scalar code: it keeps the four-FMA tile, and 4

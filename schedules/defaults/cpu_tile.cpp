@@ -86,6 +86,10 @@ int64_t read_panel_width(const Schedule& sch, const BlockInfo& info) {
 bool columns_first_by_default(const Schedule& sch, const BlockInfo& info, int64_t vec, int64_t unroll) {
   bool weight_columns = info.kind == BlockKind::kMatmul || info.channels_in_lanes;
   if (!weight_columns || info.vector_loop < 0 || info.unroll_loop < 0) return false;
+  // A depthwise conv computed channels-last walks its channel tiles outside:
+  // its padded input's copy is then made per channel tile, its slice
+  // staying in cache for the tile's positions (stages_per_channel_tile).
+  if (info.input_per_channel) return true;
   // A matmul with more columns than rows (a linear layer: few tokens, a wide
   // weight; a channels-last conv on a small plane) walks the column tiles
   // outside the row tiles: each column strip of the weight then stays in

@@ -124,9 +124,9 @@ the C ABI of include/tessel/runtime.h. Load it from C (link it), from Python
   --channels-last P  which activations the kernels keep channels-last
                   ([N, H, W, C]) between them, where every op making and
                   reading them does so in order: depthwise (default: the
-                  regions a depthwise conv reads, of planes whose rows are
-                  shorter than a vector), all (every such region, any rows)
-                  or none; the model's inputs and outputs keep their layout
+                  regions a depthwise conv reads), all (every such region,
+                  with or without a depthwise conv) or none; the model's
+                  inputs and outputs keep their layout
                   (also for run and check)
   --qdq Q         how a QDQ model's Conv and MatMul run between their
                   DequantizeLinear and QuantizeLinear: float (default: as

@@ -88,7 +88,7 @@ std::string log_target(const codegen::Target& target) {
 // conv's channel tiles inside its rows where its input leaves L2), so that a
 // tuning log measured on the earlier code is reported instead of applied:
 // its layout and schedule choices were decided by times that no longer hold.
-constexpr int kCodegenRevision = 3;
+constexpr int kCodegenRevision = 4;
 
 std::string compiler_version() {
   return std::string(tessel_version()) + "+codegen." + std::to_string(kCodegenRevision);

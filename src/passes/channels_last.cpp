@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <functional>
-#include <limits>
 #include <map>
 #include <set>
 #include <unordered_set>
@@ -23,14 +22,14 @@ bool is_f32(DType t) {
 }
 
 // A 4-D activation a kernel makes and kernels read, of a plane larger than
-// one position whose rows are at most `widest` long. Of any dtype: the
-// quantized convs' requantization runs in f64 and int8 between them.
-bool activation(const Value& v, const std::unordered_set<const Value*>& interface, int64_t widest) {
+// one position. Of any dtype: the quantized convs' requantization runs in
+// f64 and int8 between them.
+bool activation(const Value& v, const std::unordered_set<const Value*>& interface) {
   if (v.is_constant() || !v.producer || interface.count(&v) || !v.type.rank_known || v.type.rank() != 4 ||
       !v.type.is_static() || is_small(v.type.dtype))
     return false;
   std::vector<int64_t> d = v.type.static_dims();
-  return d[2] * d[3] > 1 && d[3] <= widest;
+  return d[2] * d[3] > 1;
 }
 
 // A 2-D Conv the channels-last form computes: a constant weight, one group,
@@ -81,12 +80,12 @@ bool reads_in_order(const Node& n, const Value& v, int64_t lanes) {
 }
 
 // The activations whose producer and readers all keep them in order.
-std::set<const Value*> candidates(const graph::Graph& g, int64_t widest, int64_t lanes) {
+std::set<const Value*> candidates(const graph::Graph& g, int64_t lanes) {
   std::unordered_set<const Value*> interface(g.inputs().begin(), g.inputs().end());
   interface.insert(g.outputs().begin(), g.outputs().end());
   std::set<const Value*> in;
   for (const Value* v : g.values()) {
-    if (!activation(*v, interface, widest) ||
+    if (!activation(*v, interface) ||
         !(channels_last_conv(*v->producer, lanes) || elementwise(*v->producer)))
       continue;
     bool readers_ok = true;
@@ -114,7 +113,7 @@ void store_channels_last(graph::Graph& g, ChannelsLastPolicy policy, int64_t vec
   if (policy == ChannelsLastPolicy::kNone) return;
   bool all = policy == ChannelsLastPolicy::kAll;
   int64_t lanes = std::max<int64_t>(1, vector_lanes);
-  std::set<const Value*> in = candidates(g, all ? std::numeric_limits<int64_t>::max() : lanes - 1, lanes);
+  std::set<const Value*> in = candidates(g, lanes);
   // Regions: values joined through the nodes that tie them or a conv between them.
   std::map<const Value*, const Value*> parent;
   for (const Value* v : in) parent[v] = v;

@@ -6,13 +6,13 @@
 // vector lanes (lower::ConvForm::kChannelsLast) read its input and write its
 // output in order, with no transposing pass.
 //
-// A depthwise conv needs it most where its rows are shorter than a vector:
-// per channel, a row of 7 or 14 fills part of a 16-lane vector and the flat
-// per-channel form computes its padding columns too; channels-last, a
-// vector holds one tap of as many channels, every lane an output, and the
-// 1x1 convs and the squeeze-excite pooling around it read the same layout in
-// order. On rows of whole vectors the per-channel forms fill their vectors,
-// and the channels-last form gained nothing.
+// A depthwise conv's region is kept channels-last: channels-last, a vector
+// holds one tap of as many channels, every lane an output whatever the
+// plane's rows (per channel, a row of 7 or 14 fills part of a vector, and a
+// stride-2 row is read at every other column), and the 1x1 convs and the
+// squeeze-excite pooling around it read the same layout in order, with the
+// output channels in the lanes. A region of dense convs alone (ResNet's 3x3
+// convs) is left as it is: their flat forms ran faster than channels-last.
 //
 //   before: %a = Conv(%x, %w1)      %b = Relu(%a)      %c = Conv(%b, %dw) {group = 960}
 //   after:  %a: f32[1, 960, 7, 7] stored [0, 2, 3, 1]
@@ -30,7 +30,7 @@ namespace tessel::passes {
 
 enum class ChannelsLastPolicy {
   kNone,       // every value as its type says
-  kDepthwise,  // the regions a depthwise conv reads whose rows are shorter than a vector
+  kDepthwise,  // the regions a depthwise conv reads
   kAll,        // every region, whatever its rows (for comparisons and tests)
 };
 

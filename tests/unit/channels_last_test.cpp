@@ -1,8 +1,8 @@
 // Activations stored channels-last between kernels: which values
-// store_channels_last picks (regions of short rows read by a depthwise conv,
-// bounded by ops that read planes), and, compiled, that every conv form and
-// the ops around it compute the reference through the stored order, kernel
-// by kernel, with the depthwise conv's channels in the vector lanes.
+// store_channels_last picks (the regions a depthwise conv reads, bounded by
+// ops that read planes), and, compiled, that every conv form and the ops
+// around it compute the reference through the stored order, kernel by
+// kernel, with the depthwise conv's channels in the vector lanes.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -59,13 +59,13 @@ struct Block {
   graph::Graph g;
   graph::Value *x, *stem, *expanded, *depthwise, *pooled, *scaled, *projected, *sum, *y, *out;
 
-  explicit Block(int64_t k = 3, int64_t plane = 7) {
+  explicit Block(int64_t k = 3, int64_t plane = 7, int64_t wide = 64) {
     x = g.add_input("x", graph::TensorType(DType::kF32, {1, 16, plane, plane}));
     stem = relu(g, conv(g, x, 16, 1));
-    expanded = relu(g, conv(g, stem, 64, 1));
-    depthwise = relu(g, conv(g, expanded, 64, k, /*group=*/64));
+    expanded = relu(g, conv(g, stem, wide, 1));
+    depthwise = relu(g, conv(g, expanded, wide, k, /*group=*/wide));
     pooled = add(g, "GlobalAveragePool", {depthwise})->outputs[0];
-    graph::Value* scale = add(g, "Sigmoid", {conv(g, relu(g, conv(g, pooled, 16, 1)), 64, 1)})->outputs[0];
+    graph::Value* scale = add(g, "Sigmoid", {conv(g, relu(g, conv(g, pooled, 16, 1)), wide, 1)})->outputs[0];
     scaled = add(g, "Mul", {depthwise, scale})->outputs[0];
     projected = conv(g, scaled, 16, 1);
     sum = add(g, "Add", {projected, stem})->outputs[0];
@@ -79,7 +79,7 @@ bool stored(const graph::Value* v) {
   return v->storage == kNhwc;
 }
 
-TEST(ChannelsLast, ADepthwiseRegionOfShortRowsIsStoredChannelsLast) {
+TEST(ChannelsLast, ADepthwiseRegionIsStoredChannelsLast) {
   Block b;
   passes::store_channels_last(b.g, ChannelsLastPolicy::kDepthwise, 16);
   EXPECT_NO_THROW(graph::verify_graph(b.g));
@@ -95,17 +95,18 @@ TEST(ChannelsLast, ADepthwiseRegionOfShortRowsIsStoredChannelsLast) {
   passes::store_channels_last(last.g, ChannelsLastPolicy::kDepthwise, 16);
   EXPECT_FALSE(stored(last.y) || stored(last.sum) || stored(last.projected) || stored(last.stem));
   EXPECT_TRUE(stored(last.expanded) && stored(last.depthwise) && stored(last.scaled));
-  // Rows of 14: stored on 16 lanes, as typed on 8 (whole vectors and a
-  // tail); rows of 16 on 16 lanes as typed.
-  Block fourteen(3, 14);
-  passes::store_channels_last(fourteen.g, ChannelsLastPolicy::kDepthwise, 16);
-  EXPECT_TRUE(stored(fourteen.depthwise));
-  Block avx2(3, 14);
-  passes::store_channels_last(avx2.g, ChannelsLastPolicy::kDepthwise, 8);
-  for (const graph::Value* v : avx2.g.values()) EXPECT_TRUE(v->storage.empty()) << v->name;
-  Block whole(3, 16);
-  passes::store_channels_last(whole.g, ChannelsLastPolicy::kDepthwise, 16);
-  for (const graph::Value* v : whole.g.values()) EXPECT_TRUE(v->storage.empty()) << v->name;
+  // Whatever the rows: 14 on 8 or 16 lanes, 112 on 8.
+  for (auto [plane, lanes] : {std::pair<int64_t, int64_t>{14, 16}, {14, 8}, {112, 8}}) {
+    Block wide(3, plane);
+    passes::store_channels_last(wide.g, ChannelsLastPolicy::kDepthwise, lanes);
+    for (graph::Value* v : {wide.stem, wide.expanded, wide.depthwise, wide.scaled, wide.y})
+      EXPECT_TRUE(stored(v)) << v->name << " of a " << plane << " x " << plane << " plane on " << lanes << " lanes";
+  }
+  // Output channels that are not whole vectors (64 on 128 lanes): the convs
+  // are not computed channels-last, and nothing is stored so.
+  Block partial;
+  passes::store_channels_last(partial.g, ChannelsLastPolicy::kDepthwise, 128);
+  for (const graph::Value* v : partial.g.values()) EXPECT_TRUE(v->storage.empty()) << v->name;
 }
 
 // A depthwise conv's input and output are stored together: per channel over
@@ -201,30 +202,32 @@ TEST(ChannelsLast, EveryConvFormComputesTheReferenceThroughTheStoredOrder) {
 // input); the 1x1 conv after it a contraction over the channels (not a
 // reduction the schedule cannot tile).
 TEST(ChannelsLast, ADepthwiseConvIsComputedWithItsChannelsInTheVectorLanes) {
-  Block b;
+  const int64_t wide = 96;  // channels: 12 AVX2 vectors, 6 AVX-512 ones
+  Block b(3, 7, wide);
   driver::CompileOptions options = with_policy(ChannelsLastPolicy::kAll);  // any lanes
   options.target.cpu.min_parallel_cycles = 1;  // the tile loop parallel, as in a full-size model
   driver::JitModel model(driver::compile_graph(b.g, options));
-  bool found_depthwise = false, found_project = false;
+  bool found_depthwise = false, found_project = false, found_tile = false;
+  int64_t lanes = options.target.cpu.vector_bits / 32;
   for (const driver::CompiledKernel& kernel : model.compiled_kernels()) {
     std::string text = tir::to_string(kernel.group.func);
     for (const sched::BlockInfo& info : sched::classify_blocks(kernel.group.func)) {
       if (info.kind == sched::BlockKind::kReduction && info.reduce.size() == 1 &&
-          info.extents[size_t(info.reduce[0])] == 64)
-        ADD_FAILURE() << "a 1x1 conv over 64 channels read as a reduction:\n" << text;
+          info.extents[size_t(info.reduce[0])] == wide)
+        ADD_FAILURE() << "a 1x1 conv over " << wide << " channels read as a reduction:\n" << text;
       // The 49 positions, padded to whole register tiles (how many rows a
       // tile has depends on the CPU's vector registers).
       if (!info.output.defined() || info.output->shape.size() != 3 || info.output->shape[1] < 49 ||
-          info.output->shape[2] != 64)
+          info.output->shape[2] != wide)
         continue;
       std::smatch copy;  // the padded copy, channels-last: rows below for the padding positions
-      static const std::regex padded_copy(R"(f32\[1, \d+, 9, 64\])");
+      const std::regex padded_copy(R"(f32\[1, \d+, 9, )" + std::to_string(wide) + R"(\])");
       if (!std::regex_search(text, copy, padded_copy)) continue;
       found_depthwise = true;
       EXPECT_EQ(info.kind, sched::BlockKind::kConv) << text;
       EXPECT_TRUE(info.channels_in_lanes && info.input_per_channel);
       EXPECT_EQ(info.extents[size_t(info.unroll_loop)], info.output->shape[1]);
-      EXPECT_EQ(info.extents[size_t(info.vector_loop)], 64);
+      EXPECT_EQ(info.extents[size_t(info.vector_loop)], wide);
       std::string scheduled = tir::to_string(kernel.flat);
       std::istringstream lines(scheduled);
       bool inside_parallel = false, copy_inside = false;
@@ -236,13 +239,59 @@ TEST(ChannelsLast, ADepthwiseConvIsComputedWithItsChannelsInTheVectorLanes) {
       EXPECT_TRUE(copy_inside) << "the padded slice is made inside the parallel channel-tile loop:\n"
                                << scheduled;
       EXPECT_EQ(scheduled.find(copy.str()), std::string::npos) << "a slice of the channels:\n" << scheduled;
+      // Its register tile: two vectors of channels, the accumulators in half
+      // the vector registers (the input's vectors take the rest).
+      static const std::regex tile(R"(alloc \S+: f32\[1, (\d+), (\d+)\])");
+      for (std::sregex_iterator m(scheduled.begin(), scheduled.end(), tile), end; m != end; ++m) {
+        int64_t rows = std::stoll((*m)[1]), columns = std::stoll((*m)[2]);
+        if (columns != 2 * lanes) continue;
+        found_tile = true;
+        EXPECT_LE(rows * 2, (lanes >= 16 ? 32 : 16) / 2) << scheduled;
+      }
     }
-    found_project = found_project || text.find("f32[1, 7, 7, 64]") != std::string::npos;
+    found_project = found_project || text.find("f32[1, 7, 7, " + std::to_string(wide) + "]") != std::string::npos;
   }
   EXPECT_TRUE(found_depthwise && found_project);
+  EXPECT_TRUE(found_tile) << "no tile of two vectors of channels";
   std::vector<Tensor> inputs = driver::random_inputs(b.g, 7);
   Tensor want = reference::Executor(b.g).run(inputs)[0], got = model.run(inputs)[0];
   EXPECT_LE(driver::error_stats(got, want).max_rel, 1e-5);
+}
+
+// The squeeze-excite scale sigmoid(s[c]), read at every position of a
+// channels-last value (channel innermost), is computed once per channel in
+// a block of its own; read by a value stored as typed (channel loop
+// outside), it stays inlined. The buffer a line containing the sigmoid
+// stores to names which.
+std::vector<std::string> sigmoid_targets(const driver::JitModel& model) {
+  std::vector<std::string> targets;
+  for (const driver::CompiledKernel& kernel : model.compiled_kernels()) {
+    std::istringstream lines(tir::to_string(kernel.flat));
+    for (std::string line; std::getline(lines, line);) {
+      size_t at = line.find("sigmoid(");
+      if (at == std::string::npos) continue;
+      size_t first = line.find_first_not_of(' ');
+      targets.push_back(line.substr(first, line.find('[') - first));
+    }
+  }
+  return targets;
+}
+
+TEST(ChannelsLast, AScaleReadAtEveryPositionIsComputedOncePerChannel) {
+  for (ChannelsLastPolicy policy : {ChannelsLastPolicy::kDepthwise, ChannelsLastPolicy::kNone}) {
+    SCOPED_TRACE(passes::channels_last_policy_name(policy));
+    Block b(3, 14);
+    driver::JitModel model(driver::compile_graph(b.g, with_policy(policy)));
+    std::vector<std::string> targets = sigmoid_targets(model);
+    ASSERT_EQ(targets.size(), 1u);
+    std::string buffers;
+    for (const driver::CompiledKernel& kernel : model.compiled_kernels()) buffers += tir::to_string(kernel.flat);
+    bool per_channel = buffers.find("alloc " + targets[0] + ": f32[1, 64, 1, 1]") != std::string::npos;
+    EXPECT_EQ(per_channel, policy == ChannelsLastPolicy::kDepthwise) << targets[0] << " in\n" << buffers;
+    std::vector<Tensor> inputs = driver::random_inputs(b.g, 3);
+    Tensor want = reference::Executor(b.g).run(inputs)[0], got = model.run(inputs)[0];
+    EXPECT_LE(driver::error_stats(got, want).max_rel, 1e-5);
+  }
 }
 
 graph::Value* cast(graph::Graph& g, graph::Value* v, DType to) {

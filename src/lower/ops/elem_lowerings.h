@@ -40,6 +40,15 @@ int expr_size(const TensorExpr& t);
 // `uses` times per element and its expression is more than a few loads.
 TensorExpr share(LowerContext& ctx, const graph::Node& node, const TensorExpr& t, int uses);
 
+// t itself, or t materialised in a block when the node's output (of
+// out_shape) reads it broadcast along a dimension its storage iterates
+// outside one t varies along, and t calls an intrinsic (exp, sigmoid, ...):
+// a squeeze-excite scale sigmoid(s[c]) read by a channels-last x[n, h, w, c]
+// was evaluated per element, where no loop-invariant hoisting reaches it
+// (stored as its type says, the channel loop is outside and LLVM hoists it).
+TensorExpr broadcast_once(LowerContext& ctx, const graph::Node& node, const TensorExpr& t,
+                          const std::vector<int64_t>& out_shape);
+
 // The static shape and dtype of output i of the node.
 std::vector<int64_t> output_shape(const graph::Node& node, size_t i = 0);
 DType output_dtype(const graph::Node& node, size_t i = 0);

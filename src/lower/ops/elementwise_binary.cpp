@@ -20,11 +20,12 @@ void add_binary(LoweringRegistry& r, const std::string& op, int uses, BinaryFn f
   add_injective(
       r, op,
       [uses, fn, divides](LowerContext& ctx, const graph::Node& node, const std::vector<TensorExpr>& in) {
-        TensorExpr a = share(ctx, node, in[0], uses), b = share(ctx, node, in[1], uses);
+        std::vector<int64_t> shape = static_shape(node.outputs[0]->type, node.span());
+        TensorExpr a = broadcast_once(ctx, node, share(ctx, node, in[0], uses), shape);
+        TensorExpr b = broadcast_once(ctx, node, share(ctx, node, in[1], uses), shape);
         if (divides) require_nonzero(ctx, node, 1, b);
         DType out = output_dtype(node);
         graph::Attrs attrs = node.attrs;
-        std::vector<int64_t> shape = static_shape(node.outputs[0]->type, node.span());
         return std::vector<TensorExpr>{index_map(node, 0, [a, b, out, fn, attrs, shape](const Index& idx) {
           Expr x = at_broadcast(a, idx, shape), y = at_broadcast(b, idx, shape);
           DType ct = compute_dtype(x->dtype);

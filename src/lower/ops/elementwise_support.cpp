@@ -83,6 +83,42 @@ TensorExpr share(LowerContext& ctx, const graph::Node& node, const TensorExpr& t
   return materialize(ctx, node, t);
 }
 
+namespace {
+
+bool calls_intrinsic(const TensorExpr& t) {
+  bool calls = false;
+  walk_exprs(t.at(fresh_index(t.rank())), [&calls](const Expr& e) { calls = calls || e.as<CallNode>(); });
+  return calls;
+}
+
+// Whether the output's storage order (outermost first) iterates a dimension
+// t is broadcast along outside one t varies along.
+bool broadcast_outside_varying(const TensorExpr& t, const std::vector<int64_t>& out_shape,
+                               const std::vector<int64_t>& storage) {
+  size_t rank = out_shape.size(), lead = rank - size_t(t.rank());
+  bool broadcast_seen = false;
+  for (size_t k = 0; k < rank; ++k) {
+    size_t d = storage.empty() ? k : size_t(storage[k]);
+    if (d < lead) {
+      broadcast_seen = broadcast_seen || out_shape[d] > 1;
+      continue;
+    }
+    int64_t extent = t.shape[d - lead];
+    if (extent == 1 && out_shape[d] > 1) broadcast_seen = true;
+    if (extent > 1 && broadcast_seen) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TensorExpr broadcast_once(LowerContext& ctx, const graph::Node& node, const TensorExpr& t,
+                          const std::vector<int64_t>& out_shape) {
+  if (t.buffer.defined() || t.rank() > int(out_shape.size()) || node.outputs.empty()) return t;
+  if (!broadcast_outside_varying(t, out_shape, node.outputs[0]->storage) || !calls_intrinsic(t)) return t;
+  return materialize(ctx, node, t);
+}
+
 void add_injective(LoweringRegistry& r, const std::string& op, LowerFn fn) {
   r.add(op, [fn](LowerContext& ctx, const graph::Node& node, const std::vector<TensorExpr>& inputs) {
     std::vector<TensorExpr> outs = fn(ctx, node, inputs);
