@@ -187,6 +187,10 @@ int64_t tile_rows(int64_t extent, int64_t vec, int64_t lanes, const CpuScheduleO
   for (int64_t f : {16, 14, 12, 10, 8, 6, 4, 5, 7, 3, 2})
     if (f <= most) preferred.push_back(f);
   if (extent <= most) return extent;
+  // A tile of one vector has one accumulator per row: the most rows that
+  // divide the extent (7 of 196 rather than 4), or its FMAs wait on each
+  // other's latency.
+  if (vectors == 1) std::sort(preferred.rbegin(), preferred.rend());
   for (int64_t f : preferred)
     if (extent % f == 0) return f;
   return 1;

@@ -13,6 +13,7 @@
 #include "ir/graph/verifier.h"
 #include "ir/tensor/printer.h"
 #include "schedules/defaults/block_kind.h"
+#include "src/codegen/target.h"
 #include "src/driver/check_job.h"
 #include "src/driver/compile_model.h"
 #include "src/driver/run_inputs.h"
@@ -292,6 +293,32 @@ TEST(ChannelsLast, AScaleReadAtEveryPositionIsComputedOncePerChannel) {
     Tensor want = reference::Executor(b.g).run(inputs)[0], got = model.run(inputs)[0];
     EXPECT_LE(driver::error_stats(got, want).max_rel, 1e-5);
   }
+}
+
+// A 1x1 conv computed channels-last whose output channels are an odd number
+// of vectors (five) takes tiles of one vector: as many rows as divide its
+// positions and fit, each an accumulator of its own (7 of 196 positions,
+// not 4: with four the FMAs waited on each other's latency).
+TEST(ChannelsLast, AOneVectorTileTakesTheMostRowsThatDivideThePositions) {
+  int64_t lanes = codegen::host_target().cpu.vector_bits / 32;
+  Block b(3, 14, 5 * lanes);
+  driver::JitModel model(driver::compile_graph(b.g, with_policy(ChannelsLastPolicy::kDepthwise)));
+  static const std::regex tile(R"(alloc \S+: f32\[1, (\d+), (\d+)\])");
+  int tiles = 0;
+  for (const driver::CompiledKernel& kernel : model.compiled_kernels()) {
+    std::string text = tir::to_string(kernel.flat);
+    for (std::sregex_iterator m(text.begin(), text.end(), tile), end; m != end; ++m) {
+      int64_t rows = std::stoll((*m)[1]);
+      if (std::stoll((*m)[2]) != lanes || rows == 1) continue;
+      ++tiles;
+      EXPECT_EQ(196 % rows, 0) << text;
+      EXPECT_GE(rows, 7) << text;
+    }
+  }
+  EXPECT_GE(tiles, 1);
+  std::vector<Tensor> inputs = driver::random_inputs(b.g, 5);
+  Tensor want = reference::Executor(b.g).run(inputs)[0], got = model.run(inputs)[0];
+  EXPECT_LE(driver::error_stats(got, want).max_rel, 1e-5);
 }
 
 graph::Value* cast(graph::Graph& g, graph::Value* v, DType to) {
