@@ -85,7 +85,9 @@ std::string log_target(const codegen::Target& target) {
 // Raised when a change to code generation or to the default schedules makes
 // the same model run at other speeds (revision 2: masked tails masking only
 // their last vector, a tile's rows emitted as one-vector loops; 3: a direct
-// conv's channel tiles inside its rows where its input leaves L2), so that a
+// conv's channel tiles inside its rows where its input leaves L2; 4: every
+// depthwise region channels-last, its tile two vectors wide, one-vector
+// tiles of the most rows), so that a
 // tuning log measured on the earlier code is reported instead of applied:
 // its layout and schedule choices were decided by times that no longer hold.
 constexpr int kCodegenRevision = 4;

@@ -31,7 +31,7 @@ namespace tessel::passes {
 enum class ChannelsLastPolicy {
   kNone,       // every value as its type says
   kDepthwise,  // the regions a depthwise conv reads
-  kAll,        // every region, whatever its rows (for comparisons and tests)
+  kAll,        // every region, with or without a depthwise conv (for comparisons and tests)
 };
 
 // A region is a connected set of 4-D activations, not the graph's inputs
