@@ -213,6 +213,18 @@ int64_t position_rows(const BlockInfo& info, int64_t vec, int64_t lanes, const C
   return 1;
 }
 
+// A reduction whose vector runs along its output (channels-last global
+// pooling: a sum over the positions of each vector of channels) adds one
+// input vector per step to each accumulator: a tile of one vector was a
+// chain of dependent adds as long as the plane. The widest tile of up to
+// four vectors that divides the output and leaves each thread a tile.
+int64_t reduction_columns(int64_t extent, int64_t vec, int64_t lanes, int threads) {
+  for (int64_t vectors = 4; vectors > 1; --vectors)
+    if (extent % (vectors * lanes) == 0 && extent / (vectors * lanes) >= threads && vectors * lanes > vec)
+      return vectors * lanes;
+  return vec;
+}
+
 // The default's rows (tile_rows) with a short reduction's exception.
 int64_t default_rows(const BlockInfo& info, int64_t vec, int64_t lanes, const CpuScheduleOptions& options) {
   if (info.channels_in_lanes)
@@ -255,6 +267,9 @@ TileShape tile_shape(Context& ctx, const std::vector<BlockInfo>& blocks, size_t 
   TileShape shape;
   if (info.vector_loop >= 0) {
     shape.vec = tile_vector_factor(info, lanes, ctx.options.num_threads);
+    if (info.kind == BlockKind::kReduction)
+      shape.vec = reduction_columns(info.extents[size_t(info.vector_loop)], shape.vec, lanes,
+                                    ctx.options.num_threads);
     std::vector<int64_t> widths = vector_widths(info.extents[size_t(info.vector_loop)], lanes, 4, shape.vec);
     if (int64_t panel = read_panel_width(ctx.sch, info))
       std::erase_if(widths, [panel](int64_t w) { return panel % w != 0; });

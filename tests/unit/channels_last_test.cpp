@@ -321,6 +321,35 @@ TEST(ChannelsLast, AOneVectorTileTakesTheMostRowsThatDivideThePositions) {
   EXPECT_LE(driver::error_stats(got, want).max_rel, 1e-5);
 }
 
+// The squeeze-excite pooling over a channels-last value sums the positions
+// of each vector of channels: its tile is several vectors wide (independent
+// chains of adds), one for each thread at least.
+TEST(ChannelsLast, APoolingOverChannelsLastPositionsSumsSeveralVectorsAtOnce) {
+  int64_t lanes = codegen::host_target().cpu.vector_bits / 32;
+  Block b(3, 14, 8 * lanes);
+  driver::CompileOptions options = with_policy(ChannelsLastPolicy::kDepthwise);
+  options.target.cpu.min_parallel_cycles = 1;
+  driver::JitModel model(driver::compile_graph(b.g, options));
+  const std::string input = "f32[1, 14, 14, " + std::to_string(8 * lanes) + "]";
+  static const std::regex vector_loop(R"(in 0\.\.(\d+) vectorized)");
+  int pools = 0;
+  for (const driver::CompiledKernel& kernel : model.compiled_kernels()) {
+    std::string text = tir::to_string(kernel.flat);
+    if (text.rfind("func GlobalAveragePool", 0) != 0 || text.find(input) == std::string::npos) continue;
+    ++pools;
+    // The vector loop inside the loops over the positions (k...), not the
+    // division by their count after them.
+    std::smatch m;
+    std::string summing = text.substr(text.find("for k"));
+    ASSERT_TRUE(std::regex_search(summing, m, vector_loop)) << text;
+    EXPECT_GE(std::stoll(m[1]), 2 * lanes) << text;
+  }
+  EXPECT_EQ(pools, 1);
+  std::vector<Tensor> inputs = driver::random_inputs(b.g, 9);
+  Tensor want = reference::Executor(b.g).run(inputs)[0], got = model.run(inputs)[0];
+  EXPECT_LE(driver::error_stats(got, want).max_rel, 1e-5);
+}
+
 graph::Value* cast(graph::Graph& g, graph::Value* v, DType to) {
   graph::Attrs attrs;
   attrs.set("to", std::string(dtype_name(to)));
