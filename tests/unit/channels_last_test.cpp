@@ -196,6 +196,24 @@ TEST(ChannelsLast, EveryConvFormComputesTheReferenceThroughTheStoredOrder) {
   }
 }
 
+// The compiled model's largest relative error against the reference
+// executor on random inputs drawn from `seed`.
+double max_rel_error(const graph::Graph& g, driver::JitModel& model, uint64_t seed) {
+  std::vector<Tensor> inputs = driver::random_inputs(g, seed);
+  Tensor want = reference::Executor(g).run(inputs)[0], got = model.run(inputs)[0];
+  return driver::error_stats(got, want).max_rel;
+}
+
+// The register tiles a kernel's text allocates ("alloc Conv: f32[1, rows,
+// columns]"), as {rows, columns}.
+std::vector<std::pair<int64_t, int64_t>> register_tiles(const std::string& text) {
+  static const std::regex tile(R"(alloc \S+: f32\[1, (\d+), (\d+)\])");
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (std::sregex_iterator m(text.begin(), text.end(), tile), end; m != end; ++m)
+    out.emplace_back(std::stoll((*m)[1]), std::stoll((*m)[2]));
+  return out;
+}
+
 // The depthwise conv over a channels-last input: a conv block whose rows are
 // output positions and whose vector is the channels, reading its input's
 // padded copy stored channels-last, made per channel tile inside the tile's
@@ -242,9 +260,7 @@ TEST(ChannelsLast, ADepthwiseConvIsComputedWithItsChannelsInTheVectorLanes) {
       EXPECT_EQ(scheduled.find(copy.str()), std::string::npos) << "a slice of the channels:\n" << scheduled;
       // Its register tile: two vectors of channels, the accumulators in half
       // the vector registers (the input's vectors take the rest).
-      static const std::regex tile(R"(alloc \S+: f32\[1, (\d+), (\d+)\])");
-      for (std::sregex_iterator m(scheduled.begin(), scheduled.end(), tile), end; m != end; ++m) {
-        int64_t rows = std::stoll((*m)[1]), columns = std::stoll((*m)[2]);
+      for (auto [rows, columns] : register_tiles(scheduled)) {
         if (columns != 2 * lanes) continue;
         found_tile = true;
         EXPECT_LE(rows * 2, (lanes >= 16 ? 32 : 16) / 2) << scheduled;
@@ -254,9 +270,7 @@ TEST(ChannelsLast, ADepthwiseConvIsComputedWithItsChannelsInTheVectorLanes) {
   }
   EXPECT_TRUE(found_depthwise && found_project);
   EXPECT_TRUE(found_tile) << "no tile of two vectors of channels";
-  std::vector<Tensor> inputs = driver::random_inputs(b.g, 7);
-  Tensor want = reference::Executor(b.g).run(inputs)[0], got = model.run(inputs)[0];
-  EXPECT_LE(driver::error_stats(got, want).max_rel, 1e-5);
+  EXPECT_LE(max_rel_error(b.g, model, 7), 1e-5);
 }
 
 // The squeeze-excite scale sigmoid(s[c]), read at every position of a
@@ -289,9 +303,7 @@ TEST(ChannelsLast, AScaleReadAtEveryPositionIsComputedOncePerChannel) {
     for (const driver::CompiledKernel& kernel : model.compiled_kernels()) buffers += tir::to_string(kernel.flat);
     bool per_channel = buffers.find("alloc " + targets[0] + ": f32[1, 64, 1, 1]") != std::string::npos;
     EXPECT_EQ(per_channel, policy == ChannelsLastPolicy::kDepthwise) << targets[0] << " in\n" << buffers;
-    std::vector<Tensor> inputs = driver::random_inputs(b.g, 3);
-    Tensor want = reference::Executor(b.g).run(inputs)[0], got = model.run(inputs)[0];
-    EXPECT_LE(driver::error_stats(got, want).max_rel, 1e-5);
+    EXPECT_LE(max_rel_error(b.g, model, 3), 1e-5);
   }
 }
 
@@ -303,22 +315,18 @@ TEST(ChannelsLast, AOneVectorTileTakesTheMostRowsThatDivideThePositions) {
   int64_t lanes = codegen::host_target().cpu.vector_bits / 32;
   Block b(3, 14, 5 * lanes);
   driver::JitModel model(driver::compile_graph(b.g, with_policy(ChannelsLastPolicy::kDepthwise)));
-  static const std::regex tile(R"(alloc \S+: f32\[1, (\d+), (\d+)\])");
   int tiles = 0;
   for (const driver::CompiledKernel& kernel : model.compiled_kernels()) {
     std::string text = tir::to_string(kernel.flat);
-    for (std::sregex_iterator m(text.begin(), text.end(), tile), end; m != end; ++m) {
-      int64_t rows = std::stoll((*m)[1]);
-      if (std::stoll((*m)[2]) != lanes || rows == 1) continue;
+    for (auto [rows, columns] : register_tiles(text)) {
+      if (columns != lanes || rows == 1) continue;
       ++tiles;
       EXPECT_EQ(196 % rows, 0) << text;
       EXPECT_GE(rows, 7) << text;
     }
   }
   EXPECT_GE(tiles, 1);
-  std::vector<Tensor> inputs = driver::random_inputs(b.g, 5);
-  Tensor want = reference::Executor(b.g).run(inputs)[0], got = model.run(inputs)[0];
-  EXPECT_LE(driver::error_stats(got, want).max_rel, 1e-5);
+  EXPECT_LE(max_rel_error(b.g, model, 5), 1e-5);
 }
 
 // The squeeze-excite pooling over a channels-last value sums the positions
@@ -345,9 +353,7 @@ TEST(ChannelsLast, APoolingOverChannelsLastPositionsSumsSeveralVectorsAtOnce) {
     EXPECT_GE(std::stoll(m[1]), 2 * lanes) << text;
   }
   EXPECT_EQ(pools, 1);
-  std::vector<Tensor> inputs = driver::random_inputs(b.g, 9);
-  Tensor want = reference::Executor(b.g).run(inputs)[0], got = model.run(inputs)[0];
-  EXPECT_LE(driver::error_stats(got, want).max_rel, 1e-5);
+  EXPECT_LE(max_rel_error(b.g, model, 9), 1e-5);
 }
 
 graph::Value* cast(graph::Graph& g, graph::Value* v, DType to) {
