@@ -81,12 +81,23 @@ double flat_useful_share(const lower::ConvShape& conv, int64_t align) {
 // operands (8 with 32 vector registers, 6 with 16) unless that many or up
 // to two fewer divide them (13 x 13: no row count between 2 and 8 divides
 // 169, and a tile of one row is a chain of dependent FMAs; 7 x 7 with 16
-// registers: 7 rows of two vectors do not fit).
+// registers: 7 rows of two vectors do not fit). A tile of two vectors of
+// output channels takes those rows only where its accumulators outnumber
+// the FMAs a core overlaps: with no more (4 rows of 28 x 28 with 16
+// registers), each FMA waits on its accumulator's previous one, and a few
+// positions of padding for the widest tile cost far less, where the
+// conv's result is copied out by its epilogue anyway (not where it reads or
+// writes an activation stored channels-last, whose positions are not
+// padded). A depthwise conv's tile holds fewer rows (position_rows): a
+// plane padded for six would leave it three.
 int64_t positions_align(const lower::ConvShape& conv, const CpuScheduleOptions& options) {
   int64_t positions = conv.out[2] * conv.out[3];
   int64_t most = std::min<int64_t>(8, (cpu_rules::vector_registers(options) - 4) / 2);
+  int64_t lanes = std::max(1, options.vector_lanes);
+  bool two_vector_tile =
+      !conv.depthwise() && !conv.reads_or_writes_channels_last() && conv.out_per_group % (2 * lanes) == 0;
   for (int64_t rows = most; rows >= most - 2; --rows)
-    if (positions % rows == 0) return 1;
+    if (positions % rows == 0 && (!two_vector_tile || 2 * rows > options.fmas_in_flight)) return 1;
   return most;
 }
 

@@ -28,10 +28,12 @@ ConvShape packed(ConvShape c) {
   return c;
 }
 
-std::string cpu_choice(const ConvShape& c, int lanes, int64_t l2_bytes = int64_t(1) << 20) {
+std::string cpu_choice(const ConvShape& c, int lanes, int64_t l2_bytes = int64_t(1) << 20,
+                       int fmas_in_flight = 4) {
   sched::CpuScheduleOptions o;
   o.vector_lanes = lanes;
   o.l2_bytes = l2_bytes;
+  o.fmas_in_flight = fmas_in_flight;
   return lower::to_string(sched::default_cpu_conv_layout(c, o));
 }
 
@@ -112,6 +114,27 @@ TEST(CpuLayouts, SmallPlanesWithAPackedWeightAreChannelsLast) {
   ConvShape strided = packed(conv2d(512, 7, 7, 3));
   strided.strides = {2, 2};  // a row of 7 outputs over 8 phase positions
   EXPECT_EQ(cpu_choice(strided, 16), "channels-last align 1");
+}
+
+// A tile of two vectors of output channels takes the rows dividing the
+// positions only where its accumulators outnumber the FMAs a core overlaps
+// (eight: two pipes of four cycles), else the positions are padded to the
+// most rows: 784 positions in rows of 4 (8 accumulators) became 786 in rows
+// of 6 with 16 registers. Not a depthwise conv's (its tile holds fewer rows)
+// nor one that reads or writes channels-last activations (not padded).
+TEST(CpuLayouts, ATwoVectorTileWithTooFewAccumulatorsPadsThePositions) {
+  ConvShape conv = packed(conv2d(128, 28, 28, 3));
+  EXPECT_EQ(cpu_choice(conv, 8, 1 << 20, 8), "channels-last align 6");
+  EXPECT_EQ(cpu_choice(conv, 8, 1 << 20, 4), "channels-last align 1") << "4 rows: 8 accumulators for 4 FMAs";
+  EXPECT_EQ(cpu_choice(conv, 16, 1 << 20, 8), "channels-last align 1") << "8 rows: 16 accumulators";
+  EXPECT_EQ(cpu_choice(packed(conv2d(120, 14, 14, 3)), 8, 1 << 20, 8), "channels-last align 1")
+      << "120 channels: 15 vectors, a tile of three";
+  ConvShape region = conv;
+  region.input_channels_last = true;
+  EXPECT_EQ(cpu_choice(region, 8, 1 << 20, 8), "channels-last align 1");
+  ConvShape depthwise = packed(conv2d(128, 28, 28, 3, 128, 1));
+  depthwise.input_channels_last = true;
+  EXPECT_EQ(cpu_choice(depthwise, 8, 1 << 20, 8), "channels-last align 1");
 }
 
 // A wide plane is channels-last too when its reduction is deep (32 vectors'
