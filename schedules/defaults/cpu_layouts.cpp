@@ -84,12 +84,13 @@ double flat_useful_share(const lower::ConvShape& conv, int64_t align) {
 // registers: 7 rows of two vectors do not fit). A tile of two vectors of
 // output channels takes those rows only where its accumulators outnumber
 // the FMAs a core overlaps: with no more (4 rows of 28 x 28 with 16
-// registers), each FMA waits on its accumulator's previous one, and a few
-// positions of padding for the widest tile cost far less, where the
-// conv's result is copied out by its epilogue anyway (not where it reads or
-// writes an activation stored channels-last, whose positions are not
-// padded). A depthwise conv's tile holds fewer rows (position_rows): a
-// plane padded for six would leave it three.
+// registers), each FMA waits on its accumulator's previous one over a deep
+// reduction, and a few positions of padding for the widest tile cost far
+// less. Not where the conv reads or writes an activation stored
+// channels-last: there it is a 1x1 conv over a short reduction (an
+// inverted residual's), whose wider tile saved nothing and whose partial
+// last tile cost time. A depthwise conv's tile holds fewer rows
+// (position_rows): a plane padded for six would leave it three.
 int64_t positions_align(const lower::ConvShape& conv, const CpuScheduleOptions& options) {
   int64_t positions = conv.out[2] * conv.out[3];
   int64_t most = std::min<int64_t>(8, (cpu_rules::vector_registers(options) - 4) / 2);

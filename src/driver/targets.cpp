@@ -89,9 +89,9 @@ std::string log_target(const codegen::Target& target) {
 // depthwise region channels-last, its tile two vectors wide, one-vector
 // tiles of the most rows, pooling tiles several vectors wide; 5: channels-
 // last positions padded for a tile of more accumulators than FMAs in
-// flight), so that a tuning log measured on the earlier code is reported
-// instead of applied: its layout and schedule choices were decided by times
-// that no longer hold.
+// flight, a 1x1 conv's padding positions read in place), so that a tuning
+// log measured on the earlier code is reported instead of applied: its
+// layout and schedule choices were decided by times that no longer hold.
 constexpr int kCodegenRevision = 5;
 
 std::string compiler_version() {

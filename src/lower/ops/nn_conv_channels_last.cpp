@@ -15,7 +15,10 @@
 // input channels, one tap a term of the sum.
 //
 // The positions are padded to a multiple of `align` (whole register tiles);
-// the input has zero rows below for the padding positions' reads. The input
+// the input has zero rows below for the padding positions' reads, or, where
+// it is read in place (a 1x1 conv without padding), the padding positions
+// read the last position's input: a copy of the whole input for a few
+// positions' reads cost more than their tile saved. The input
 // is read one element (or, depthwise, one channel vector) at a time, so a
 // strided conv reads its padded input in place of a copy split into stride
 // phases; a channels-last input is padded in a copy stored channels-last.
@@ -35,8 +38,9 @@ std::vector<TensorExpr> lower_channels_last_conv(LowerContext& ctx, const graph:
   DType t = accum_dtype(x.dtype);
   int64_t group = node.attrs.get_int("group"), cg = w.shape[1], mg = out[1] / group;
   bool depthwise = group > 1 && cg == 1, grouped = group > 1 && !depthwise;
-  int64_t width = out[3], positions = (out[2] * width + align - 1) / align * align;
-  int64_t extra_rows = ((positions - 1) / width + 1 - out[2]) * g.strides[0];
+  int64_t width = out[3], outputs = out[2] * width, positions = (outputs + align - 1) / align * align;
+  bool clamped = positions > outputs && window_reads_in_place(g, out, /*phases=*/false);
+  int64_t extra_rows = clamped ? 0 : ((positions - 1) / width + 1 - out[2]) * g.strides[0];
   std::vector<int64_t> storage;  // the input's padded copy stored as the input is
   if (passes::stored_channels_last(*node.inputs[0])) storage = passes::channels_last_storage();
   WindowInput xin = window_input(ctx, stage_name(node), x, g, out, extra_rows, const_of(x.dtype, 0),
@@ -53,7 +57,8 @@ std::vector<TensorExpr> lower_channels_last_conv(LowerContext& ctx, const graph:
   auto value = [=](const std::vector<Expr>& s, const std::vector<Expr>& reduced) {
     std::vector<Expr> r = {int_imm(0), int_imm(0), int_imm(0)};  // [channel, kh, kw]
     for (size_t i = 0; i < summed.size(); ++i) r[size_t(summed[i] + 1)] = reduced[i];
-    const Expr& p = grouped ? s[2] : s[1];
+    Expr p = grouped ? s[2] : s[1];
+    if (clamped) p = min(p, int_imm(outputs - 1));
     Expr oh = width == 1 ? p : floordiv(p, width), ow = width == 1 ? int_imm(0) : floormod(p, width);
     Expr oc = grouped ? s[1] * mg + s[3] : s[2];
     Expr channel = depthwise ? (mg == 1 ? oc : floordiv(oc, mg)) : grouped ? s[1] * cg + r[0] : r[0];

@@ -106,6 +106,10 @@ struct WindowInput {
                const graph::ops::WindowGeometry& g) const;
 };
 
+// Whether x is read as it is by a window of geometry g over output `out`:
+// no padding, no tap past its end, no stride split into phases.
+bool window_reads_in_place(const graph::ops::WindowGeometry& g, const std::vector<int64_t>& out, bool phases);
+
 // The window input of op `name` (stage names name_pad, name_phases): x
 // itself when it needs neither padding nor phases (and extra_rows is 0),
 // else x re-laid out; pad_value fills the padding (0 for Conv, -inf for

@@ -100,18 +100,21 @@ std::vector<int64_t> relaid_positions(const WindowGeometry& g, const std::vector
 // middle reads every other element unguarded. Where a row's middle is
 // shorter than a vector, it would run scalar: there the zeros come first, in
 // a stage of their own, and the phases are read from it without a guard.
+bool window_reads_in_place(const WindowGeometry& g, const std::vector<int64_t>& out, bool phases) {
+  for (size_t u = 0; u < size_t(g.spatial()); ++u) {
+    int64_t highest = (out[2 + u] - 1) * g.strides[u] - g.pad_begin[u] + g.extent(int(u)) - 1;
+    if (g.pad_begin[u] > 0 || highest >= g.in[u] || (phases && g.strides[u] > 1)) return false;
+  }
+  return true;
+}
+
 WindowInput window_input(LowerContext& ctx, const std::string& name, const TensorExpr& x,
                          const WindowGeometry& g, const std::vector<int64_t>& out, int64_t extra_rows,
                          const Expr& pad_value, bool phases, const std::vector<int64_t>& storage) {
   size_t dims = size_t(g.spatial());
   WindowInput in{x, std::vector<int64_t>(g.pad_begin.begin(), g.pad_begin.end()), std::vector<bool>(dims, false)};
-  bool relayout = false;
-  for (size_t u = 0; u < dims; ++u) {
-    int64_t highest = (out[2 + u] - 1) * g.strides[u] - g.pad_begin[u] + g.extent(int(u)) - 1;
-    in.phased[u] = phases && g.strides[u] > 1;
-    relayout = relayout || g.pad_begin[u] > 0 || highest >= g.in[u] || in.phased[u];
-  }
-  if (!relayout && extra_rows == 0) return in;
+  for (size_t u = 0; u < dims; ++u) in.phased[u] = phases && g.strides[u] > 1;
+  if (window_reads_in_place(g, out, phases) && extra_rows == 0) return in;
   std::vector<int64_t> positions = relaid_positions(g, out, phases);
   positions[0] += extra_rows;
   std::vector<int64_t> source_extents(g.in.begin(), g.in.end()), pad = in.pad, padded = positions;
