@@ -121,7 +121,8 @@ TEST(CpuLayouts, SmallPlanesWithAPackedWeightAreChannelsLast) {
 // (eight: two pipes of four cycles), else the positions are padded to the
 // most rows: 784 positions in rows of 4 (8 accumulators) became 786 in rows
 // of 6 with 16 registers. Not a depthwise conv's (its tile holds fewer rows)
-// nor one that reads or writes channels-last activations (not padded).
+// nor one that reads or writes channels-last activations (there 1x1 convs
+// over short reductions, which the wider tile did not speed up).
 TEST(CpuLayouts, ATwoVectorTileWithTooFewAccumulatorsPadsThePositions) {
   ConvShape conv = packed(conv2d(128, 28, 28, 3));
   EXPECT_EQ(cpu_choice(conv, 8, 1 << 20, 8), "channels-last align 6");

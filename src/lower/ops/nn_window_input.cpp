@@ -88,6 +88,14 @@ std::vector<int64_t> relaid_positions(const WindowGeometry& g, const std::vector
   return positions;
 }
 
+bool window_reads_in_place(const WindowGeometry& g, const std::vector<int64_t>& out, bool phases) {
+  for (size_t u = 0; u < size_t(g.spatial()); ++u) {
+    int64_t highest = (out[2 + u] - 1) * g.strides[u] - g.pad_begin[u] + g.extent(int(u)) - 1;
+    if (g.pad_begin[u] > 0 || highest >= g.in[u] || (phases && g.strides[u] > 1)) return false;
+  }
+  return true;
+}
+
 // extra_rows: zero rows appended to the first spatial dim's positions (for
 // the reads of a flat convolution past its last output row); forces the stage.
 // With a storage order (and no phases), the re-laid-out input is stored in
@@ -100,14 +108,6 @@ std::vector<int64_t> relaid_positions(const WindowGeometry& g, const std::vector
 // middle reads every other element unguarded. Where a row's middle is
 // shorter than a vector, it would run scalar: there the zeros come first, in
 // a stage of their own, and the phases are read from it without a guard.
-bool window_reads_in_place(const WindowGeometry& g, const std::vector<int64_t>& out, bool phases) {
-  for (size_t u = 0; u < size_t(g.spatial()); ++u) {
-    int64_t highest = (out[2 + u] - 1) * g.strides[u] - g.pad_begin[u] + g.extent(int(u)) - 1;
-    if (g.pad_begin[u] > 0 || highest >= g.in[u] || (phases && g.strides[u] > 1)) return false;
-  }
-  return true;
-}
-
 WindowInput window_input(LowerContext& ctx, const std::string& name, const TensorExpr& x,
                          const WindowGeometry& g, const std::vector<int64_t>& out, int64_t extra_rows,
                          const Expr& pad_value, bool phases, const std::vector<int64_t>& storage) {
