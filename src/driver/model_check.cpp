@@ -4,28 +4,30 @@
 #include <chrono>
 #include <cmath>
 #include <iomanip>
-#include <limits>
 #include <memory>
 #include <sstream>
 
 #include "src/driver/pipeline.h"
-#include "src/driver/run_compiled.h"
 #include "src/driver/run_inputs.h"
 #include "src/driver/targets.h"
 #include "src/driver/tune_session.h"
 #include "src/driver/tuned_schedules.h"
 #include "src/driver/tuning_tasks.h"
 #include "tuner/measure/isolated.h"
+#include "tuner/median.h"
 
 namespace tessel::driver {
 
 namespace {
 
-// Rounds of the two libraries in alternation, each a profile of enough runs
-// to fill about kRoundMs; a kernel's time in place is its fastest round's
-// median, so that a round the host slowed down does not count.
-constexpr int kRounds = 12;
-constexpr double kRoundMs = 150;
+// The two libraries run in alternation one run at a time (A B, B A, ...)
+// for about kCheckMs, within kMinRuns and kMaxRuns runs each; a kernel's
+// time in place is the median of its runs. Runs a millisecond apart see the
+// same machine: in rounds of many runs each, a shared host's drift from one
+// round to the next was larger than the gains being judged, and kernels
+// that measured faster there ran slower beside their default.
+constexpr double kCheckMs = 3600;
+constexpr int kMinRuns = 10, kMaxRuns = 400;
 constexpr int kMaxPasses = 3;
 constexpr double kTimeoutS = 900;
 
@@ -148,19 +150,24 @@ std::string time_in_child(const TuneOptions& o, std::shared_ptr<const TunedSched
   for (Library& l : libs) l.model->run(inputs);
   double both_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  int runs = std::clamp(int(std::ceil(2 * kRoundMs / std::max(both_ms, 1e-3))), 3, 30);
-  double inf = std::numeric_limits<double>::infinity();
-  std::vector<double> fastest[2];
-  double end_to_end[2] = {inf, inf};
-  for (int r = 0; r < kRounds; ++r)
+  int runs = std::clamp(int(std::ceil(kCheckMs / std::max(both_ms, 1e-3))), kMinRuns, kMaxRuns);
+  std::vector<std::vector<double>> samples[2];  // per library, per kernel: ms of each run
+  std::vector<double> totals[2];
+  for (int r = 0; r < runs; ++r)
     for (int i = 0; i < 2; ++i) {
       int which = (r + i) % 2;
-      ModelProfile p = profile_model(*libs[which].model, inputs, runs);
-      fastest[which].resize(p.kernels.size(), inf);
-      for (size_t k = 0; k < p.kernels.size(); ++k)
-        fastest[which][k] = std::min(fastest[which][k], p.kernels[k].median_ms);
-      end_to_end[which] = std::min(end_to_end[which], p.end_to_end.median_ms);
+      std::vector<double> seconds;
+      auto begin = std::chrono::steady_clock::now();
+      libs[which].model->run(inputs, &seconds);
+      totals[which].push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin).count());
+      samples[which].resize(seconds.size());
+      for (size_t k = 0; k < seconds.size(); ++k) samples[which][k].push_back(seconds[k] * 1e3);
     }
+  std::vector<double> fastest[2];
+  double end_to_end[2] = {tune::median(totals[0]), tune::median(totals[1])};
+  for (int which = 0; which < 2; ++which)
+    for (const std::vector<double>& kernel : samples[which]) fastest[which].push_back(tune::median(kernel));
   std::ostringstream text;
   text << std::setprecision(9);
   for (int which = 0; which < 2; ++which) {
