@@ -38,7 +38,8 @@ def random_feeds(model: Model, seed: int = 0) -> dict:
 
 
 def alternate(models: list, feeds: dict, iterations: int) -> list:
-    """Per model: a list of runs, each (end-to-end seconds, [kernel seconds])."""
+    """Per model: a list of runs, each (end-to-end seconds, [kernel seconds]). Model._run is the
+    one call that runs once and fills the kernels' times (Model.profile returns medians only)."""
     buffers = [(ctypes.c_double * max(len(m.kernels), 1))() for m in models]
     runs = [[] for _ in models]
     for m, b in zip(models, buffers):  # warm-up

@@ -164,20 +164,20 @@ std::string time_in_child(const TuneOptions& o, std::shared_ptr<const TunedSched
       samples[which].resize(seconds.size());
       for (size_t k = 0; k < seconds.size(); ++k) samples[which][k].push_back(seconds[k] * 1e3);
     }
-  std::vector<double> fastest[2];
+  std::vector<double> in_place[2];
   double end_to_end[2] = {tune::median(totals[0]), tune::median(totals[1])};
   for (int which = 0; which < 2; ++which)
-    for (const std::vector<double>& kernel : samples[which]) fastest[which].push_back(tune::median(kernel));
+    for (const std::vector<double>& kernel : samples[which]) in_place[which].push_back(tune::median(kernel));
   std::ostringstream text;
   text << std::setprecision(9);
   for (int which = 0; which < 2; ++which) {
     const PlacedTimes& placed = libs[which].placed;
-    TESSEL_ICHECK(placed.kernels.size() == fastest[which].size())
+    TESSEL_ICHECK(placed.kernels.size() == in_place[which].size())
         << "a profile's kernels are not the compiled ones";
     text << "end " << end_to_end[which] << "\n";
     for (size_t k = 0; k < placed.kernels.size(); ++k) {
       const PlacedKernel& pk = placed.kernels[k];
-      text << fastest[which][k] << "\t" << one_field(pk.task) << "\t" << one_field(pk.name);
+      text << in_place[which][k] << "\t" << one_field(pk.task) << "\t" << one_field(pk.name);
       for (const auto& [conv, layout] : pk.convs)
         text << "\t" << one_field(conv) << "\t" << lower::conv_form_name(layout.form) << "\t"
              << layout.flat_align;
