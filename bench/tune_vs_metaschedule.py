@@ -49,6 +49,17 @@ def tessel_tuned_ms(tessel: str, model: str, log: str, trials: int, threads: int
     return float(re.search(r"median ([0-9.]+) ms", out).group(1)), seconds
 
 
+def host_cpu(tessel: str) -> str:
+    """The host's LLVM CPU name as Tessel detects it (`tessel target`: "cpu znver3"), so that
+    MetaSchedule compiles for the same machine: a fixed name would ask for AVX-512 on a core
+    without it, or leave it unused on one with it."""
+    out = subprocess.run([tessel, "target"], check=True, capture_output=True, text=True).stdout
+    match = re.search(r"^cpu (\S+)$", out, re.MULTILINE)
+    if not match:
+        raise RuntimeError(f"`tessel target` named no cpu:\n{out}")
+    return match.group(1)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tessel", default=os.path.join(REPO, "build", "src", "cli", "tessel"))
@@ -56,9 +67,12 @@ def main() -> None:
     ap.add_argument("--ops", default="gemm_1024,conv_64_56")
     ap.add_argument("--trials", default="64,256")
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--mcpu", default="znver4", help="the CPU MetaSchedule compiles for (tessel detects its own)")
+    ap.add_argument("--mcpu", default=None,
+                    help="the CPU MetaSchedule compiles for (default: the host's, as `tessel target` names it)")
     ap.add_argument("--repeat", type=int, default=50)
     args = ap.parse_args()
+    if args.mcpu is None:
+        args.mcpu = host_cpu(args.tessel)
     env = dict(os.environ, TVM_NUM_THREADS=str(args.threads), OPENBLAS_NUM_THREADS=str(args.threads))
     rows = []
     with tempfile.TemporaryDirectory() as work:
@@ -88,7 +102,8 @@ def main() -> None:
                              f"{t_ms / ms['median_ms']:.2f}x", f"{t_s:.0f}", f"{ms['tune_s']:.0f}"])
     print(table(["op", "trials", "Tessel ms", "MetaSchedule ms", "OpenBLAS ms", "Tessel/MS", "Tessel tune s",
                  "MS tune s"], rows))
-    print(f"{args.threads} thread(s); medians of {args.repeat} warm runs; ratios < 1: Tessel faster")
+    print(f"{args.threads} thread(s), MetaSchedule for -mcpu={args.mcpu}; medians of {args.repeat} warm runs; "
+          "ratios < 1: Tessel faster")
     print("command: bench/tune_vs_metaschedule.py " + " ".join(sys.argv[1:]))
 
 
