@@ -61,8 +61,8 @@ def main() -> None:
     args = ap.parse_args()
     func, in_shapes, out_shape = OPS[args.op]()
     mcpu = args.mcpu
-    if mcpu == "native":
-        mcpu = tvm.target.codegen.llvm_get_system_cpu() if hasattr(tvm.target, "codegen") else "znver4"
+    if mcpu == "native":  # the host's CPU as TVM's LLVM detects it; a fixed name would be another machine's
+        mcpu = tvm.target.codegen.llvm_get_system_cpu()
     target = tvm.target.Target({"kind": "llvm", "mcpu": mcpu, "num-cores": args.threads})
     work = os.path.join(args.work, f"{args.op}.{args.trials}")
     start = time.time()

@@ -49,17 +49,6 @@ def tessel_tuned_ms(tessel: str, model: str, log: str, trials: int, threads: int
     return float(re.search(r"median ([0-9.]+) ms", out).group(1)), seconds
 
 
-def host_cpu(tessel: str) -> str:
-    """The host's LLVM CPU name as Tessel detects it (`tessel target`: "cpu znver3"), so that
-    MetaSchedule compiles for the same machine: a fixed name would ask for AVX-512 on a core
-    without it, or leave it unused on one with it."""
-    out = subprocess.run([tessel, "target"], check=True, capture_output=True, text=True).stdout
-    match = re.search(r"^cpu (\S+)$", out, re.MULTILINE)
-    if not match:
-        raise RuntimeError(f"`tessel target` named no cpu:\n{out}")
-    return match.group(1)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tessel", default=os.path.join(REPO, "build", "src", "cli", "tessel"))
@@ -67,14 +56,12 @@ def main() -> None:
     ap.add_argument("--ops", default="gemm_1024,conv_64_56")
     ap.add_argument("--trials", default="64,256")
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--mcpu", default=None,
-                    help="the CPU MetaSchedule compiles for (default: the host's, as `tessel target` names it)")
+    ap.add_argument("--mcpu", default="native",
+                    help="the CPU MetaSchedule compiles for (native: the host's, as TVM's LLVM names it)")
     ap.add_argument("--repeat", type=int, default=50)
     args = ap.parse_args()
-    if args.mcpu is None:
-        args.mcpu = host_cpu(args.tessel)
     env = dict(os.environ, TVM_NUM_THREADS=str(args.threads), OPENBLAS_NUM_THREADS=str(args.threads))
-    rows = []
+    rows, peer_cpu = [], args.mcpu
     with tempfile.TemporaryDirectory() as work:
         for name in args.ops.split(","):
             op = next(o for o in op_bench.OPS if o.name == name)
@@ -96,13 +83,14 @@ def main() -> None:
                 if peer.returncode != 0:
                     raise RuntimeError(f"metaschedule_peer.py failed:\n{peer.stderr[-3000:]}")
                 ms = json.loads(peer.stdout.strip().splitlines()[-1])
+                peer_cpu = ms["mcpu"]
                 print(f"{name} {trials} trials: MetaSchedule {ms['median_ms']:.3f} ms ({ms['tune_s']:.0f} s)",
                       file=sys.stderr)
                 rows.append([name, str(trials), f"{t_ms:.3f}", f"{ms['median_ms']:.3f}", blas,
                              f"{t_ms / ms['median_ms']:.2f}x", f"{t_s:.0f}", f"{ms['tune_s']:.0f}"])
     print(table(["op", "trials", "Tessel ms", "MetaSchedule ms", "OpenBLAS ms", "Tessel/MS", "Tessel tune s",
                  "MS tune s"], rows))
-    print(f"{args.threads} thread(s), MetaSchedule for -mcpu={args.mcpu}; medians of {args.repeat} warm runs; "
+    print(f"{args.threads} thread(s), MetaSchedule for -mcpu={peer_cpu}; medians of {args.repeat} warm runs; "
           "ratios < 1: Tessel faster")
     print("command: bench/tune_vs_metaschedule.py " + " ".join(sys.argv[1:]))
 
