@@ -13,7 +13,6 @@ whose convs changed layout may name some of them after other nodes); a different
 from __future__ import annotations
 
 import argparse
-import ctypes
 import os
 import statistics
 import sys
@@ -38,19 +37,17 @@ def random_feeds(model: Model, seed: int = 0) -> dict:
 
 
 def alternate(models: list, feeds: dict, iterations: int) -> list:
-    """Per model: a list of runs, each (end-to-end seconds, [kernel seconds]). Model._run is the
-    one call that runs once and fills the kernels' times (Model.profile returns medians only)."""
-    buffers = [(ctypes.c_double * max(len(m.kernels), 1))() for m in models]
+    """Per model: a list of runs, each (end-to-end seconds, [kernel seconds])."""
     runs = [[] for _ in models]
-    for m, b in zip(models, buffers):  # warm-up
+    for m in models:  # warm-up
         for _ in range(3):
-            m._run(feeds, b)
+            m.run_profiled(feeds)
     for i in range(iterations):
         order = range(len(models)) if i % 2 == 0 else reversed(range(len(models)))
         for k in order:
             start = time.perf_counter()
-            models[k]._run(feeds, buffers[k])
-            runs[k].append((time.perf_counter() - start, list(buffers[k][: len(models[k].kernels)])))
+            seconds = models[k].run_profiled(feeds)[1]
+            runs[k].append((time.perf_counter() - start, seconds))
     return runs
 
 

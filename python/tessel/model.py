@@ -165,16 +165,21 @@ class Model:
             self._end_run()
         self._check(status, "tessel_context_run_device")
 
+    def run_profiled(self, feeds: Mapping[str, np.ndarray]) -> Tuple[Dict[str, np.ndarray], List[float]]:
+        """Runs the model once, as run() does, and returns its outputs with each kernel's wall time
+        of this run in seconds, in plan order (profile() takes the median of several)."""
+        seconds = (ctypes.c_double * max(len(self._kernels), 1))()
+        outputs = self._run(feeds, seconds)
+        return outputs, [seconds[k] for k in range(len(self._kernels))]
+
     def profile(self, feeds: Mapping[str, np.ndarray], repeat: int = 10) -> List[KernelTime]:
         """Runs the model repeat times and returns each kernel's median wall time, in plan order."""
         if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
             raise TesselError(f"profile: repeat must be a positive int, got {repeat!r}")
         samples = [[] for _ in self._kernels]
-        seconds = (ctypes.c_double * max(len(self._kernels), 1))()
         for _ in range(repeat):
-            self._run(feeds, seconds)
-            for k, times in enumerate(samples):
-                times.append(seconds[k])
+            for times, seconds in zip(samples, self.run_profiled(feeds)[1]):
+                times.append(seconds)
         return [KernelTime(k.name, statistics.median(times), k.flops, k.bytes)
                 for k, times in zip(self._kernels, samples)]
 

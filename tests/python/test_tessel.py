@@ -53,6 +53,10 @@ class TesselTest(unittest.TestCase):
         self.assertEqual(self.model.run(feeds())["count"][0], 6)
         with self.assertRaisesRegex(tessel.TesselError, "repeat"):
             self.model.profile(feeds(), repeat=0)
+        out, seconds = self.model.run_profiled(feeds())
+        self.assertEqual(len(seconds), 2)
+        self.assertTrue(all(s >= 0 for s in seconds))
+        np.testing.assert_array_equal(out["sum"], self.model.run(feeds())["sum"])
 
     def test_non_contiguous_input(self):
         a = np.arange(6, dtype=np.float32).reshape(3, 2).T
